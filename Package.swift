@@ -1,0 +1,59 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
+
+let package = Package(
+    name: "signupd",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "signupd", targets: ["SignupDaemon"]),
+        .executable(name: "signupctl", targets: ["signupctl"]),
+        .library(name: "Protocol", targets: ["Protocol"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+    ],
+    targets: [
+        // libsystemd (Debian: libsystemd-dev): sd_listen_fds, sd_notify, sd_journal_sendv.
+        .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
+        // libsodium (Debian: libsodium-dev): Argon2id password hashing, CSPRNG, SHA-256.
+        .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
+
+        // Wire types and the NDJSON codec: no dependencies, usable by any Swift client.
+        .target(name: "Protocol", swiftSettings: strict),
+        // The pure form state machine (no I/O, no clock): shared by the daemon, tests and the fuzzer.
+        .target(name: "FormEngine", dependencies: ["Protocol"], swiftSettings: strict),
+
+        .executableTarget(
+            name: "SignupDaemon",
+            dependencies: [
+                "Protocol", "FormEngine", "CSystemd", "CSodium",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "signupctl",
+            dependencies: [
+                "Protocol",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strict
+        ),
+
+        .testTarget(name: "ProtocolTests", dependencies: ["Protocol"], swiftSettings: strict),
+        .testTarget(name: "FormEngineTests", dependencies: ["FormEngine"], swiftSettings: strict),
+        .testTarget(name: "DaemonTests", dependencies: ["Protocol"], swiftSettings: strict),
+    ]
+)

@@ -1,0 +1,98 @@
+import Protocol
+
+/// A point on the daemon's monotonic clock. The engine never reads a clock: time comes
+/// in with every input, so tests drive it with a virtual one.
+public struct Moment: Sendable, Codable, Comparable, Hashable {
+    public var nanoseconds: Int64
+
+    public init(nanoseconds: Int64) {
+        self.nanoseconds = nanoseconds
+    }
+
+    public static func < (lhs: Moment, rhs: Moment) -> Bool { lhs.nanoseconds < rhs.nanoseconds }
+
+    public static func + (lhs: Moment, rhs: Duration) -> Moment {
+        let (seconds, attoseconds) = rhs.components
+        return Moment(nanoseconds: lhs.nanoseconds + seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+    }
+
+    public static let zero = Moment(nanoseconds: 0)
+}
+
+/// What the availability check of a username found.
+public enum Availability: Sendable, Codable, Equatable {
+    case available
+    case taken
+    /// The store or the HTTP service failed or did not answer in time.
+    case unreachable
+}
+
+/// How a signup or login the engine asked for ended.
+public enum SubmitOutcome: Sendable, Codable, Equatable {
+    case signedUp(user: String)
+    case loggedIn(user: String, token: String)
+    /// The signup lost the race for the name (the store's unique index said so).
+    case usernameTaken
+    case invalidCredentials
+    case rateLimited
+    /// The account store failed; nothing was written.
+    case storeUnavailable
+}
+
+/// One input to a form session.
+public enum FormInput: Sendable, Equatable {
+    case set(field: String, value: String)
+    case submit
+    /// The answer to the check the engine started with `FormEffect.startCheck(id:...)`.
+    case availability(check: UInt64, Availability)
+    case submitCompleted(SubmitOutcome)
+    /// Time has passed: expires a check whose deadline is due.
+    case tick
+}
+
+/// Work the engine asks its shell to do.
+public enum FormEffect: Sendable, Equatable {
+    /// Check whether `username` is available; answer with `.availability(check: id, ...)`.
+    /// The engine expires it itself at `deadline` (on a `.tick` at or after it).
+    case startCheck(id: UInt64, username: String, deadline: Moment)
+    /// The check's answer is no longer wanted; stop it if possible.
+    case cancelCheck(id: UInt64)
+    /// Run the form's submit action with the values as they were at submit.
+    case submit(SubmitAction, username: String, password: String)
+
+    /// A due time the shell must feed back as `.tick`, if any.
+    public var deadline: Moment? {
+        if case .startCheck(_, _, let deadline) = self { return deadline }
+        return nil
+    }
+}
+
+/// Why an input was refused. The session is unchanged.
+public enum FormError: Error, Sendable, Equatable {
+    case unknownField(String)
+    case notReady
+    case finished
+}
+
+/// What one input produced: events to send, in order, and effects to perform.
+public struct FormStep: Sendable, Equatable {
+    public var events: [SessionEvent] = []
+    public var effects: [FormEffect] = []
+
+    public init(events: [SessionEvent] = [], effects: [FormEffect] = []) {
+        self.events = events
+        self.effects = effects
+    }
+}
+
+/// Tunables of the engine.
+public struct FormConfiguration: Sendable {
+    /// How long an availability check may take before it counts as "Error contacting server".
+    public var checkTimeout: Duration
+    public var messages: FormMessages
+
+    public init(checkTimeout: Duration = .seconds(3), messages: FormMessages = .english) {
+        self.checkTimeout = checkTimeout
+        self.messages = messages
+    }
+}

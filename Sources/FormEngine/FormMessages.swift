@@ -1,0 +1,27 @@
+/// Every user-visible message the engine produces, in one table so it can be localised.
+public struct FormMessages: Sendable, Codable, Equatable {
+    public var usernameInvalidCharacters = "Username can only contain letters or digits"
+    public var usernameTooLong = "Username must be at most \(UsernameRules.maxLength) characters"
+    public var usernameChecking = "Checking availability"
+    public var usernameAvailable = "Username available"
+    public var usernameTaken = "Username already taken"
+    public var usernameValid = "Username valid"
+    public var availabilityUnreachable = "Error contacting server"
+    public var passwordTooShort = "Password must be at least \(PasswordRules.minLength) characters"
+    public var passwordTooLong = "Password must be at most \(PasswordRules.maxLength) characters"
+    public var passwordAcceptable = "Password acceptable"
+    public var passwordEntered = "Password entered"
+    public var passwordRepeated = "Password repeated"
+    public var passwordDifferent = "Password different"
+    public var signedUp = "Signed up"
+    public var loggedIn = "Logged in"
+    public var invalidCredentials = "Invalid username or password"
+    public var tooManyAttempts = "Too many attempts, try again later"
+    public var storeUnavailable = "Account store unavailable, try again later"
+    public var empty = ""
+
+    public init() {}
+
+    /// The engine's defaults, in English.
+    public static let english = FormMessages()
+}

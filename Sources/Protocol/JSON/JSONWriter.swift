@@ -1,0 +1,139 @@
+/// Writes one compact JSON object into a byte buffer, members in the order they are
+/// added. Strings are escaped so that the output never holds a raw newline: one object
+/// is always exactly one NDJSON line.
+public struct JSONWriter: Sendable {
+    /// The bytes written so far.
+    public private(set) var bytes: [UInt8]
+    private var needsComma: [Bool] = []
+
+    public init(reservingCapacity capacity: Int = 128) {
+        bytes = []
+        bytes.reserveCapacity(capacity)
+    }
+
+    /// Clears the output but keeps its storage, so a writer can be reused per message.
+    public mutating func reset() {
+        bytes.removeAll(keepingCapacity: true)
+        needsComma.removeAll(keepingCapacity: true)
+    }
+
+    public mutating func beginObject() {
+        separate()
+        bytes.append(UInt8(ascii: "{"))
+        needsComma.append(false)
+    }
+
+    public mutating func endObject() {
+        bytes.append(UInt8(ascii: "}"))
+        needsComma.removeLast()
+        markWritten()
+    }
+
+    public mutating func beginArray(_ key: String) {
+        self.key(key)
+        bytes.append(UInt8(ascii: "["))
+        needsComma.append(false)
+    }
+
+    public mutating func endArray() {
+        bytes.append(UInt8(ascii: "]"))
+        needsComma.removeLast()
+        markWritten()
+    }
+
+    /// Starts a member whose value the next call writes.
+    public mutating func key(_ key: String) {
+        separate()
+        appendQuoted(key)
+        bytes.append(UInt8(ascii: ":"))
+        // The value that follows must not be preceded by a comma.
+        if !needsComma.isEmpty { needsComma[needsComma.count - 1] = false }
+    }
+
+    public mutating func member(_ key: String, _ value: String) {
+        self.key(key)
+        appendQuoted(value)
+        markWritten()
+    }
+
+    public mutating func member(_ key: String, _ value: Bool) {
+        self.key(key)
+        bytes.append(contentsOf: value ? Self.trueBytes : Self.falseBytes)
+        markWritten()
+    }
+
+    public mutating func member(_ key: String, _ value: Int) {
+        self.key(key)
+        appendInteger(Int64(value))
+        markWritten()
+    }
+
+    public mutating func member(_ key: String, _ value: UInt64) {
+        self.key(key)
+        bytes.append(contentsOf: String(value).utf8)
+        markWritten()
+    }
+
+    public mutating func member(_ key: String, _ value: RequestID) {
+        self.key(key)
+        switch value {
+        case .string(let s): appendQuoted(s)
+        case .integer(let i): appendInteger(i)
+        }
+        markWritten()
+    }
+
+    /// Appends a string element to the array being written.
+    public mutating func element(_ value: String) {
+        separate()
+        appendQuoted(value)
+        markWritten()
+    }
+
+    /// Appends the finished object's terminating newline.
+    public mutating func endLine() {
+        bytes.append(0x0A)
+    }
+
+    private static let trueBytes: [UInt8] = Array("true".utf8)
+    private static let falseBytes: [UInt8] = Array("false".utf8)
+
+    private mutating func separate() {
+        guard let last = needsComma.last else { return }
+        if last { bytes.append(UInt8(ascii: ",")) }
+        needsComma[needsComma.count - 1] = true
+    }
+
+    private mutating func markWritten() {
+        if !needsComma.isEmpty { needsComma[needsComma.count - 1] = true }
+    }
+
+    private mutating func appendInteger(_ value: Int64) {
+        if value >= 0 && value < 10 {
+            bytes.append(UInt8(ascii: "0") + UInt8(value))
+        } else {
+            bytes.append(contentsOf: String(value).utf8)
+        }
+    }
+
+    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
+
+    private mutating func appendQuoted(_ string: String) {
+        bytes.append(UInt8(ascii: "\""))
+        for byte in string.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): bytes.append(UInt8(ascii: "\\")); bytes.append(UInt8(ascii: "\""))
+            case UInt8(ascii: "\\"): bytes.append(UInt8(ascii: "\\")); bytes.append(UInt8(ascii: "\\"))
+            case 0x0A: bytes.append(UInt8(ascii: "\\")); bytes.append(UInt8(ascii: "n"))
+            case 0x0D: bytes.append(UInt8(ascii: "\\")); bytes.append(UInt8(ascii: "r"))
+            case 0x09: bytes.append(UInt8(ascii: "\\")); bytes.append(UInt8(ascii: "t"))
+            case 0..<0x20, 0x7F:
+                bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0")])
+                bytes.append(Self.hexDigits[Int(byte >> 4)])
+                bytes.append(Self.hexDigits[Int(byte & 0xF)])
+            default: bytes.append(byte)
+            }
+        }
+        bytes.append(UInt8(ascii: "\""))
+    }
+}

@@ -1,0 +1,159 @@
+/// A client request of protocol v1.
+public struct Request: Sendable, Equatable {
+    /// What the request asks for, with its members.
+    public enum Operation: Sendable, Equatable {
+        case describe
+        case ping
+        case open(form: String)
+        case attach(session: String)
+        case set(session: String?, field: String, value: String)
+        case submit(session: String?)
+        case snapshot(session: String?)
+        case close(session: String?)
+        case verify(token: String)
+    }
+
+    public var id: RequestID?
+    public var operation: Operation
+
+    public init(id: RequestID? = nil, _ operation: Operation) {
+        self.id = id
+        self.operation = operation
+    }
+
+    /// The `op` names of protocol v1.
+    public static let operationNames = ["describe", "ping", "open", "attach", "set", "submit", "snapshot", "close", "verify"]
+}
+
+/// A request that could not be understood, with the code and message to send back.
+public struct RequestError: Error, Sendable, Equatable {
+    public var code: ErrorCode
+    public var message: String
+    /// The request's `id`, when it could be read.
+    public var id: RequestID?
+
+    public init(_ code: ErrorCode, _ message: String, id: RequestID? = nil) {
+        self.code = code
+        self.message = message
+        self.id = id
+    }
+}
+
+extension Request {
+    /// Decodes one line (without its terminator).
+    public static func decode(line: UnsafeRawBufferPointer) throws(RequestError) -> Request {
+        let value: JSONValue
+        do {
+            value = try JSONParser.parse(line)
+        } catch {
+            switch error.kind {
+            case .duplicateKey: throw RequestError(.invalidRequest, error.message)
+            case .syntax, .invalidUTF8, .tooDeep: throw RequestError(.invalidJSON, "\(error.message) at byte \(error.offset)")
+            }
+        }
+        return try decode(value)
+    }
+
+    /// Decodes one line held in an array.
+    public static func decode(line: [UInt8]) throws(RequestError) -> Request {
+        let result: Result<Request, RequestError> = line.withUnsafeBytes { raw in
+            Result { () throws(RequestError) -> Request in try decode(line: raw) }
+        }
+        return try result.get()
+    }
+
+    /// Decodes a parsed JSON value.
+    public static func decode(_ value: JSONValue) throws(RequestError) -> Request {
+        guard case .object(let object) = value else {
+            throw RequestError(.invalidRequest, "a request must be a JSON object, not \(value.typeName)")
+        }
+        var id: RequestID?
+        switch object["id"] {
+        case nil: id = nil
+        case .string(let s)?: id = .string(s)
+        case .number(let text)?:
+            guard let integer = Int64(text) else {
+                throw RequestError(.invalidRequest, "\"id\" must be a string or an integer within 64 bits")
+            }
+            id = .integer(integer)
+        case let other?:
+            throw RequestError(.invalidRequest, "\"id\" must be a string or an integer, not \(other.typeName)")
+        }
+        let members = Members(object: object, id: id)
+        let op = try members.requiredString("op")
+        let operation: Operation
+        switch op {
+        case "describe": operation = .describe
+        case "ping": operation = .ping
+        case "open": operation = .open(form: try members.requiredString("form"))
+        case "attach": operation = .attach(session: try members.requiredString("session"))
+        case "set":
+            operation = .set(
+                session: try members.optionalString("session"),
+                field: try members.requiredString("field"),
+                value: try members.requiredString("value")
+            )
+        case "submit": operation = .submit(session: try members.optionalString("session"))
+        case "snapshot": operation = .snapshot(session: try members.optionalString("session"))
+        case "close": operation = .close(session: try members.optionalString("session"))
+        case "verify": operation = .verify(token: try members.requiredString("token"))
+        default:
+            throw RequestError(.unknownOp, "unknown op \"\(op)\"; known: \(operationNames.joined(separator: ", "))", id: id)
+        }
+        return Request(id: id, operation)
+    }
+
+    private struct Members {
+        let object: JSONObject
+        let id: RequestID?
+
+        func requiredString(_ key: String) throws(RequestError) -> String {
+            switch object[key] {
+            case .string(let s)?: return s
+            case nil: throw RequestError(.invalidRequest, "missing member \"\(key)\"", id: id)
+            case let other?: throw RequestError(.invalidRequest, "\"\(key)\" must be a string, not \(other.typeName)", id: id)
+            }
+        }
+
+        func optionalString(_ key: String) throws(RequestError) -> String? {
+            switch object[key] {
+            case .string(let s)?: return s
+            case nil, .null?: return nil
+            case let other?: throw RequestError(.invalidRequest, "\"\(key)\" must be a string, not \(other.typeName)", id: id)
+            }
+        }
+    }
+
+    /// Writes the request as one JSON line (for clients).
+    public func encode(into writer: inout JSONWriter) {
+        writer.beginObject()
+        let name: String
+        switch operation {
+        case .describe: name = "describe"
+        case .ping: name = "ping"
+        case .open: name = "open"
+        case .attach: name = "attach"
+        case .set: name = "set"
+        case .submit: name = "submit"
+        case .snapshot: name = "snapshot"
+        case .close: name = "close"
+        case .verify: name = "verify"
+        }
+        writer.member("op", name)
+        if let id { writer.member("id", id) }
+        switch operation {
+        case .describe, .ping: break
+        case .open(let form): writer.member("form", form)
+        case .attach(let session): writer.member("session", session)
+        case .set(let session, let field, let value):
+            if let session { writer.member("session", session) }
+            writer.member("field", field)
+            writer.member("value", value)
+        case .submit(let session), .snapshot(let session), .close(let session):
+            if let session { writer.member("session", session) }
+        case .verify(let token): writer.member("token", token)
+        }
+        writer.endObject()
+        writer.endLine()
+    }
+}

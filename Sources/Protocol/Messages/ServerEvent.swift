@@ -1,0 +1,130 @@
+/// A message from server to client in protocol v1.
+public enum ServerEvent: Sendable, Equatable {
+    case hello(server: String, forms: [String], limits: ServerLimits)
+    case description(forms: [FormDescription], id: RequestID?)
+    case opened(session: String, form: String, id: RequestID?)
+    case attached(session: String, form: String, id: RequestID?)
+    case closed(session: String, id: RequestID?)
+    case pong(id: RequestID?)
+    case verified(user: String, id: RequestID?)
+    case session(session: String, seq: UInt64, SessionEvent, id: RequestID?)
+    case error(code: ErrorCode, message: String, session: String?, id: RequestID?)
+    case bye(reason: String)
+
+    /// The protocol name and major version spoken.
+    public static let protocolName = "signup/1"
+}
+
+/// A change of a session's visible state.
+public enum SessionEvent: Sendable, Equatable, Codable {
+    case validation(field: String, state: ValidationState, message: String)
+    case enabled(Bool)
+    case busy(Bool)
+    case result(ok: Bool, message: String, user: String?, token: String?)
+}
+
+extension ServerEvent {
+    /// Appends the event as one JSON line.
+    public func encode(into writer: inout JSONWriter) {
+        writer.beginObject()
+        switch self {
+        case .hello(let server, let forms, let limits):
+            writer.member("event", "hello")
+            writer.member("protocol", Self.protocolName)
+            writer.member("server", server)
+            writer.beginArray("forms")
+            for form in forms { writer.element(form) }
+            writer.endArray()
+            writer.key("limits")
+            writer.beginObject()
+            writer.member("maxLineBytes", limits.maxLineBytes)
+            writer.member("maxSessionsPerConnection", limits.maxSessionsPerConnection)
+            writer.member("maxOutputBytes", limits.maxOutputBytes)
+            writer.endObject()
+        case .description(let forms, let id):
+            writer.member("event", "description")
+            if let id { writer.member("id", id) }
+            writer.beginArray("forms")
+            for form in forms {
+                writer.beginObject()
+                writer.member("name", form.name)
+                writer.member("submitLabel", form.submitLabel)
+                writer.beginArray("fields")
+                for field in form.fields {
+                    writer.beginObject()
+                    writer.member("name", field.name)
+                    writer.member("secret", field.secret)
+                    writer.member("label", field.label)
+                    writer.endObject()
+                }
+                writer.endArray()
+                writer.endObject()
+            }
+            writer.endArray()
+        case .opened(let session, let form, let id), .attached(let session, let form, let id):
+            if case .opened = self { writer.member("event", "opened") } else { writer.member("event", "attached") }
+            if let id { writer.member("id", id) }
+            writer.member("session", session)
+            writer.member("form", form)
+        case .closed(let session, let id):
+            writer.member("event", "closed")
+            if let id { writer.member("id", id) }
+            writer.member("session", session)
+        case .pong(let id):
+            writer.member("event", "pong")
+            if let id { writer.member("id", id) }
+        case .verified(let user, let id):
+            writer.member("event", "verified")
+            if let id { writer.member("id", id) }
+            writer.member("user", user)
+        case .session(let session, let seq, let event, let id):
+            Self.encode(event, session: session, seq: seq, id: id, into: &writer)
+        case .error(let code, let message, let session, let id):
+            writer.member("event", "error")
+            if let id { writer.member("id", id) }
+            writer.member("code", code.rawValue)
+            writer.member("message", message)
+            if let session { writer.member("session", session) }
+        case .bye(let reason):
+            writer.member("event", "bye")
+            writer.member("reason", reason)
+        }
+        writer.endObject()
+        writer.endLine()
+    }
+
+    private static func encode(_ event: SessionEvent, session: String, seq: UInt64, id: RequestID?, into writer: inout JSONWriter) {
+        switch event {
+        case .validation(let field, let state, let message):
+            writer.member("event", "validation")
+            writer.member("session", session)
+            writer.member("seq", seq)
+            if let id { writer.member("id", id) }
+            writer.member("field", field)
+            writer.member("state", state.rawValue)
+            writer.member("message", message)
+        case .enabled(let value), .busy(let value):
+            if case .enabled = event { writer.member("event", "enabled") } else { writer.member("event", "busy") }
+            writer.member("session", session)
+            writer.member("seq", seq)
+            if let id { writer.member("id", id) }
+            writer.member("value", value)
+        case .result(let ok, let message, let user, let token):
+            writer.member("event", "result")
+            writer.member("session", session)
+            writer.member("seq", seq)
+            if let id { writer.member("id", id) }
+            writer.member("ok", ok)
+            writer.member("message", message)
+            if let user { writer.member("user", user) }
+            if let token { writer.member("token", token) }
+        }
+    }
+
+    /// The event encoded as one line of UTF-8, newline included.
+    public var line: [UInt8] {
+        var writer = JSONWriter()
+        encode(into: &writer)
+        return writer.bytes
+    }
+}

@@ -1,0 +1,132 @@
+import FormEngine
+import Logging
+import NIOCore
+import NIOPosix
+import Synchronization
+
+/// Signups, logins, token checks and the store half of availability checks. Blocking
+/// work runs on two thread pools: one sized to bound concurrent Argon2id hashing (each
+/// uses `hashCost.memoryBytes`), one for short store reads, so that keystroke checks
+/// never queue behind password hashing.
+final class AccountService: Sendable {
+    let store: any AccountStore
+    private let hasher: PasswordHasher
+    private let hashPool: NIOThreadPool
+    private let storePool: NIOThreadPool
+    private let limiter: LoginRateLimiter
+    private let tokenLifetimeSeconds: Int64
+    private let logger: Logger
+    /// A hash to verify against when the account does not exist, so that a missing
+    /// account costs the same time as a wrong password.
+    private let decoyHash: String
+    private let signupCount = Atomic<Int>(0)
+    private let loginCount = Atomic<Int>(0)
+
+    init(store: any AccountStore, configuration: DaemonConfiguration, logger: Logger) throws {
+        self.store = store
+        hasher = PasswordHasher(cost: configuration.hashCost)
+        hashPool = NIOThreadPool(numberOfThreads: configuration.hashConcurrency)
+        storePool = NIOThreadPool(numberOfThreads: 2)
+        limiter = LoginRateLimiter(limit: configuration.loginAttemptsPerMinute)
+        tokenLifetimeSeconds = configuration.tokenLifetimeSeconds
+        self.logger = logger
+        decoyHash = try hasher.hash("decoy password, never a real one")
+        hashPool.start()
+        storePool.start()
+    }
+
+    /// Signups and logins completed since start.
+    var counts: (signups: Int, logins: Int) {
+        (signupCount.load(ordering: .relaxed), loginCount.load(ordering: .relaxed))
+    }
+
+    func shutdown() async throws {
+        try await hashPool.shutdownGracefully()
+        try await storePool.shutdownGracefully()
+    }
+
+    /// Whether the store has no account with this name.
+    func storeAvailability(of username: String, on eventLoop: EventLoop) -> EventLoopFuture<Availability> {
+        let key = username.usernameKey
+        return storePool.runIfActive(eventLoop: eventLoop) { [store] in
+            try store.accountExists(key: key) ? .taken : .available
+        }.recover { _ in .unreachable }
+    }
+
+    /// Hashes and stores a new account. The result is durable before the future completes.
+    func signup(username: String, password: String, on eventLoop: EventLoop) -> EventLoopFuture<SubmitOutcome> {
+        hashPool.runIfActive(eventLoop: eventLoop) { [self] in
+            let hash: String
+            do {
+                hash = try hasher.hash(password)
+            } catch {
+                logger.error("password hashing failed", metadata: ["error": "\(error)"])
+                return .storeUnavailable
+            }
+            do {
+                let now = Int64(wallClockSeconds())
+                guard try store.createAccount(username: username, key: username.usernameKey, passwordHash: hash, createdAt: now) else {
+                    return .usernameTaken
+                }
+                signupCount.add(1, ordering: .relaxed)
+                logger.info("account created", metadata: ["user": "\(username)"])
+                return .signedUp(user: username)
+            } catch {
+                logger.error("signup not stored", metadata: ["user": "\(username)", "error": "\(error)"])
+                return .storeUnavailable
+            }
+        }.recover { _ in .storeUnavailable }
+    }
+
+    /// Checks a password; on success issues a token and upgrades an outdated hash.
+    func login(username: String, password: String, on eventLoop: EventLoop) -> EventLoopFuture<SubmitOutcome> {
+        hashPool.runIfActive(eventLoop: eventLoop) { [self] in
+            let key = username.usernameKey
+            let now = NIODeadline.now().uptimeNanoseconds
+            if limiter.isLimited(key, now: now) { return .rateLimited }
+            do {
+                guard let account = try store.account(key: key) else {
+                    _ = hasher.verify(password, against: decoyHash)
+                    limiter.recordFailure(key, now: now)
+                    return .invalidCredentials
+                }
+                guard hasher.verify(password, against: account.passwordHash) else {
+                    limiter.recordFailure(key, now: now)
+                    logger.notice("login failed", metadata: ["user": "\(account.username)"])
+                    return .invalidCredentials
+                }
+                limiter.reset(key)
+                if hasher.needsRehash(account.passwordHash), let upgraded = try? hasher.hash(password) {
+                    try store.updatePasswordHash(key: key, passwordHash: upgraded)
+                }
+                let token = LoginTokens.generate()
+                try store.storeToken(hash: LoginTokens.hash(token), key: key, expiresAt: Int64(wallClockSeconds()) + tokenLifetimeSeconds)
+                loginCount.add(1, ordering: .relaxed)
+                logger.info("login", metadata: ["user": "\(account.username)"])
+                return .loggedIn(user: account.username, token: token)
+            } catch {
+                logger.error("login failed on the store", metadata: ["error": "\(error)"])
+                return .storeUnavailable
+            }
+        }.recover { _ in .storeUnavailable }
+    }
+
+    /// The user a token belongs to, nil when it is unknown, malformed or expired.
+    func verify(token: String, on eventLoop: EventLoop) -> EventLoopFuture<String?> {
+        guard LoginTokens.isWellFormed(token) else { return eventLoop.makeSucceededFuture(nil) }
+        return storePool.runIfActive(eventLoop: eventLoop) { [store] in
+            try store.tokenOwner(hash: LoginTokens.hash(token), now: Int64(wallClockSeconds()))
+        }
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Seconds since the Unix epoch, for stored timestamps and token expiry.
+func wallClockSeconds() -> Int {
+    var spec = timespec()
+    clock_gettime(CLOCK_REALTIME, &spec)
+    return spec.tv_sec
+}

@@ -1,0 +1,64 @@
+/// A URL template such as `http://users.example.org/users/{username}`: the HTTP
+/// availability service. 404 means available, any 2xx taken, anything else an error.
+struct AvailabilityURLTemplate: Sendable, Equatable {
+    var host: String
+    var port: Int
+    /// The path and query with `{username}` in it.
+    var pathTemplate: String
+
+    enum ParseError: Error, CustomStringConvertible {
+        case unsupportedScheme(String)
+        case missingPlaceholder
+        case invalid(String)
+
+        var description: String {
+            switch self {
+            case .unsupportedScheme(let scheme):
+                "unsupported scheme \"\(scheme)\": only http:// is built in; put a TLS-terminating proxy on loopback for https"
+            case .missingPlaceholder: "the URL template must contain {username}"
+            case .invalid(let why): "invalid URL template: \(why)"
+            }
+        }
+    }
+
+    init(_ text: String) throws(ParseError) {
+        guard let schemeEnd = text.firstRange(of: "://") else { throw .invalid("no scheme") }
+        let scheme = text[..<schemeEnd.lowerBound].lowercased()
+        guard scheme == "http" else { throw .unsupportedScheme(scheme) }
+        guard text.contains("{username}") else { throw .missingPlaceholder }
+        let rest = text[schemeEnd.upperBound...]
+        let authority = rest.prefix { $0 != "/" && $0 != "?" }
+        let path = rest.dropFirst(authority.count)
+        guard !authority.isEmpty, !authority.contains("{") else { throw .invalid("no host") }
+        if let colon = authority.lastIndex(of: ":"), !authority.hasSuffix("]") {
+            guard let port = Int(authority[authority.index(after: colon)...]), (1...65535).contains(port) else {
+                throw .invalid("bad port")
+            }
+            host = String(authority[..<colon])
+            self.port = port
+        } else {
+            host = String(authority)
+            port = 80
+        }
+        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        pathTemplate = path.isEmpty ? "/" : String(path)
+    }
+
+    /// The request target for `username`, percent-encoded (RFC 3986 unreserved kept).
+    func target(for username: String) -> String {
+        var encoded = ""
+        for byte in username.utf8 {
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+                encoded.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                let hex = Array("0123456789ABCDEF".utf8)
+                encoded += "%"
+                encoded.unicodeScalars.append(Unicode.Scalar(hex[Int(byte >> 4)]))
+                encoded.unicodeScalars.append(Unicode.Scalar(hex[Int(byte & 0xF)]))
+            }
+        }
+        return pathTemplate.replacing("{username}", with: encoded)
+    }
+}

@@ -1,0 +1,101 @@
+import ArgumentParser
+
+/// Where signupd listens and keeps its accounts.
+struct PathOptions: ParsableArguments {
+    @Option(help: ArgumentHelp(
+        "Socket to bind when not socket-activated. Default: $RUNTIME_DIRECTORY/signupd.sock, $XDG_RUNTIME_DIR/signupd.sock, or /run/signupd/signupd.sock for root.",
+        valueName: "path"))
+    var socket: String?
+
+    @Option(help: ArgumentHelp("Permissions of a socket signupd binds itself, in octal.", valueName: "mode"))
+    var socketMode: String = "0660"
+
+    @Option(help: ArgumentHelp(
+        "SQLite database of accounts, or :memory: for a throwaway store. Default: $STATE_DIRECTORY/accounts.sqlite, or /var/lib/signupd/accounts.sqlite for root, ~/.local/state/signupd/accounts.sqlite otherwise.",
+        valueName: "path"))
+    var database: String?
+
+    var socketModeValue: UInt32 { UInt32(socketMode, radix: 8) ?? 0o660 }
+
+    func validate() throws {
+        guard let mode = UInt32(socketMode, radix: 8), mode <= 0o777 else {
+            throw ValidationError("--socket-mode must be an octal mode such as 0660")
+        }
+    }
+}
+
+/// The optional outside availability check.
+struct AvailabilityOptions: ParsableArguments {
+    @Option(help: ArgumentHelp(
+        "HTTP service asked whether a name is free, e.g. http://127.0.0.1:8080/users/{username}: 404 means available, 2xx taken, anything else an error.",
+        valueName: "template"))
+    var availabilityURL: String?
+
+    @Option(help: ArgumentHelp("Seconds an availability check may take before it counts as \"Error contacting server\".", valueName: "seconds"))
+    var availabilityTimeout: Double = 3
+
+    func validate() throws {
+        guard availabilityTimeout > 0, availabilityTimeout <= 60 else { throw ValidationError("--availability-timeout must be in (0, 60]") }
+    }
+}
+
+/// Resource limits; each is announced or documented.
+struct LimitOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("Longest request line accepted, in bytes.", valueName: "bytes"))
+    var maxLineBytes: Int = 65536
+
+    @Option(help: ArgumentHelp("Connections served at once, in total.", valueName: "n"))
+    var maxConnections: Int = 16384
+
+    @Option(help: ArgumentHelp("Connections served at once per peer uid.", valueName: "n"))
+    var maxConnectionsPerUser: Int = 4096
+
+    @Option(help: ArgumentHelp("Sessions one connection may hold.", valueName: "n"))
+    var maxSessionsPerConnection: Int = 16
+
+    @Option(help: ArgumentHelp("Unread output buffered for a client before it is dropped as a slow consumer.", valueName: "bytes"))
+    var maxOutputBytes: Int = 1 << 20
+
+    @Option(help: ArgumentHelp("open, attach, submit and verify requests per connection per second (bursts of twice that).", valueName: "n"))
+    var maxExpensiveRequestsPerSecond: Int = 50
+
+    func validate() throws {
+        guard maxLineBytes >= 256 else { throw ValidationError("--max-line-bytes must be at least 256") }
+        guard maxConnections >= 1, maxConnectionsPerUser >= 1, maxSessionsPerConnection >= 1 else {
+            throw ValidationError("connection and session limits must be at least 1")
+        }
+        guard maxOutputBytes >= 4096 else { throw ValidationError("--max-output-bytes must be at least 4096") }
+        guard maxExpensiveRequestsPerSecond >= 1 else { throw ValidationError("--max-expensive-requests-per-second must be at least 1") }
+    }
+}
+
+/// Password hashing and login tokens.
+struct SecurityOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("Argon2id passes (default: libsodium's interactive profile, 2).", valueName: "n"))
+    var argon2Ops: UInt64?
+
+    @Option(help: ArgumentHelp("Argon2id memory per hash in KiB (default: libsodium's interactive profile, 65536).", valueName: "kib"))
+    var argon2MemoryKib: Int?
+
+    @Option(help: ArgumentHelp("Passwords hashed at once (default: the number of cores).", valueName: "n"))
+    var hashConcurrency: Int?
+
+    @Option(help: ArgumentHelp("Seconds a login token stays valid.", valueName: "seconds"))
+    var tokenLifetime: Int = 86_400
+
+    @Option(help: ArgumentHelp("Failed logins per username per minute before further attempts are refused.", valueName: "n"))
+    var loginAttemptsPerMinute: Int = 5
+
+    var hashCost: DaemonConfiguration.HashCost {
+        let interactive = PasswordHasher.interactive
+        return .init(operations: argon2Ops ?? interactive.operations, memoryBytes: argon2MemoryKib.map { $0 * 1024 } ?? interactive.memoryBytes)
+    }
+
+    func validate() throws {
+        if let argon2Ops, argon2Ops < 1 { throw ValidationError("--argon2-ops must be at least 1") }
+        if let argon2MemoryKib, argon2MemoryKib < 8 { throw ValidationError("--argon2-memory-kib must be at least 8") }
+        if let hashConcurrency, hashConcurrency < 1 { throw ValidationError("--hash-concurrency must be at least 1") }
+        guard tokenLifetime >= 1 else { throw ValidationError("--token-lifetime must be at least 1") }
+        guard loginAttemptsPerMinute >= 1 else { throw ValidationError("--login-attempts-per-minute must be at least 1") }
+    }
+}

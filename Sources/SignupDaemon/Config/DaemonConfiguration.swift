@@ -1,0 +1,51 @@
+import FormEngine
+import Protocol
+
+/// Everything the daemon can be told, with the defaults documented in README.md.
+struct DaemonConfiguration: Sendable {
+    /// Where clients connect.
+    enum Listener: Sendable {
+        /// A socket systemd passed us (fd 3 onward).
+        case inherited(fd: Int32, name: String)
+        /// A path we bind ourselves and remove on exit.
+        case path(String, mode: UInt32)
+    }
+
+    /// Which account store to open.
+    enum Store: Sendable {
+        case sqlite(path: String)
+        case memory
+    }
+
+    /// Argon2id cost (libsodium `crypto_pwhash`).
+    struct HashCost: Sendable, Equatable {
+        var operations: UInt64
+        var memoryBytes: Int
+    }
+
+    var listener: Listener
+    var store: Store
+    var limits = ServerLimits()
+    var maxConnections = 16384
+    var maxConnectionsPerUID = 4096
+    /// Exit after this many seconds without connections; nil: never.
+    var idleExitSeconds: Int?
+    var availabilityURL: AvailabilityURLTemplate?
+    var availabilityTimeout: Duration = .seconds(3)
+    var hashCost: HashCost
+    var hashConcurrency: Int
+    var tokenLifetimeSeconds: Int64 = 86_400
+    var loginAttemptsPerMinute = 5
+    /// Expensive requests (open, attach, submit, verify) allowed per connection per second.
+    var expensiveRequestsPerSecond = 50
+    var eventLoopThreads: Int
+    var shutdownGraceSeconds = 20
+    var serverVersion = signupdVersion
+
+    var formConfiguration: FormConfiguration {
+        FormConfiguration(checkTimeout: availabilityTimeout)
+    }
+}
+
+/// The daemon's version, shown in `hello` and `--version`.
+let signupdVersion = "0.1.0"

@@ -1,0 +1,71 @@
+import CSystemd
+import Logging
+
+/// Sends structured entries to journald with `sd_journal_sendv`: the message, its
+/// priority, and each metadata key as an upper-case field (`SIGNUPD_SESSION=...`).
+/// Used when `JOURNAL_STREAM` says stderr is connected to the journal.
+struct JournalLogHandler: LogHandler {
+    var metadata: Logger.Metadata = [:]
+    var metadataProvider: Logger.MetadataProvider?
+    var logLevel: Logger.Level = .info
+    let label: String
+
+    init(label: String) {
+        self.label = label
+    }
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        var fields = [
+            "MESSAGE=\(event.message)",
+            "PRIORITY=\(Self.priority(event.level))",
+            "SYSLOG_IDENTIFIER=signupd",
+            "CODE_FILE=\(event.file)",
+            "CODE_LINE=\(event.line)",
+            "CODE_FUNC=\(event.function)",
+        ]
+        var merged = metadata
+        if let provided = metadataProvider?.get() { merged.merge(provided) { $1 } }
+        if let extra = event.metadata { merged.merge(extra) { $1 } }
+        for (key, value) in merged {
+            fields.append("SIGNUPD_\(Self.fieldName(key))=\(value)")
+        }
+        Self.send(fields)
+    }
+
+    private static func send(_ fields: [String]) {
+        // One contiguous buffer, so every iovec points into storage that outlives the call.
+        var bytes: [UInt8] = []
+        var ranges: [Range<Int>] = []
+        for field in fields {
+            let start = bytes.count
+            bytes.append(contentsOf: field.utf8)
+            ranges.append(start..<bytes.count)
+        }
+        bytes.withUnsafeMutableBytes { raw in
+            guard let base = raw.baseAddress else { return }
+            let vectors = ranges.map { iovec(iov_base: base + $0.lowerBound, iov_len: $0.count) }
+            _ = sd_journal_sendv(vectors, Int32(vectors.count))
+        }
+    }
+
+    /// Journal field names: upper-case ASCII letters, digits and underscores.
+    private static func fieldName(_ key: String) -> String {
+        String(key.uppercased().map { $0.isLetter && $0.isASCII || $0.isNumber && $0.isASCII ? $0 : "_" })
+    }
+
+    private static func priority(_ level: Logger.Level) -> Int {
+        switch level {
+        case .trace, .debug: 7
+        case .info: 6
+        case .notice: 5
+        case .warning: 4
+        case .error: 3
+        case .critical: 2
+        }
+    }
+}

@@ -1,0 +1,295 @@
+import FormEngine
+import Logging
+import NIOCore
+import NIOPosix
+import Protocol
+
+/// One client connection: frames lines, decodes requests, routes them to the sessions
+/// this connection holds, and writes replies. Runs on the connection's event loop; form
+/// logic is the engine's, blocking work the account service's thread pools'.
+final class ConnectionHandler: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    /// What every connection shares.
+    struct Context: Sendable {
+        let services: SessionServices
+        let limits: ServerLimits
+        let expensiveRequestsPerSecond: Int
+        let hello: ServerEvent
+        let logger: Logger
+    }
+
+    private let shared: Context
+    private var framer: LineFramer
+    private var output: ConnectionOutput?
+    /// Sessions held, owned or attached; the last one is the default target.
+    private var sessions: [Session] = []
+    private var budget: RequestBudget
+    private var admitted = false
+    private var inputClosed = false
+
+    init(context: Context) {
+        shared = context
+        framer = LineFramer(maxLineBytes: context.limits.maxLineBytes)
+        budget = RequestBudget(perSecond: context.expensiveRequestsPerSecond)
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        let output = ConnectionOutput(channel: context.channel)
+        self.output = output
+        output.peer = Self.peerCredentials(of: context.channel)
+        output.onSessionEnded = { [weak self] id in self?.sessions.removeAll { $0.id == id } }
+        switch shared.services.registry.admit(output, uid: output.peer.uid) {
+        case .admitted:
+            admitted = true
+            output.deliver(shared.hello)
+        case .tooManyConnections:
+            refuse(output, "too many connections (limit \(shared.services.registry.maxConnections))")
+        case .tooManyForUser:
+            refuse(output, "too many connections for uid \(output.peer.uid) (limit \(shared.services.registry.maxConnectionsPerUID))")
+        case .draining:
+            refuse(output, "shutdown")
+        }
+    }
+
+    private func refuse(_ output: ConnectionOutput, _ reason: String) {
+        output.deliver(.error(code: .limitExceeded, message: reason, session: nil, id: nil))
+        output.deliver(.bye(reason: reason))
+        output.channel.close(promise: nil)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        guard let output else { return }
+        for session in sessions { Self.onLoop(of: session) { $0.unsubscribe(output) } }
+        sessions.removeAll()
+        if admitted { shared.services.registry.remove(output, uid: output.peer.uid) }
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard admitted, let output else { return }
+        let buffer = unwrapInboundIn(data)
+        output.batching = true
+        buffer.withUnsafeReadableBytes { bytes in
+            framer.feed(bytes) { frame in
+                switch frame {
+                case .line(let line): process(line, output: output)
+                case .tooLong:
+                    output.enqueue(.error(code: .lineTooLong, message: "line longer than \(shared.limits.maxLineBytes) bytes; discarded", session: nil, id: nil))
+                }
+            }
+        }
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        guard let output else { return }
+        output.batching = false
+        output.flush()
+        if inputClosed { closeIfDone() }
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        guard let event = event as? ChannelEvent, event == .inputClosed, let output else {
+            context.fireUserInboundEventTriggered(event)
+            return
+        }
+        // The client has sent all it will: answer the last line, finish pending work, close.
+        output.batching = true
+        framer.finish { frame in
+            if case .line(let line) = frame { process(line, output: output) }
+        }
+        output.batching = false
+        output.flush()
+        inputClosed = true
+        output.afterDelivery = { [weak self] in self?.closeIfDone() }
+        closeIfDone()
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        guard !context.channel.isWritable, let output else { return }
+        // The client does not read: it must not make the daemon buffer without bound.
+        shared.logger.notice("dropping a client that stopped reading", metadata: ["pid": "\(output.peer.pid)"])
+        output.enqueue(.bye(reason: "slow consumer: more than \(shared.limits.maxOutputBytes) bytes unread"))
+        output.flush()
+        context.close(promise: nil)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        shared.logger.debug("connection error", metadata: ["error": "\(error)"])
+        context.close(promise: nil)
+    }
+
+    private func closeIfDone() {
+        guard inputClosed, let output else { return }
+        let busy = sessions.contains { $0.eventLoop === output.eventLoop && $0.hasPendingWork }
+        if !busy { output.channel.close(promise: nil) }
+    }
+
+    /// Closes the connection for shutdown with a `bye`.
+    static func sayGoodbye(_ output: ConnectionOutput, reason: String) {
+        output.eventLoop.execute {
+            output.enqueue(.bye(reason: reason))
+            output.flush()
+            output.channel.close(promise: nil)
+        }
+    }
+
+    // MARK: Requests
+
+    private func process(_ line: UnsafeRawBufferPointer, output: ConnectionOutput) {
+        if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { return }  // blank lines are ignored
+        let request: Request
+        do {
+            request = try Request.decode(line: line)
+        } catch {
+            output.enqueue(.error(code: error.code, message: error.message, session: nil, id: error.id))
+            return
+        }
+        dispatch(request, output: output)
+    }
+
+    private func fail(_ output: ConnectionOutput, _ code: ErrorCode, _ message: String, id: RequestID?, session: String? = nil) {
+        output.deliver(.error(code: code, message: message, session: session, id: id))
+    }
+
+    private func dispatch(_ request: Request, output: ConnectionOutput) {
+        let id = request.id
+        switch request.operation {
+        case .ping:
+            output.enqueue(.pong(id: id))
+        case .describe:
+            output.enqueue(.description(forms: FormDefinition.all.map(\.description), id: id))
+        case .open(let name):
+            open(name, id: id, output: output)
+        case .attach(let sessionID):
+            attach(sessionID, id: id, output: output)
+        case .set(let sessionID, let field, let value):
+            guard let session = resolve(sessionID, id: id, output: output) else { return }
+            run(.set(field: field, value: value), on: session, id: id, output: output)
+        case .submit(let sessionID):
+            guard let session = resolve(sessionID, id: id, output: output) else { return }
+            guard !shared.services.registry.isDraining else {
+                return fail(output, .shuttingDown, "the server is shutting down; submit again after it restarts", id: id, session: session.id)
+            }
+            guard budget.take() else { return fail(output, .rateLimited, "too many requests; slow down", id: id, session: session.id) }
+            run(.submit, on: session, id: id, output: output)
+        case .snapshot(let sessionID):
+            guard let session = resolve(sessionID, id: id, output: output) else { return }
+            Self.onLoop(of: session) { session in
+                guard !session.isClosed else { return output.deliver(.error(code: .unknownSession, message: "session \(session.id) has ended", session: session.id, id: id)) }
+                session.sendSnapshot(to: output, id: id)
+            }
+        case .close(let sessionID):
+            guard let session = resolve(sessionID, id: id, output: output) else { return }
+            sessions.removeAll { $0 === session }
+            Self.onLoop(of: session) { $0.unsubscribe(output) }
+            output.enqueue(.closed(session: session.id, id: id))
+        case .verify(let token):
+            guard budget.take() else { return fail(output, .rateLimited, "too many requests; slow down", id: id) }
+            shared.services.accounts.verify(token: token, on: output.eventLoop).whenComplete { result in
+                switch result {
+                case .success(let user?): output.deliver(.verified(user: user, id: id))
+                case .success(nil): output.deliver(.error(code: .invalidToken, message: "unknown, malformed or expired token", session: nil, id: id))
+                case .failure: output.deliver(.error(code: .internal, message: "the account store is unavailable", session: nil, id: id))
+                }
+            }
+        }
+    }
+
+    private func open(_ name: String, id: RequestID?, output: ConnectionOutput) {
+        guard let form = FormDefinition.all.first(where: { $0.name == name }) else {
+            let known = FormDefinition.all.map(\.name).joined(separator: ", ")
+            return fail(output, .unknownForm, "unknown form \"\(name)\"; known: \(known)", id: id)
+        }
+        guard !shared.services.registry.isDraining else { return fail(output, .shuttingDown, "the server is shutting down", id: id) }
+        guard sessions.count < shared.limits.maxSessionsPerConnection else {
+            return fail(output, .limitExceeded, "at most \(shared.limits.maxSessionsPerConnection) sessions per connection", id: id)
+        }
+        guard budget.take() else { return fail(output, .rateLimited, "too many requests; slow down", id: id) }
+        let services = shared.services
+        let session = services.directory.add { sessionID in
+            Session(id: sessionID, form: form, owner: output, services: services)
+        }
+        sessions.append(session)
+        output.enqueue(.opened(session: session.id, form: form.name, id: id))
+        session.sendSnapshot(to: output, id: id)
+    }
+
+    private func attach(_ sessionID: String, id: RequestID?, output: ConnectionOutput) {
+        guard !sessions.contains(where: { $0.id == sessionID }) else {
+            return fail(output, .sessionOpen, "this connection already holds session \(sessionID)", id: id, session: sessionID)
+        }
+        guard let session = shared.services.directory.find(sessionID) else {
+            return fail(output, .unknownSession, "no session \(sessionID)", id: id, session: sessionID)
+        }
+        guard session.ownerUID == output.peer.uid else {
+            return fail(output, .forbidden, "session \(sessionID) belongs to another user", id: id, session: sessionID)
+        }
+        guard sessions.count < shared.limits.maxSessionsPerConnection else {
+            return fail(output, .limitExceeded, "at most \(shared.limits.maxSessionsPerConnection) sessions per connection", id: id)
+        }
+        guard budget.take() else { return fail(output, .rateLimited, "too many requests; slow down", id: id) }
+        sessions.append(session)
+        Self.onLoop(of: session) { session in
+            guard !session.isClosed else {
+                output.deliver(.error(code: .unknownSession, message: "session \(sessionID) has ended", session: sessionID, id: id))
+                output.sessionEnded(sessionID)
+                return
+            }
+            session.subscribe(output)
+            output.deliver(.attached(session: session.id, form: session.formName, id: id))
+            session.sendSnapshot(to: output, id: id)
+        }
+    }
+
+    /// The session a request names, or the connection's latest one.
+    private func resolve(_ sessionID: String?, id: RequestID?, output: ConnectionOutput) -> Session? {
+        if let sessionID {
+            if let session = sessions.last(where: { $0.id == sessionID }) { return session }
+            fail(output, .unknownSession, "this connection holds no session \(sessionID)", id: id, session: sessionID)
+            return nil
+        }
+        if let session = sessions.last { return session }
+        fail(output, .noSession, "no session is open on this connection; send {\"op\":\"open\",\"form\":...} first", id: id)
+        return nil
+    }
+
+    private func run(_ input: FormInput, on session: Session, id: RequestID?, output: ConnectionOutput) {
+        Self.onLoop(of: session) { session in
+            guard !session.isClosed else {
+                return output.deliver(.error(code: .unknownSession, message: "session \(session.id) has ended", session: session.id, id: id))
+            }
+            do throws(FormError) {
+                try session.handle(input, id: id, from: output)
+            } catch {
+                let (code, message): (ErrorCode, String) = switch error {
+                case .unknownField(let name):
+                    (.unknownField, "form \(session.formName) has no field \"\(name)\"")
+                case .notReady: (.notReady, "submit is not enabled yet: every field must be ok and nothing in progress")
+                case .finished: (.finished, "this session has completed; open a new one")
+                }
+                output.deliver(.error(code: code, message: message, session: session.id, id: id))
+            }
+        }
+    }
+
+    /// Runs `body` on the session's event loop: at once when that is this thread.
+    private static func onLoop(of session: Session, _ body: @escaping @Sendable (Session) -> Void) {
+        if session.eventLoop.inEventLoop {
+            body(session)
+        } else {
+            session.eventLoop.execute { body(session) }
+        }
+    }
+
+    private static func peerCredentials(of channel: Channel) -> PeerCredentials {
+        guard let provider = channel as? SocketOptionProvider else { return .unknown }
+        let future: EventLoopFuture<PeerCredentials> = provider.unsafeGetSocketOption(
+            level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(SO_PEERCRED)
+        )
+        // On the channel's own loop the future is already complete.
+        var credentials = PeerCredentials.unknown
+        future.assumeIsolated().whenSuccess { credentials = $0 }
+        return credentials
+    }
+}

@@ -1,0 +1,79 @@
+import NIOCore
+import Protocol
+
+/// The sending side of one client connection, usable from any thread. Events produced
+/// while the connection's own input is being read are batched and flushed once at the
+/// end of the read; events from elsewhere (check answers, signup results, sessions on
+/// another event loop) are flushed at once.
+///
+/// Mutable state is confined to `eventLoop`; that is what makes it `@unchecked Sendable`.
+final class ConnectionOutput: @unchecked Sendable {
+    let channel: Channel
+    let eventLoop: EventLoop
+    /// The peer's credentials (SO_PEERCRED), once known.
+    var peer = PeerCredentials.unknown
+
+    private var writer = JSONWriter(reservingCapacity: 512)
+    private var pending: ByteBuffer
+    /// True while the handler is inside a read batch: flushing waits for its end.
+    var batching = false
+    /// Called after every delivery from outside a read batch (used to close a half-closed
+    /// connection once its work is done).
+    var afterDelivery: (() -> Void)?
+
+    /// Called on this connection's loop when a session it holds has ended elsewhere.
+    var onSessionEnded: ((String) -> Void)?
+
+    init(channel: Channel) {
+        self.channel = channel
+        eventLoop = channel.eventLoop
+        pending = channel.allocator.buffer(capacity: 0)
+    }
+
+    /// Sends an event from any thread.
+    func deliver(_ event: ServerEvent) {
+        if eventLoop.inEventLoop {
+            enqueue(event)
+            if !batching {
+                flush()
+                afterDelivery?()
+            }
+        } else {
+            eventLoop.execute { self.deliver(event) }
+        }
+    }
+
+    /// Tells this connection, from any thread, that a session it held is gone.
+    func sessionEnded(_ session: String) {
+        if eventLoop.inEventLoop {
+            onSessionEnded?(session)
+        } else {
+            eventLoop.execute { self.onSessionEnded?(session) }
+        }
+    }
+
+    /// Encodes an event into the pending batch. Event loop only.
+    func enqueue(_ event: ServerEvent) {
+        writer.reset()
+        event.encode(into: &writer)
+        if pending.capacity == 0 { pending = channel.allocator.buffer(capacity: 256) }
+        pending.writeBytes(writer.bytes)
+    }
+
+    /// Writes and flushes the pending batch. Event loop only.
+    func flush() {
+        guard pending.readableBytes > 0 else { return }
+        let batch = pending
+        pending = channel.allocator.buffer(capacity: 0)
+        channel.writeAndFlush(batch, promise: nil)
+    }
+}
+
+/// Who is on the other end of a Unix socket.
+struct PeerCredentials: Sendable, Equatable {
+    var pid: Int32
+    var uid: UInt32
+    var gid: UInt32
+
+    static let unknown = PeerCredentials(pid: 0, uid: UInt32.max, gid: UInt32.max)
+}

@@ -1,0 +1,111 @@
+import NIOCore
+import Synchronization
+
+/// Process-wide bookkeeping: live connections (in total and per uid), submits in
+/// flight, and the shutdown drain. Thread-safe.
+final class ConnectionRegistry: Sendable {
+    private struct State {
+        var connections: [ObjectIdentifier: ConnectionOutput] = [:]
+        var perUID: [UInt32: Int] = [:]
+        var submitsInFlight = 0
+        var draining = false
+        var lastConnectionClosed = NIODeadline.now()
+        var submitWaiters: [CheckedContinuation<Void, Never>] = []
+        var connectionWaiters: [CheckedContinuation<Void, Never>] = []
+        var acceptedTotal = 0
+    }
+
+    private let state = Mutex(State())
+    let maxConnections: Int
+    let maxConnectionsPerUID: Int
+
+    init(maxConnections: Int, maxConnectionsPerUID: Int) {
+        self.maxConnections = maxConnections
+        self.maxConnectionsPerUID = maxConnectionsPerUID
+    }
+
+    enum Admission { case admitted, tooManyConnections, tooManyForUser, draining }
+
+    /// Counts a new connection in, unless a limit says no.
+    func admit(_ output: ConnectionOutput, uid: UInt32) -> Admission {
+        state.withLock { state in
+            if state.draining { return .draining }
+            if state.connections.count >= maxConnections { return .tooManyConnections }
+            if state.perUID[uid, default: 0] >= maxConnectionsPerUID { return .tooManyForUser }
+            state.connections[ObjectIdentifier(output)] = output
+            state.perUID[uid, default: 0] += 1
+            state.acceptedTotal += 1
+            return .admitted
+        }
+    }
+
+    func remove(_ output: ConnectionOutput, uid: UInt32) {
+        let waiters: [CheckedContinuation<Void, Never>] = state.withLock { state in
+            guard state.connections.removeValue(forKey: ObjectIdentifier(output)) != nil else { return [] }
+            state.perUID[uid, default: 1] -= 1
+            if state.perUID[uid] == 0 { state.perUID[uid] = nil }
+            guard state.connections.isEmpty else { return [] }
+            state.lastConnectionClosed = .now()
+            defer { state.connectionWaiters = [] }
+            return state.connectionWaiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    var connectionCount: Int { state.withLock { $0.connections.count } }
+
+    var isDraining: Bool { state.withLock { $0.draining } }
+
+    /// How long there has been no connection at all, or nil while there is one.
+    var idleFor: TimeAmount? {
+        state.withLock { state in
+            state.connections.isEmpty ? NIODeadline.now() - state.lastConnectionClosed : nil
+        }
+    }
+
+    func submitStarted() {
+        state.withLock { $0.submitsInFlight += 1 }
+    }
+
+    func submitFinished() {
+        let waiters: [CheckedContinuation<Void, Never>] = state.withLock { state in
+            state.submitsInFlight -= 1
+            guard state.submitsInFlight == 0 else { return [] }
+            defer { state.submitWaiters = [] }
+            return state.submitWaiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Refuses new sessions and submits from now on.
+    func beginDraining() {
+        state.withLock { $0.draining = true }
+    }
+
+    /// Returns once no signup or login is in flight.
+    func waitForSubmits() async {
+        await withCheckedContinuation { continuation in
+            let done = state.withLock { state in
+                if state.submitsInFlight == 0 { return true }
+                state.submitWaiters.append(continuation)
+                return false
+            }
+            if done { continuation.resume() }
+        }
+    }
+
+    /// Returns once every connection is gone.
+    func waitForConnections() async {
+        await withCheckedContinuation { continuation in
+            let done = state.withLock { state in
+                if state.connections.isEmpty { return true }
+                state.connectionWaiters.append(continuation)
+                return false
+            }
+            if done { continuation.resume() }
+        }
+    }
+
+    /// Every live connection, for the shutdown `bye`.
+    var allConnections: [ConnectionOutput] { state.withLock { Array($0.connections.values) } }
+}

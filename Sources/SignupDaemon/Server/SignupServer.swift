@@ -1,0 +1,121 @@
+import Logging
+import NIOCore
+import NIOPosix
+import Protocol
+import ServiceLifecycle
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The daemon as a service: serves the socket until told to stop (SIGTERM, SIGINT, or
+/// idle exit), then drains: no new sessions or submits, in-flight signups and logins
+/// finish and are answered, every client gets a `bye`, and `run` returns.
+final class SignupServer: Service {
+    private let configuration: DaemonConfiguration
+    private let services: SessionServices
+    private let group: MultiThreadedEventLoopGroup
+    private let notifier: ServiceNotifier
+    private let logger: Logger
+    private let stop = StopSignal()
+
+    init(configuration: DaemonConfiguration, services: SessionServices, group: MultiThreadedEventLoopGroup, notifier: ServiceNotifier, logger: Logger) {
+        self.configuration = configuration
+        self.services = services
+        self.group = group
+        self.notifier = notifier
+        self.logger = logger
+    }
+
+    func run() async throws {
+        let serverChannel = try await bind()
+        let loop = group.next()
+        let lastStatus = Mutex(statusLine())
+        notifier.ready(status: lastStatus.withLock { $0 })
+        logger.info("serving", metadata: ["socket": "\(socketDescription)", "pid": "\(getpid())"])
+
+        // Once a second: refresh STATUS= when it changed, and check for idle exit.
+        let housekeeping = loop.scheduleRepeatedTask(initialDelay: .seconds(1), delay: .seconds(1)) { [self] _ in
+            let current = statusLine()
+            if lastStatus.withLock({ status in defer { status = current }; return status != current }) {
+                notifier.status(current)
+            }
+            if let idleExit = configuration.idleExitSeconds, let idle = services.registry.idleFor, idle >= .seconds(Int64(idleExit)) {
+                stop.fire(.idle)
+            }
+        }
+        // The watchdog is fed from an event loop, so a stuck loop stops feeding it.
+        let watchdog = notifier.watchdogInterval.map { interval in
+            let half = TimeAmount.nanoseconds(Int64(interval.components.seconds) * 500_000_000 + interval.components.attoseconds / 2_000_000_000)
+            return loop.scheduleRepeatedTask(initialDelay: .zero, delay: half) { [notifier] _ in notifier.watchdog() }
+        }
+
+        let reason = await withGracefulShutdownHandler {
+            await stop.wait()
+        } onGracefulShutdown: { [stop] in
+            stop.fire(.shutdown)
+        }
+        logger.info("stopping", metadata: ["reason": "\(reason)"])
+        notifier.stopping(status: "stopping (\(reason)): finishing \(services.registry.connectionCount) connections")
+        services.registry.beginDraining()
+        try? await serverChannel.close()
+        removeSocketFile()
+
+        await services.registry.waitForSubmits()
+        let byeReason = reason == .idle ? "idle" : "shutdown"
+        for output in services.registry.allConnections { ConnectionHandler.sayGoodbye(output, reason: byeReason) }
+        await services.registry.waitForConnections()
+        housekeeping.cancel()
+        watchdog?.cancel()
+        logger.info("stopped", metadata: ["signups": "\(services.accounts.counts.signups)", "logins": "\(services.accounts.counts.logins)"])
+    }
+
+    private func statusLine() -> String {
+        let counts = services.accounts.counts
+        return "\(services.registry.connectionCount) connections, \(services.directory.count) sessions, \(counts.signups) signups, \(counts.logins) logins"
+    }
+
+    private var socketDescription: String {
+        switch configuration.listener {
+        case .inherited(let fd, let name): "fd \(fd) (\(name)) from systemd"
+        case .path(let path, _): path
+        }
+    }
+
+    private func bind() async throws -> Channel {
+        let context = ConnectionHandler.Context(
+            services: services,
+            limits: configuration.limits,
+            expensiveRequestsPerSecond: configuration.expensiveRequestsPerSecond,
+            hello: .hello(server: "signupd/\(configuration.serverVersion)", forms: ["signup", "login"], limits: configuration.limits),
+            logger: logger
+        )
+        let outputCap = configuration.limits.maxOutputBytes
+        let bootstrap = ServerBootstrap(group: group)
+            .serverChannelOption(.backlog, value: 4096)
+            .childChannelOption(.allowRemoteHalfClosure, value: true)
+            .childChannelOption(.writeBufferWaterMark, value: .init(low: outputCap / 2, high: outputCap))
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(ConnectionHandler(context: context))
+                }
+            }
+        switch configuration.listener {
+        case .inherited(let fd, _):
+            let channel = try await bootstrap.withBoundSocket(fd).get()
+            // NIO's listen() used a backlog of 128; ask for the kernel's maximum again.
+            _ = listen(fd, SOMAXCONN)
+            return channel
+        case .path(let path, let mode):
+            try SocketPath.prepare(path)
+            let channel = try await bootstrap.bind(unixDomainSocketPath: path).get()
+            chmod(path, mode_t(mode))
+            return channel
+        }
+    }
+
+    private func removeSocketFile() {
+        if case .path(let path, _) = configuration.listener { unlink(path) }
+    }
+}

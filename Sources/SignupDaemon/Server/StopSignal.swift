@@ -1,0 +1,38 @@
+import Synchronization
+
+/// Why the server stops serving.
+enum StopReason: Sendable, Equatable {
+    case shutdown
+    case idle
+}
+
+/// A one-shot signal: the first `fire` wins, `wait` returns its reason.
+final class StopSignal: Sendable {
+    private struct State {
+        var reason: StopReason?
+        var waiters: [CheckedContinuation<StopReason, Never>] = []
+    }
+
+    private let state = Mutex(State())
+
+    func fire(_ reason: StopReason) {
+        let waiters: [CheckedContinuation<StopReason, Never>] = state.withLock { state in
+            guard state.reason == nil else { return [] }
+            state.reason = reason
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume(returning: reason) }
+    }
+
+    func wait() async -> StopReason {
+        await withCheckedContinuation { continuation in
+            let reason: StopReason? = state.withLock { state in
+                if let reason = state.reason { return reason }
+                state.waiters.append(continuation)
+                return nil
+            }
+            if let reason { continuation.resume(returning: reason) }
+        }
+    }
+}

@@ -1,0 +1,129 @@
+import FormEngine
+import NIOCore
+import Protocol
+
+/// One live form session: the pure `FormSession` plus the shell that performs its
+/// effects and fans its events out to the connections holding it.
+///
+/// Confined to `eventLoop` (the opening connection's): every method must run there,
+/// which is what makes it `@unchecked Sendable`.
+final class Session: @unchecked Sendable {
+    let id: String
+    let eventLoop: EventLoop
+    let ownerUID: UInt32
+    private var state: FormSession
+    private var seq: UInt64 = 0
+    /// The owner first, then attached connections.
+    private var subscribers: [ConnectionOutput] = []
+    private var deadlineTask: Scheduled<Void>?
+    private let services: SessionServices
+    private(set) var isClosed = false
+
+    init(id: String, form: FormDefinition, owner: ConnectionOutput, services: SessionServices) {
+        self.id = id
+        eventLoop = owner.eventLoop
+        ownerUID = owner.peer.uid
+        state = FormSession(form: form)
+        subscribers = [owner]
+        self.services = services
+    }
+
+    var formName: String { state.form.name }
+
+    /// Whether the session waits for a check or a submit (a half-closed client is kept
+    /// until these are answered).
+    var hasPendingWork: Bool { state.busy || state.nextDeadline != nil }
+
+    /// Applies a client input; events go to every subscriber, the requester's echo its id.
+    func handle(_ input: FormInput, id requestID: RequestID?, from requester: ConnectionOutput?) throws(FormError) {
+        eventLoop.preconditionInEventLoop()
+        guard !isClosed else { return }
+        let step = try state.handle(input, now: SessionServices.now(), configuration: services.formConfiguration)
+        publish(step.events, id: requestID, requester: requester)
+        for effect in step.effects { perform(effect) }
+    }
+
+    /// Sends the full state to one subscriber.
+    func sendSnapshot(to output: ConnectionOutput, id requestID: RequestID?) {
+        eventLoop.preconditionInEventLoop()
+        for event in state.snapshot() {
+            seq += 1
+            output.deliver(.session(session: id, seq: seq, event, id: requestID))
+        }
+    }
+
+    func subscribe(_ output: ConnectionOutput) {
+        eventLoop.preconditionInEventLoop()
+        subscribers.append(output)
+    }
+
+    /// Removes a subscriber; the session closes when its owner leaves.
+    func unsubscribe(_ output: ConnectionOutput) {
+        eventLoop.preconditionInEventLoop()
+        if subscribers.first === output {
+            close()
+        } else {
+            subscribers.removeAll { $0 === output }
+        }
+    }
+
+    /// Ends the session: attached peers are told, pending timers stop. Work already
+    /// started (a signup) still completes in the store.
+    func close() {
+        eventLoop.preconditionInEventLoop()
+        guard !isClosed else { return }
+        isClosed = true
+        deadlineTask?.cancel()
+        for subscriber in subscribers.dropFirst() {
+            subscriber.deliver(.closed(session: id, id: nil))
+            subscriber.sessionEnded(id)
+        }
+        subscribers.removeAll()
+        services.directory.remove(id)
+    }
+
+    private func publish(_ events: [SessionEvent], id requestID: RequestID?, requester: ConnectionOutput?) {
+        for event in events {
+            seq += 1
+            for subscriber in subscribers {
+                subscriber.deliver(.session(session: id, seq: seq, event, id: subscriber === requester ? requestID : nil))
+            }
+        }
+    }
+
+    /// Feeds an answer from the outside world back into the engine.
+    private func feed(_ input: FormInput) {
+        do {
+            try handle(input, id: nil, from: nil)
+        } catch {
+            // Answers and ticks never throw; a refusal here changes nothing.
+        }
+    }
+
+    private func perform(_ effect: FormEffect) {
+        switch effect {
+        case .startCheck(let checkID, let username, let deadline):
+            deadlineTask?.cancel()
+            deadlineTask = eventLoop.scheduleTask(deadline: .uptimeNanoseconds(UInt64(deadline.nanoseconds))) { [self] in
+                feed(.tick)
+            }
+            services.availability(of: username, on: eventLoop).whenSuccess { [self] availability in
+                feed(.availability(check: checkID, availability))
+            }
+        case .cancelCheck:
+            // The engine ignores a late answer by its id; only the timer needs stopping.
+            deadlineTask?.cancel()
+            deadlineTask = nil
+        case .submit(let action, let username, let password):
+            services.registry.submitStarted()
+            let outcome = switch action {
+            case .signup: services.accounts.signup(username: username, password: password, on: eventLoop)
+            case .login: services.accounts.login(username: username, password: password, on: eventLoop)
+            }
+            outcome.whenComplete { [self] result in
+                feed(.submitCompleted((try? result.get()) ?? .storeUnavailable))
+                services.registry.submitFinished()
+            }
+        }
+    }
+}

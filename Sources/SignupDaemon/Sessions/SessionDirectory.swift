@@ -1,0 +1,37 @@
+import Synchronization
+
+/// All live sessions by id, so that `attach` can find one from any connection.
+final class SessionDirectory: Sendable {
+    private let sessions = Mutex<[String: Session]>([:])
+
+    var count: Int { sessions.withLock { $0.count } }
+
+    /// Registers a session under a fresh random id and returns it.
+    func add(_ make: (String) -> Session) -> Session {
+        sessions.withLock { table in
+            var id: String
+            repeat {
+                id = Self.randomID()
+            } while table[id] != nil
+            let session = make(id)
+            table[id] = session
+            return session
+        }
+    }
+
+    func find(_ id: String) -> Session? {
+        sessions.withLock { $0[id] }
+    }
+
+    func remove(_ id: String) {
+        _ = sessions.withLock { $0.removeValue(forKey: id) }
+    }
+
+    /// 64 random bits in hex: unguessable enough that ids do not leak across users, while
+    /// `attach` still checks the peer's uid.
+    private static func randomID() -> String {
+        let value = UInt64.random(in: 0...UInt64.max)
+        let hex = String(value, radix: 16)
+        return String(repeating: "0", count: 16 - hex.count) + hex
+    }
+}

@@ -1,0 +1,25 @@
+import FormEngine
+import NIOCore
+
+/// What a session's effects are performed with.
+struct SessionServices: Sendable {
+    let accounts: AccountService
+    let http: HTTPAvailabilityClient?
+    let formConfiguration: FormConfiguration
+    let registry: ConnectionRegistry
+    let directory: SessionDirectory
+
+    /// The engine's clock: NIO's monotonic uptime.
+    static func now() -> Moment {
+        Moment(nanoseconds: Int64(NIODeadline.now().uptimeNanoseconds))
+    }
+
+    /// The full availability check: the store first, then the HTTP service if configured.
+    func availability(of username: String, on eventLoop: EventLoop) -> EventLoopFuture<Availability> {
+        let fromStore = accounts.storeAvailability(of: username, on: eventLoop)
+        guard let http else { return fromStore }
+        return fromStore.flatMap { availability in
+            availability == .available ? http.check(username, on: eventLoop) : eventLoop.makeSucceededFuture(availability)
+        }
+    }
+}

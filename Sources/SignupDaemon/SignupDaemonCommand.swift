@@ -1,0 +1,151 @@
+import ArgumentParser
+import CSystemd
+import FormEngine
+import Logging
+import NIOCore
+import NIOPosix
+import Protocol
+import ServiceLifecycle
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `signupd`: the form-session daemon.
+@main
+struct SignupDaemonCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "signupd",
+        abstract: "Serve sign-up and login form sessions over a Unix socket (protocol signup/1).",
+        discussion: """
+            Clients connect to the socket, open a form session and send what the user types; \
+            signupd validates every field as it changes, decides when submit is enabled, runs \
+            the signup or login against its account store, and streams every change back as \
+            newline-delimited JSON (see PROTOCOL.md).
+
+            Under systemd it takes its listening socket from socket activation (signupd.socket) \
+            and reports readiness and status with sd_notify. Run by hand, it binds --socket itself.
+            """,
+        version: signupdVersion
+    )
+
+    @OptionGroup(title: "Socket and store") var paths: PathOptions
+    @OptionGroup(title: "Availability check") var availability: AvailabilityOptions
+    @OptionGroup(title: "Limits") var limits: LimitOptions
+    @OptionGroup(title: "Passwords and tokens") var security: SecurityOptions
+
+    @Option(help: ArgumentHelp("Seconds without any connection after which to exit (0: never). Default: 60 under socket activation, 0 by hand.", valueName: "seconds"))
+    var idleExit: Int?
+
+    @Option(help: ArgumentHelp("Event loop threads.", valueName: "n"))
+    var threads: Int = System.coreCount
+
+    @Option(help: ArgumentHelp("Log level: trace, debug, info, notice, warning, error, critical.", valueName: "level"))
+    var logLevel: String = "info"
+
+    func validate() throws {
+        guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level \"\(logLevel)\"") }
+        guard threads >= 1 else { throw ValidationError("--threads must be at least 1") }
+        if let idleExit, idleExit < 0 { throw ValidationError("--idle-exit must not be negative") }
+    }
+
+    func run() async throws {
+        let level = Logger.Level(rawValue: logLevel) ?? .info
+        LoggingSystem.bootstrap { label in
+            if DefaultPaths.environment("JOURNAL_STREAM") != nil {
+                var handler = JournalLogHandler(label: label)
+                handler.logLevel = level
+                return handler
+            }
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let logger = Logger(label: "signupd")
+        do {
+            try await serve(logger: logger)
+        } catch let error as DaemonError {
+            logger.critical("cannot start: \(error)")
+            throw ExitCode(1)
+        } catch let error as AccountStoreError {
+            logger.critical("cannot open the account store: \(error)")
+            throw ExitCode(1)
+        }
+    }
+
+    private func serve(logger: Logger) async throws {
+        signal(SIGPIPE, SIG_IGN)
+        try PasswordHasher.initialise()
+        let inherited = try SystemdListenFDs.take()
+        let configuration = try makeConfiguration(inherited: inherited)
+        FileLimit.raise(logger: logger)
+
+        let store: any AccountStore
+        switch configuration.store {
+        case .memory:
+            store = InMemoryAccountStore()
+        case .sqlite(let path):
+            try DefaultPaths.createParent(of: path)
+            store = try SQLiteAccountStore(path: path)
+        }
+        let accounts = try AccountService(store: store, configuration: configuration, logger: logger)
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: configuration.eventLoopThreads)
+        let services = SessionServices(
+            accounts: accounts,
+            http: configuration.availabilityURL.map { HTTPAvailabilityClient(template: $0, timeout: configuration.availabilityTimeout) },
+            formConfiguration: configuration.formConfiguration,
+            registry: ConnectionRegistry(maxConnections: configuration.maxConnections, maxConnectionsPerUID: configuration.maxConnectionsPerUID),
+            directory: SessionDirectory()
+        )
+        let server = SignupServer(configuration: configuration, services: services, group: group, notifier: ServiceNotifier(), logger: logger)
+        let serviceGroup = ServiceGroup(
+            configuration: .init(
+                services: [.init(service: server, successTerminationBehavior: .gracefullyShutdownGroup)],
+                gracefulShutdownSignals: [.sigterm, .sigint],
+                cancellationSignals: [],
+                logger: logger
+            )
+        )
+        try await serviceGroup.run()
+        try await accounts.shutdown()
+        try await group.shutdownGracefully()
+    }
+
+    private func makeConfiguration(inherited: (fd: Int32, name: String)?) throws -> DaemonConfiguration {
+        let listener: DaemonConfiguration.Listener
+        if let inherited {
+            listener = .inherited(fd: inherited.fd, name: inherited.name)
+        } else {
+            let path = paths.socket ?? DefaultPaths.socket
+            try DefaultPaths.createParent(of: path)
+            listener = .path(path, mode: paths.socketModeValue)
+        }
+        var configuration = DaemonConfiguration(
+            listener: listener,
+            store: paths.database == ":memory:" ? .memory : .sqlite(path: paths.database ?? DefaultPaths.database),
+            idleExitSeconds: idleExit.map { $0 == 0 ? nil : $0 } ?? (inherited != nil ? 60 : nil),
+            hashCost: security.hashCost,
+            hashConcurrency: security.hashConcurrency ?? max(1, System.coreCount),
+            eventLoopThreads: threads
+        )
+        configuration.limits = ServerLimits(
+            maxLineBytes: limits.maxLineBytes,
+            maxSessionsPerConnection: limits.maxSessionsPerConnection,
+            maxOutputBytes: limits.maxOutputBytes
+        )
+        configuration.maxConnections = limits.maxConnections
+        configuration.maxConnectionsPerUID = limits.maxConnectionsPerUser
+        configuration.expensiveRequestsPerSecond = limits.maxExpensiveRequestsPerSecond
+        configuration.loginAttemptsPerMinute = security.loginAttemptsPerMinute
+        configuration.tokenLifetimeSeconds = Int64(security.tokenLifetime)
+        configuration.availabilityTimeout = Duration.milliseconds(Int64(availability.availabilityTimeout * 1000))
+        if let template = availability.availabilityURL {
+            do {
+                configuration.availabilityURL = try AvailabilityURLTemplate(template)
+            } catch {
+                throw DaemonError.startup("--availability-url: \(error)")
+            }
+        }
+        return configuration
+    }
+}

@@ -1,0 +1,118 @@
+import FormEngine
+import Protocol
+import Testing
+
+@Suite("Signup form rules")
+struct SignupRulesTests {
+    private func validation(_ field: String, _ value: String, in session: inout FormSession) throws -> Validation {
+        _ = try session.handle(.set(field: field, value: value), now: .zero)
+        return session.validations[session.form.index(of: field)!]
+    }
+
+    @Test("letters and digits of any script are accepted", arguments: [
+        "alice", "Bob42", "über", "Ærøskøbing", "名前", "пользователь", "١٢٣", "José", "ǅungla", "ʰmodifier", "a",
+        String(repeating: "x", count: 39),
+    ])
+    func validUsernames(_ name: String) throws {
+        var session = FormSession(form: .signup)
+        let result = try validation("username", name, in: &session)
+        #expect(result == Validation(.validating, "Checking availability"))
+    }
+
+    @Test("anything else fails with the character message", arguments: [
+        "under_score", "da-sh", "do.t", "spa ce", "emoji👍", "tab\t", "nul\u{0}", "e\u{301}", "half½", "ⅻ", "@", "a+b",
+        String(repeating: "_", count: 50),
+    ])
+    func invalidCharacters(_ name: String) throws {
+        var session = FormSession(form: .signup)
+        let result = try validation("username", name, in: &session)
+        #expect(result == Validation(.failed, "Username can only contain letters or digits"))
+    }
+
+    @Test("39 characters pass, 40 fail", arguments: [(39, true), (40, false), (41, false), (38, true)])
+    func usernameLength(_ length: Int, _ passes: Bool) throws {
+        var session = FormSession(form: .signup)
+        let result = try validation("username", String(repeating: "ü", count: length), in: &session)
+        #expect(result.state == (passes ? .validating : .failed))
+        if !passes { #expect(result.message == "Username must be at most 39 characters") }
+    }
+
+    @Test("password length counts grapheme clusters", arguments: [
+        ("", ValidationState.empty), ("abcd", .failed), ("abcde", .ok), ("ab👍🏽cd", .ok), ("ab👍🏽c", .failed),
+        ("🇫🇷🇩🇪🇮🇹🇪🇸", .failed), ("🇫🇷🇩🇪🇮🇹🇪🇸🇵🇹", .ok), ("e\u{301}e\u{301}e\u{301}e\u{301}", .failed),
+        (String(repeating: "p", count: 1024), .ok), (String(repeating: "p", count: 1025), .failed),
+    ])
+    func passwordLength(_ password: String, _ expected: ValidationState) throws {
+        var session = FormSession(form: .signup)
+        let result = try validation("password", password, in: &session)
+        #expect(result.state == expected)
+        switch expected {
+        case .ok: #expect(result.message == "Password acceptable")
+        case .failed where password.count > 1024: #expect(result.message == "Password must be at most 1024 characters")
+        case .failed: #expect(result.message == "Password must be at least 5 characters")
+        default: #expect(result.message == "")
+        }
+    }
+
+    @Test("the repeated password is re-evaluated when either field changes")
+    func repeatedPassword() throws {
+        var session = FormSession(form: .signup)
+        #expect(try validation("repeatedPassword", "secret1", in: &session) == Validation(.failed, "Password different"))
+        let step = try session.handle(.set(field: "password", value: "secret1"), now: .zero)
+        #expect(step.events == [
+            .validation(field: "password", state: .ok, message: "Password acceptable"),
+            .validation(field: "repeatedPassword", state: .ok, message: "Password repeated"),
+        ])
+        #expect(try validation("repeatedPassword", "", in: &session) == .empty)
+    }
+
+    @Test("repeated passwords compare bytes, not canonical equivalence")
+    func repeatedComparesBytes() throws {
+        var session = FormSession(form: .signup)
+        _ = try session.handle(.set(field: "password", value: "caf\u{e9}12"), now: .zero)
+        #expect(try validation("repeatedPassword", "cafe\u{301}12", in: &session).state == .failed)
+    }
+
+    @Test("events are sent only on change")
+    func onlyChanges() throws {
+        var session = FormSession(form: .signup)
+        #expect(try session.handle(.set(field: "password", value: ""), now: .zero).events.isEmpty)
+        #expect(try session.handle(.set(field: "password", value: "abc"), now: .zero).events.count == 1)
+        // Still failed with the same message: nothing to send.
+        #expect(try session.handle(.set(field: "password", value: "abcd"), now: .zero).events.isEmpty)
+        // Same username again: no second check.
+        let first = try session.handle(.set(field: "username", value: "carol"), now: .zero)
+        #expect(first.effects.count == 1)
+        #expect(try session.handle(.set(field: "username", value: "carol"), now: .zero) == FormStep())
+    }
+
+    @Test("unknown fields are refused and change nothing")
+    func unknownField() throws {
+        var session = FormSession(form: .signup)
+        let before = session
+        #expect(throws: FormError.unknownField("email")) { try session.handle(.set(field: "email", value: "x"), now: .zero) }
+        #expect(session == before)
+    }
+
+    @Test("a check that does not answer in time fails with the server message and cancels")
+    func checkTimeout() throws {
+        var harness = VirtualClockHarness(form: .signup)
+        harness.checkDelay = 100
+        try harness.send(.set(field: "username", value: "slowpoke"))
+        harness.advance(to: 14)
+        #expect(harness.validations(of: "username").last?.1 == .validating)
+        harness.advance(to: 15)  // 3 s = 15 ticks of 0.2 s
+        #expect(harness.validations(of: "username").last.map { "\($0.1.rawValue)@\($0.0) \($0.2)" } == "failed@15 Error contacting server")
+        #expect(harness.effects.last?.effect == .cancelCheck(id: 1))
+        #expect(harness.session.nextDeadline == nil)
+    }
+
+    @Test("a syntactically invalid username cancels the check in flight")
+    func invalidCancelsCheck() throws {
+        var session = FormSession(form: .signup)
+        _ = try session.handle(.set(field: "username", value: "dave"), now: .zero)
+        let step = try session.handle(.set(field: "username", value: "dave!"), now: .zero)
+        #expect(step.effects == [.cancelCheck(id: 1)])
+        #expect(try session.handle(.availability(check: 1, .available), now: .zero) == FormStep())
+    }
+}

@@ -1,0 +1,77 @@
+import Protocol
+import Testing
+
+@Suite("Strict JSON parser")
+struct JSONParserTests {
+    private func parse(_ text: String) throws(JSONParseError) -> JSONValue {
+        try JSONParser.parse(Array(text.utf8))
+    }
+
+    @Test("well-formed documents", arguments: [
+        (#"{"a":1}"#, JSONValue.object(JSONObject([.init(key: "a", value: .number("1"))]))),
+        (#" [true,false,null] "#, .array([.bool(true), .bool(false), .null])),
+        (#""é\u00e9\ud83d\ude00\n""#, .string("éé😀\n")),
+        (#"-0.5e+10"#, .number("-0.5e+10")),
+        ("\t\r\n{}\r", .object(JSONObject())),
+    ])
+    func accepts(_ text: String, _ expected: JSONValue) throws {
+        #expect(try parse(text) == expected)
+    }
+
+    @Test("malformed documents are syntax errors", arguments: [
+        "", "{", #"{"a":}"#, #"{"a":1,}"#, "[1,]", "01", "1.", "-", "1e", "+1", "NaN", "'a'", #"{"a" 1}"#, "tru", "nul",
+        #""\x""#, #""\u12G4""#, "\"a\u{1}\"", "\"unterminated", "{}{}", "[1 2]", "{1:2}", "\u{0}", "//c\n{}",
+    ])
+    func rejects(_ text: String) {
+        #expect(throws: JSONParseError.self) { try parse(text) }
+    }
+
+    @Test("invalid UTF-8 and lone surrogates are reported as such", arguments: [
+        [0x22, 0xC3, 0x28, 0x22], [0x22, 0xFF, 0x22], [0x22, 0xED, 0xA0, 0x80, 0x22], Array(#""\ud800""#.utf8), Array(#""\udc00x""#.utf8),
+    ])
+    func invalidUTF8(_ bytes: [UInt8]) {
+        #expect { try JSONParser.parse(bytes) } throws: { ($0 as? JSONParseError)?.kind == .invalidUTF8 }
+    }
+
+    @Test("non-ASCII bytes outside strings are syntax errors")
+    func strayHighByte() {
+        #expect { try JSONParser.parse([0x7B, 0xFF, 0x7D]) } throws: { ($0 as? JSONParseError)?.kind == .syntax }
+    }
+
+    @Test("nesting is bounded")
+    func depth() throws {
+        let ok = String(repeating: "[", count: 32) + String(repeating: "]", count: 32)
+        #expect(try parse(ok) != .null)
+        let deep = String(repeating: "[", count: 100_000)
+        #expect { try parse(deep) } throws: { ($0 as? JSONParseError)?.kind == .tooDeep }
+    }
+
+    @Test("duplicate keys are refused")
+    func duplicates() {
+        #expect { try parse(#"{"op":"ping","op":"describe"}"#) } throws: { ($0 as? JSONParseError)?.kind == .duplicateKey }
+    }
+
+    @Test("huge numbers keep their text")
+    func hugeNumber() throws {
+        let digits = String(repeating: "9", count: 400)
+        #expect(try parse(digits) == .number(digits))
+        #expect(try parse(digits).int64Value == nil)
+    }
+}
+
+@Suite("JSON writer")
+struct JSONWriterTests {
+    @Test("escapes make one line that parses back to the same string", arguments: [
+        "plain", "quote\"back\\slash", "new\nline\r\ttab", "\u{0}\u{1}\u{1f}\u{7f}", "emoji 👍🏽 é", "\u{2028}",
+    ])
+    func roundTrip(_ value: String) throws {
+        var writer = JSONWriter()
+        writer.beginObject()
+        writer.member("v", value)
+        writer.endObject()
+        #expect(!writer.bytes.contains(0x0A))
+        #expect(!writer.bytes.contains(0x0D))
+        let parsed = try JSONParser.parse(writer.bytes)
+        #expect(parsed.objectValue?["v"] == .string(value))
+    }
+}

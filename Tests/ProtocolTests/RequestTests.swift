@@ -1,0 +1,56 @@
+import Protocol
+import Testing
+
+@Suite("Request decoding")
+struct RequestTests {
+    private func decode(_ text: String) throws(RequestError) -> Request {
+        try Request.decode(line: Array(text.utf8))
+    }
+
+    @Test("every operation decodes", arguments: [
+        (#"{"op":"describe"}"#, Request(.describe)),
+        (#"{"op":"ping","id":7}"#, Request(id: .integer(7), .ping)),
+        (#"{"op":"open","form":"signup","id":"a"}"#, Request(id: .string("a"), .open(form: "signup"))),
+        (#"{"op":"attach","session":"s1"}"#, Request(.attach(session: "s1"))),
+        (#"{"op":"set","field":"username","value":"bob"}"#, Request(.set(session: nil, field: "username", value: "bob"))),
+        (#"{"op":"set","session":"s2","field":"f","value":""}"#, Request(.set(session: "s2", field: "f", value: ""))),
+        (#"{"op":"submit"}"#, Request(.submit(session: nil))),
+        (#"{"op":"snapshot","session":null}"#, Request(.snapshot(session: nil))),
+        (#"{"op":"close","extra":[1,{"x":2}]}"#, Request(.close(session: nil))),
+        (#"{"op":"verify","token":"t"}"#, Request(.verify(token: "t"))),
+    ])
+    func decodes(_ text: String, _ expected: Request) throws {
+        #expect(try decode(text) == expected)
+    }
+
+    @Test("encoding and decoding agree")
+    func roundTrip() throws {
+        let requests = [
+            Request(id: .integer(-3), .set(session: "s", field: "password", value: "p\"\n")),
+            Request(id: .string("x"), .verify(token: "abc")), Request(.open(form: "login")),
+        ]
+        for request in requests {
+            var writer = JSONWriter()
+            request.encode(into: &writer)
+            #expect(writer.bytes.last == 0x0A)
+            #expect(try Request.decode(line: Array(writer.bytes.dropLast())) == request)
+        }
+    }
+
+    @Test("bad requests get their stable code", arguments: [
+        ("not json", ErrorCode.invalidJSON), ("[1]", .invalidRequest), ("42", .invalidRequest), (#"{"id":1}"#, .invalidRequest),
+        (#"{"op":5}"#, .invalidRequest), (#"{"op":"fly"}"#, .unknownOp), (#"{"op":"open"}"#, .invalidRequest),
+        (#"{"op":"set","field":"f","value":5}"#, .invalidRequest), (#"{"op":"ping","id":1.5}"#, .invalidRequest),
+        (#"{"op":"ping","id":99999999999999999999}"#, .invalidRequest), (#"{"op":"ping","id":true}"#, .invalidRequest),
+        (#"{"op":"ping","op":"ping"}"#, .invalidRequest), (#"{"op":"ping""#, .invalidJSON),
+    ])
+    func errors(_ text: String, _ code: ErrorCode) {
+        #expect { try decode(text) } throws: { ($0 as? RequestError)?.code == code }
+    }
+
+    @Test("the id is echoed on errors once it could be read")
+    func idOnError() {
+        #expect { try decode(#"{"op":"fly","id":"q"}"#) } throws: { ($0 as? RequestError)?.id == .string("q") }
+        #expect { try decode(#"{"op":"set","id":3}"#) } throws: { ($0 as? RequestError)?.id == .integer(3) }
+    }
+}

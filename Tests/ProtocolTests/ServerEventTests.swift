@@ -1,0 +1,39 @@
+import Protocol
+import Testing
+
+@Suite("Server event encoding")
+struct ServerEventTests {
+    static let samples: [ServerEvent] = [
+        .hello(server: "signupd/test", forms: ["signup", "login"], limits: ServerLimits()),
+        .description(forms: [FormDescription(name: "f", fields: [.init(name: "a", secret: true, label: "A")], submitLabel: "Go")], id: .integer(1)),
+        .opened(session: "s", form: "signup", id: .string("x")),
+        .attached(session: "s", form: "login", id: nil),
+        .closed(session: "s", id: nil),
+        .pong(id: .integer(-5)),
+        .verified(user: "ü", id: nil),
+        .session(session: "s", seq: 1, .validation(field: "username", state: .failed, message: "a\nb\"c"), id: nil),
+        .session(session: "s", seq: 2, .enabled(true), id: .integer(3)),
+        .session(session: "s", seq: 3, .busy(false), id: nil),
+        .session(session: "s", seq: 4, .result(ok: true, message: "Logged in", user: "u", token: "t"), id: nil),
+        .error(code: .notReady, message: "m", session: "s", id: .string("q")),
+        .bye(reason: "shutdown"),
+    ]
+
+    @Test("every event is one line of valid JSON naming its event", arguments: samples)
+    func oneLine(_ event: ServerEvent) throws {
+        let line = event.line
+        #expect(line.last == 0x0A)
+        #expect(line.dropLast().contains(0x0A) == false)
+        let parsed = try #require(try JSONParser.parse(Array(line.dropLast())).objectValue)
+        #expect(parsed["event"]?.stringValue != nil)
+        if case .hello = event {
+            #expect(parsed["protocol"] == .string("signup/1"))
+            #expect(parsed["limits"]?.objectValue?["maxLineBytes"] == .number("65536"))
+            #expect(parsed["forms"]?.arrayValue?.count == 2)
+        }
+        if case .session(_, let seq, _, _) = event {
+            #expect(parsed["seq"]?.int64Value == Int64(seq))
+            #expect(parsed["session"] == .string("s"))
+        }
+    }
+}
