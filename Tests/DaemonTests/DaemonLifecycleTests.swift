@@ -1,0 +1,144 @@
+import Foundation
+import Protocol
+import Testing
+
+@Suite("signupd as a separate process, started the way systemd starts it")
+struct DaemonLifecycleTests {
+    @Test("READY=1 arrives with a status; a signup, a login and a token check work")
+    func signupThenLogin() throws {
+        let daemon = DaemonProcess()
+        try daemon.start(.systemd)
+        #expect(daemon.notifications.contains { $0.contains("READY=1") && $0.contains("STATUS=") })
+
+        let client = try daemon.connect()
+        let hello = try client.hello()
+        #expect(hello.string("protocol") == "signup/1")
+        #expect(hello["forms"] == .array([.string("signup"), .string("login")]))
+
+        let result = try client.signup("alice", "correct horse")
+        #expect(result["ok"] == .bool(true))
+        #expect(result.string("message") == "Signed up")
+        #expect(result.string("user") == "alice")
+
+        // The name is now taken, whatever its case.
+        _ = try client.open("signup")
+        try client.send(Request(.set(session: nil, field: "username", value: "ALICE")))
+        let taken = try client.awaitUsernameResult()
+        #expect(taken.string("state") == "failed")
+        #expect(taken.string("message") == "Username already taken")
+
+        let wrong = try client.login("alice", "wrong horse")
+        #expect(wrong["ok"] == .bool(false))
+        #expect(wrong.string("message") == "Invalid username or password")
+        let login = try client.login("Alice", "correct horse")
+        #expect(login["ok"] == .bool(true))
+        #expect(login.string("user") == "alice")
+        let token = try #require(login.string("token"))
+        #expect(token.utf8.count == 43)
+
+        try client.send(Request(id: .integer(5), .verify(token: token)))
+        let verified = try client.next { $0["id"] == .number("5") }.match
+        #expect(verified.event == "verified")
+        #expect(verified.string("user") == "alice")
+        try client.send(Request(id: .integer(6), .verify(token: String(token.reversed()))))
+        #expect(try client.next { $0["id"] == .number("6") }.match.string("code") == "invalid_token")
+
+        daemon.signal(SIGTERM)
+        #expect(daemon.waitForExit() == 0)
+        // The password never reaches the log.
+        #expect(!daemon.log.contains("correct horse"))
+        #expect(!daemon.log.contains(token))
+    }
+
+    @Test("SIGTERM in the middle of a signup still delivers its result, says bye, exits 0, and the account is stored")
+    func sigtermDuringSignup() throws {
+        let daemon = DaemonProcess()
+        // Slow hashing, so that the signup is surely still running when SIGTERM lands.
+        try daemon.start(.systemd, arguments: ["--argon2-ops", "4", "--argon2-memory-kib", "262144"])
+        let client = try daemon.connect()
+        _ = try client.hello()
+        _ = try client.open("signup")
+        try client.send(Request(.set(session: nil, field: "username", value: "bob")))
+        _ = try client.awaitUsernameResult()
+        _ = try client.set("password", "hunter22")
+        _ = try client.set("repeatedPassword", "hunter22")
+        try client.send(Request(.submit(session: nil)))
+        try client.next("busy", "value", .bool(true))
+
+        daemon.signal(SIGTERM)
+        let result = try client.next("result")
+        #expect(result["ok"] == .bool(true))
+        let bye = try client.next("bye")
+        #expect(bye.string("reason") == "shutdown")
+        #expect(try client.readLine() == nil)
+        #expect(daemon.waitForExit() == 0)
+        #expect(try daemon.waitForNotification { $0.contains("STOPPING=1") }.contains("STOPPING=1"))
+
+        // A new daemon on the same database knows bob.
+        let again = DaemonProcess(databasePath: daemon.databasePath)
+        try again.start(.systemd, arguments: ["--argon2-ops", "4", "--argon2-memory-kib", "262144"])
+        let second = try again.connect()
+        _ = try second.hello()
+        #expect(try second.login("bob", "hunter22")["ok"] == .bool(true))
+        again.signal(SIGTERM)
+        #expect(again.waitForExit() == 0)
+    }
+
+    @Test("run by hand: binds its socket, refuses a second daemon, replaces a stale socket, removes it on exit")
+    func byHand() throws {
+        let first = DaemonProcess()
+        try first.start(.byHand)
+        #expect(FileManager.default.fileExists(atPath: first.socketPath))
+
+        let second = DaemonProcess(directory: first.directory, databasePath: "\(first.directory)/other.sqlite")
+        try second.start(.byHand, waitForReady: false)
+        #expect(second.waitForExit() == 1)
+        #expect(first.log.contains("already serving"))
+
+        first.signal(SIGKILL)
+        #expect(first.waitForExit() == 128 + SIGKILL)
+        // The dead daemon left its socket file behind: the next one replaces it.
+        #expect(FileManager.default.fileExists(atPath: first.socketPath))
+        let third = DaemonProcess(directory: first.directory)
+        try third.start(.byHand)
+        let client = try third.connect()
+        #expect(try client.hello().string("protocol") == "signup/1")
+        third.signal(SIGINT)
+        #expect(third.waitForExit() == 0)
+        #expect(!FileManager.default.fileExists(atPath: first.socketPath))
+    }
+
+    @Test("exits 0 by itself after --idle-exit seconds without connections")
+    func idleExit() throws {
+        let daemon = DaemonProcess()
+        try daemon.start(.systemd, arguments: ["--idle-exit", "1"])
+        let client = try daemon.connect()
+        _ = try client.hello()
+        // While a client is connected, it stays; once it leaves, the idle clock starts.
+        _ = try client.sync()
+        close(client.fd)
+        #expect(daemon.waitForExit() == 0)
+        #expect(daemon.notifications.contains { $0.contains("READY=1") })
+    }
+
+    @Test("a peer with the same uid can attach to a session and sees its events")
+    func attach() throws {
+        let owner = try SharedDaemon.client()
+        let session = try owner.open("signup")
+        let monitor = try SharedDaemon.client()
+        try monitor.send(Request(id: .string("a"), .attach(session: session)))
+        let attached = try monitor.next("attached")
+        #expect(attached.string("session") == session)
+        #expect(attached.string("form") == "signup")
+        _ = try monitor.next("busy")  // end of the snapshot
+        _ = try owner.set("password", "abc")
+        let seen = try monitor.next("validation")
+        #expect(seen.string("field") == "password")
+        #expect(seen.string("state") == "failed")
+        // Attaching twice is refused; closing the owner's session ends it for the monitor.
+        try monitor.send(Request(id: .string("b"), .attach(session: session)))
+        #expect(try monitor.next("error").string("code") == "session_open")
+        try owner.send(Request(.close(session: nil)))
+        #expect(try monitor.next("closed").string("session") == session)
+    }
+}

@@ -1,0 +1,146 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The real `signupd` binary, started as a separate process the way systemd starts it
+/// (listening socket on fd 3, `LISTEN_FDS`, `LISTEN_PID`, `NOTIFY_SOCKET`) or by hand.
+final class DaemonProcess {
+    enum Activation {
+        /// The test plays systemd: it owns the listening socket and the notify socket.
+        case systemd
+        /// signupd binds `--socket` itself.
+        case byHand
+    }
+
+    let directory: String
+    let socketPath: String
+    let databasePath: String
+    let logPath: String
+    private(set) var pid: pid_t = 0
+    private var notifyFD: Int32 = -1
+    private var listenFD: Int32 = -1
+    private(set) var exitStatus: Int32?
+
+    /// Fast hashing for tests: still Argon2id, at libsodium's minimum cost.
+    static let fastHashing = ["--argon2-ops", "1", "--argon2-memory-kib", "8"]
+
+    /// The binary under test: `$SIGNUPD_BINARY`, or `signupd` next to the test bundle.
+    static var binary: String {
+        if let path = ProcessInfo.processInfo.environment["SIGNUPD_BINARY"] { return path }
+        let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        var directory = executable.deletingLastPathComponent()
+        if directory.lastPathComponent.hasSuffix(".xctest") { directory.deleteLastPathComponent() }
+        return directory.appendingPathComponent("signupd").path
+    }
+
+    /// A fresh private directory for one daemon's socket, database and log.
+    static func makeDirectory() -> String {
+        var template = Array("/tmp/signupd-test-XXXXXX".utf8CString)
+        let path = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
+        return String(cString: path!)
+    }
+
+    init(directory: String = DaemonProcess.makeDirectory(), databasePath: String? = nil) {
+        self.directory = directory
+        socketPath = "\(directory)/signupd.sock"
+        self.databasePath = databasePath ?? "\(directory)/accounts.sqlite"
+        logPath = "\(directory)/signupd.log"
+    }
+
+    deinit {
+        if pid > 0 && exitStatus == nil {
+            kill(pid, SIGKILL)
+            var status: Int32 = 0
+            waitpid(pid, &status, 0)
+        }
+        if notifyFD >= 0 { close(notifyFD) }
+        if listenFD >= 0 { close(listenFD) }
+    }
+
+    /// Starts the daemon; with `.systemd`, returns once it has sent READY=1.
+    func start(_ activation: Activation = .systemd, arguments extra: [String] = [], environment: [String: String] = [:], waitForReady: Bool = true) throws {
+        var arguments = ["--database", databasePath] + Self.fastHashing + extra
+        var env = ["PATH=/usr/bin:/bin"]
+        for (key, value) in environment { env.append("\(key)=\(value)") }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        let log = open(logPath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+        defer { close(log) }
+        posix_spawn_file_actions_adddup2(&actions, log, 1)
+        posix_spawn_file_actions_adddup2(&actions, log, 2)
+        // Both ways report readiness with sd_notify, so the test knows when to connect.
+        notifyFD = try UnixSocket.notifySocket(at: "\(directory)/notify.sock")
+        UnixSocket.setReceiveTimeout(notifyFD, seconds: 30)
+        env.append("NOTIFY_SOCKET=\(directory)/notify.sock")
+        var argv: [String]
+        switch activation {
+        case .systemd:
+            listenFD = try UnixSocket.listen(at: socketPath)
+            posix_spawn_file_actions_adddup2(&actions, listenFD, 3)
+            env += ["LISTEN_FDS=1", "LISTEN_FDNAMES=signupd.socket"]
+            // LISTEN_PID must be the daemon's own pid: a shell learns it, then execs.
+            argv = ["/bin/sh", "-c", "LISTEN_PID=$$; export LISTEN_PID; exec \"$0\" \"$@\"", Self.binary] + arguments
+        case .byHand:
+            arguments += ["--socket", socketPath]
+            argv = [Self.binary] + arguments
+        }
+        let cArgv = argv.map { strdup($0) } + [nil]
+        let cEnv = env.map { strdup($0) } + [nil]
+        defer {
+            cArgv.forEach { free($0) }
+            cEnv.forEach { free($0) }
+        }
+        let status = posix_spawn(&pid, argv[0], &actions, nil, cArgv, cEnv)
+        guard status == 0 else { throw UnixSocket.Failure(description: "posix_spawn: \(status)") }
+        // A bound on how long any test may keep a daemon: never a synchronisation.
+        let victim = pid
+        DispatchQueue.global().asyncAfter(deadline: .now() + 120) { kill(victim, SIGKILL) }
+        if waitForReady {
+            _ = try waitForNotification { $0.contains("READY=1") }
+        }
+    }
+
+    /// Reads sd_notify datagrams until one satisfies `predicate`; returns it.
+    func waitForNotification(_ predicate: (String) -> Bool) throws -> String {
+        while true {
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            let count = buffer.withUnsafeMutableBytes { recv(notifyFD, $0.baseAddress, $0.count, 0) }
+            guard count > 0 else {
+                throw UnixSocket.Failure(description: "no sd_notify message (errno \(errno)); log:\n\(log)")
+            }
+            let message = String(decoding: buffer[..<count], as: UTF8.self)
+            notifications.append(message)
+            if predicate(message) { return message }
+        }
+    }
+
+    /// Every sd_notify message read so far.
+    private(set) var notifications: [String] = []
+
+    func signal(_ signal: Int32) {
+        kill(pid, signal)
+    }
+
+    /// Waits for the daemon to exit and returns its exit code (128+n for signal n).
+    @discardableResult
+    func waitForExit() -> Int32 {
+        if let exitStatus { return exitStatus }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        let code = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+        exitStatus = code
+        return code
+    }
+
+    /// What the daemon wrote to stdout and stderr.
+    var log: String {
+        (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+    }
+
+    func connect() throws -> LineClient {
+        try LineClient(path: socketPath)
+    }
+}

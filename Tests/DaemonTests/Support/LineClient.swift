@@ -1,0 +1,101 @@
+import Foundation
+import Protocol
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A blocking NDJSON client over a real Unix socket, as a third-party client would be.
+final class LineClient {
+    let fd: Int32
+    private var buffer: [UInt8] = []
+    /// Every message received so far, in order.
+    private(set) var received: [JSONObject] = []
+
+    init(path: String, timeoutSeconds: Int = 20) throws {
+        fd = try UnixSocket.connect(to: path)
+        UnixSocket.setReceiveTimeout(fd, seconds: timeoutSeconds)
+    }
+
+    deinit { close(fd) }
+
+    /// Sends raw bytes exactly as given.
+    func sendRaw(_ bytes: [UInt8]) throws {
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes[offset...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            guard written > 0 else { throw UnixSocket.Failure(description: "write: \(errno)") }
+            offset += written
+        }
+    }
+
+    func sendRaw(_ text: String) throws { try sendRaw(Array(text.utf8)) }
+
+    /// Sends one request.
+    func send(_ request: Request) throws {
+        var writer = JSONWriter()
+        request.encode(into: &writer)
+        try sendRaw(writer.bytes)
+    }
+
+    /// The next line as raw bytes, or nil at end of stream.
+    func readLine() throws -> [UInt8]? {
+        while true {
+            if let newline = buffer.firstIndex(of: 0x0A) {
+                let line = Array(buffer[..<newline])
+                buffer.removeSubrange(...newline)
+                return line
+            }
+            var chunk = [UInt8](repeating: 0, count: 65536)
+            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count == 0 { return nil }
+            guard count > 0 else { throw UnixSocket.Failure(description: "read timed out or failed: errno \(errno)") }
+            buffer.append(contentsOf: chunk[..<count])
+        }
+    }
+
+    /// The next message, parsed.
+    func next() throws -> JSONObject {
+        guard let line = try readLine() else { throw UnixSocket.Failure(description: "connection closed by the daemon") }
+        guard let object = try JSONParser.parse(line).objectValue else { throw UnixSocket.Failure(description: "not an object") }
+        received.append(object)
+        return object
+    }
+
+    /// Reads until a message matches; returns it and everything read before it.
+    @discardableResult
+    func next(where predicate: (JSONObject) -> Bool) throws -> (match: JSONObject, before: [JSONObject]) {
+        var before: [JSONObject] = []
+        while true {
+            let message = try next()
+            if predicate(message) { return (message, before) }
+            before.append(message)
+        }
+    }
+
+    /// Reads until the event named `event` (optionally with a member equal to a value).
+    @discardableResult
+    func next(_ event: String, _ key: String? = nil, _ value: JSONValue? = nil) throws -> JSONObject {
+        try next { message in
+            message["event"] == .string(event) && (key == nil || message[key!] == value)
+        }.match
+    }
+
+    /// Sends a ping with a fresh id and returns everything that arrived before its pong:
+    /// the daemon answers in order, so this is a synchronisation point.
+    func sync() throws -> [JSONObject] {
+        let token = "sync-\(UInt32.random(in: 0...UInt32.max))"
+        try send(Request(id: .string(token), .ping))
+        return try next { $0["event"] == .string("pong") && $0["id"] == .string(token) }.before
+    }
+
+    /// Reads the greeting.
+    func hello() throws -> JSONObject {
+        try next("hello")
+    }
+}
+
+extension JSONObject {
+    var event: String? { self["event"]?.stringValue }
+    func string(_ key: String) -> String? { self[key]?.stringValue }
+}
