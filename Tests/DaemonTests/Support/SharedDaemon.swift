@@ -42,7 +42,7 @@ extension LineClient {
 
     /// Waits for the username's availability answer after a set.
     func awaitUsernameResult() throws -> JSONObject {
-        try next { $0.event == "validation" && $0.string("field") == "username" && $0.string("state") != "validating" }.match
+        try next { $0.event == "validation" && $0.string("field") == "username" && ["ok", "failed"].contains($0.string("state")) }.match
     }
 
     /// Fills in and submits a signup; returns the result event.

@@ -1,0 +1,179 @@
+import Protocol
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A blocking NDJSON connection to signupd, with a timeout on every wait.
+final class DaemonConnection {
+    let fd: Int32
+    let path: String
+    private var buffer: [UInt8] = []
+    private var writer = JSONWriter()
+    let timeoutMilliseconds: Int32
+    private var nextID: Int64 = 0
+    /// The `hello` the daemon greeted us with.
+    private(set) var hello = JSONObject()
+
+    init(path: String, timeoutSeconds: Double) throws(CommandFailure) {
+        self.path = path
+        timeoutMilliseconds = Int32(timeoutSeconds * 1000)
+        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw CommandFailure(.unreachable, "cannot create a socket: \(errnoText())") }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
+            close(fd)
+            throw CommandFailure(.unreachable, "socket path too long: \(path)")
+        }
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
+        let status = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard status == 0 else {
+            let reason = errnoText()
+            close(fd)
+            throw CommandFailure(.unreachable, "cannot connect to signupd at \(path): \(reason) (is signupd.socket running? see --socket and SIGNUPD_SOCKET)")
+        }
+        let greeting = try receive()
+        guard greeting["event"]?.stringValue == "hello" else {
+            throw CommandFailure(.protocolError, "\(path) did not greet with hello; is it signupd?")
+        }
+        guard greeting["protocol"]?.stringValue?.hasPrefix("signup/1") == true else {
+            throw CommandFailure(.protocolError, "unsupported protocol \(greeting["protocol"]?.stringValue ?? "?"); this signupctl speaks signup/1")
+        }
+        hello = greeting
+    }
+
+    deinit { close(fd) }
+
+    /// A fresh request id.
+    func makeID() -> RequestID {
+        nextID += 1
+        return .integer(nextID)
+    }
+
+    /// Sends one request.
+    func send(_ request: Request) throws(CommandFailure) {
+        writer.reset()
+        request.encode(into: &writer)
+        try sendRaw(writer.bytes)
+    }
+
+    func sendRaw(_ bytes: [UInt8]) throws(CommandFailure) {
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if written < 0 && errno == EINTR { continue }
+            guard written > 0 else { throw CommandFailure(.protocolError, "signupd closed the connection: \(errnoText())") }
+            offset += written
+        }
+    }
+
+    /// Sends a request with a fresh id and returns the id.
+    @discardableResult
+    func request(_ operation: Request.Operation) throws(CommandFailure) -> RequestID {
+        let id = makeID()
+        try send(Request(id: id, operation))
+        return id
+    }
+
+    /// A complete line already buffered, if any.
+    func bufferedLine() -> [UInt8]? {
+        guard let newline = buffer.firstIndex(of: 0x0A) else { return nil }
+        let line = Array(buffer[..<newline])
+        buffer.removeSubrange(...newline)
+        return line
+    }
+
+    /// Reads what is available into the buffer; false at end of stream.
+    func fill() throws(CommandFailure) -> Bool {
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            if count < 0 { throw CommandFailure(.protocolError, "reading from signupd: \(errnoText())") }
+            if count == 0 { return false }
+            buffer.append(contentsOf: chunk[..<count])
+            return true
+        }
+    }
+
+    /// The next line, waiting at most the timeout; nil at end of stream.
+    func receiveLine() throws(CommandFailure) -> [UInt8]? {
+        while true {
+            if let line = bufferedLine() { return line }
+            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&poller, 1, timeoutMilliseconds)
+            if ready < 0 && errno == EINTR { continue }
+            guard ready > 0 else { throw CommandFailure(.protocolError, "signupd did not answer within \(timeoutMilliseconds / 1000) s") }
+            guard try fill() else { return nil }
+        }
+    }
+
+    /// The next line, waiting as long as it takes; nil at end of stream.
+    func receiveLineWithoutTimeout() throws(CommandFailure) -> [UInt8]? {
+        while true {
+            if let line = bufferedLine() { return line }
+            guard try fill() else { return nil }
+        }
+    }
+
+    /// Hands out what is buffered (for `raw`, which relays bytes untouched).
+    func takeBuffered() -> [UInt8] {
+        defer { buffer.removeAll() }
+        return buffer
+    }
+
+    /// The next message, parsed; the end of the stream is an error here.
+    func receive() throws(CommandFailure) -> JSONObject {
+        guard let line = try receiveLine() else { throw CommandFailure(.protocolError, "signupd closed the connection") }
+        guard let object = try? JSONParser.parse(line).objectValue else {
+            throw CommandFailure(.protocolError, "signupd sent a line that is not a JSON object")
+        }
+        if object["event"]?.stringValue == "bye" {
+            throw CommandFailure(.protocolError, "signupd closed the connection: \(object["reason"]?.stringValue ?? "no reason given")")
+        }
+        return object
+    }
+
+    /// Reads until the reply to `id`: its direct answer or its error.
+    func reply(to id: RequestID, handling other: (JSONObject) throws(CommandFailure) -> Void = { _ in }) throws(CommandFailure) -> JSONObject {
+        while true {
+            let message = try receive()
+            if message["id"] == id.jsonValue, message["event"]?.stringValue != "validation" {
+                if message["event"]?.stringValue == "error" { throw CommandFailure.fromError(message) }
+                return message
+            }
+            try other(message)
+        }
+    }
+}
+
+extension RequestID {
+    var jsonValue: JSONValue {
+        switch self {
+        case .string(let s): .string(s)
+        case .integer(let i): .number(String(i))
+        }
+    }
+}
+
+extension CommandFailure {
+    /// The failure an `error` event stands for.
+    static func fromError(_ message: JSONObject) -> CommandFailure {
+        let code = message["code"]?.stringValue ?? "unknown"
+        let text = message["message"]?.stringValue ?? ""
+        let status: ExitStatus = switch code {
+        case "invalid_token", "not_ready", "finished", "rate_limited": .refused
+        case "forbidden", "unknown_session": .refused
+        default: .protocolError
+        }
+        return CommandFailure(status, "\(text) (\(code))")
+    }
+}
+
+func errnoText() -> String {
+    String(cString: strerror(errno))
+}

@@ -1,0 +1,70 @@
+import Protocol
+
+/// Opens a form session and drives it: the piece both the scripted and the interactive
+/// commands share. Field lists come from the daemon's `describe`, never from here.
+final class FormClient {
+    let connection: DaemonConnection
+    private(set) var view: SessionView
+
+    /// Connects the form named `formName`, reading its description from the daemon.
+    init(connection: DaemonConnection, formName: String) throws(CommandFailure) {
+        self.connection = connection
+        let described = try connection.reply(to: try connection.request(.describe))
+        guard let form = FormDescription.list(from: described).first(where: { $0.name == formName }) else {
+            throw CommandFailure(.protocolError, "signupd does not offer a \(formName) form")
+        }
+        view = SessionView(form: form)
+        let openID = try connection.request(.open(form: formName))
+        var snapshot: [JSONObject] = []
+        let opened = try connection.reply(to: openID) { message throws(CommandFailure) in snapshot.append(message) }
+        view.session = opened["session"]?.stringValue ?? ""
+        for message in snapshot { view.apply(message) }
+    }
+
+    /// Sends a field's new value.
+    func set(_ field: String, _ value: String) throws(CommandFailure) {
+        try connection.send(Request(.set(session: view.session, field: field, value: value)))
+    }
+
+    /// Asks to submit.
+    func submit() throws(CommandFailure) {
+        try connection.send(Request(.submit(session: view.session)))
+    }
+
+    /// Reads one message and applies it; returns it.
+    @discardableResult
+    func pump() throws(CommandFailure) -> JSONObject {
+        let message = try connection.receive()
+        view.apply(message)
+        return message
+    }
+
+    /// Waits until everything sent so far has been processed (ping round trip).
+    func settle() throws(CommandFailure) {
+        let id = try connection.request(.ping)
+        _ = try connection.reply(to: id) { message throws(CommandFailure) in view.apply(message) }
+    }
+
+    /// The scripted flow: fill every field, wait for validation, submit, wait for the result.
+    func fillAndSubmit(values: [String: String]) throws(CommandFailure) -> SessionView.Result {
+        for field in view.form.fields {
+            try set(field.name, values[field.name] ?? "")
+        }
+        try settle()
+        while !view.enabled {
+            if !view.validating, let problem = view.firstProblem {
+                let reason = problem.state.state == "empty" ? "is required" : "— \(problem.state.message)"
+                throw CommandFailure(.invalidInput, "\(problem.field.label.lowercased()) \(reason)")
+            }
+            try pump()
+        }
+        try submit()
+        while view.result == nil {
+            let message = try pump()
+            if message["event"]?.stringValue == "error" {
+                throw CommandFailure.fromError(message)
+            }
+        }
+        return view.result!
+    }
+}
