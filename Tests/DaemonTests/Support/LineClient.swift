@@ -1,5 +1,6 @@
 import Foundation
 import Protocol
+import Testing
 
 #if canImport(Glibc)
 import Glibc
@@ -58,6 +59,11 @@ final class LineClient {
     func next() throws -> JSONObject {
         guard let line = try readLine() else { throw UnixSocket.Failure(description: "connection closed by the daemon") }
         guard let object = try JSONParser.parse(line).objectValue else { throw UnixSocket.Failure(description: "not an object") }
+        // Everything the daemon emits must validate against the published schema.
+        let problems = SchemaValidator.protocolV1.problems(.object(object))
+        if !problems.isEmpty {
+            Issue.record("daemon message violates schema/signup-protocol-v1.schema.json: \(String(decoding: line, as: UTF8.self)) — \(problems)")
+        }
         received.append(object)
         return object
     }

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Installs what building and testing signupd needs from Debian's archive: the C libraries
+# it links (libsystemd, libsodium, SQLite) and the tools the tests drive (python3, tmux,
+# systemd-analyze). Swift itself must already be on PATH. Safe to run again.
+set -euo pipefail
+packages=(libsystemd-dev libsodium-dev libsqlite3-dev pkg-config python3 tmux systemd util-linux procps)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "installing: ${missing[*]}"
+  SUDO=; [ "$(id -u)" = 0 ] || SUDO=sudo
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+command -v swift >/dev/null || { echo "swift is not on PATH: install Swift 6.1 or later first" >&2; exit 1; }

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# The test command: everything that checks signupd and finishes in minutes.
+#   1. swift test: the engine, the codec, and the real daemon over its socket
+#   2. the systemd units: verify clean, security exposure <= 2.0
+#   3. a real systemd as PID 1 in namespaces (skips cleanly where the kernel refuses)
+#   4. a third-party client in Python (standard library only)
+#   5. the interactive form driven in tmux
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+swift build --build-tests
+swift test --skip-build 2>&1 | tee /tmp/signupd-swift-test.log | grep -vE '^(◇|↳)|started\.$' || { tail -50 /tmp/signupd-swift-test.log; exit 1; }
+grep -qE "Test run with [0-9]+ tests? .*passed" /tmp/signupd-swift-test.log || { echo "swift test did not pass"; exit 1; }
+BIN=$(swift build --show-bin-path)
+scripts/check-units.sh "$BIN/signupd"
+scripts/systemd-boot-test.sh "$BIN/signupd" "$BIN/signupctl"
+python3 Tests/clients/third_party_client.py "$BIN/signupd"
+python3 Tests/clients/interactive_form_test.py "$BIN/signupd" "$BIN/signupctl"
+echo "scripts/test.sh: all checks passed"
