@@ -88,7 +88,7 @@ struct SignupDaemonCommand: AsyncParsableCommand {
             try DefaultPaths.createParent(of: path)
             store = try SQLiteAccountStore(path: path)
         }
-        let accounts = try AccountService(store: store, configuration: configuration, logger: logger)
+        let accounts = AccountService(store: store, configuration: configuration, logger: logger)
         let group = MultiThreadedEventLoopGroup(numberOfThreads: configuration.eventLoopThreads)
         let services = SessionServices(
             accounts: accounts,

@@ -17,12 +17,13 @@ final class AccountService: Sendable {
     private let tokenLifetimeSeconds: Int64
     private let logger: Logger
     /// A hash to verify against when the account does not exist, so that a missing
-    /// account costs the same time as a wrong password.
-    private let decoyHash: String
+    /// account costs the same time as a wrong password. Made on first use, on the hash
+    /// pool: computing it at start-up would delay the first `hello` by a whole hash.
+    private let decoyHash = Mutex<String?>(nil)
     private let signupCount = Atomic<Int>(0)
     private let loginCount = Atomic<Int>(0)
 
-    init(store: any AccountStore, configuration: DaemonConfiguration, logger: Logger) throws {
+    init(store: any AccountStore, configuration: DaemonConfiguration, logger: Logger) {
         self.store = store
         hasher = PasswordHasher(cost: configuration.hashCost)
         hashPool = NIOThreadPool(numberOfThreads: configuration.hashConcurrency)
@@ -30,7 +31,6 @@ final class AccountService: Sendable {
         limiter = LoginRateLimiter(limit: configuration.loginAttemptsPerMinute)
         tokenLifetimeSeconds = configuration.tokenLifetimeSeconds
         self.logger = logger
-        decoyHash = try hasher.hash("decoy password, never a real one")
         hashPool.start()
         storePool.start()
     }
@@ -86,7 +86,7 @@ final class AccountService: Sendable {
             if limiter.isLimited(key, now: now) { return .rateLimited }
             do {
                 guard let account = try store.account(key: key) else {
-                    _ = hasher.verify(password, against: decoyHash)
+                    _ = hasher.verify(password, against: decoy())
                     limiter.recordFailure(key, now: now)
                     return .invalidCredentials
                 }
@@ -109,6 +109,16 @@ final class AccountService: Sendable {
                 return .storeUnavailable
             }
         }.recover { _ in .storeUnavailable }
+    }
+
+    /// The decoy hash, made once. Hash pool only.
+    private func decoy() -> String {
+        decoyHash.withLock { decoy in
+            if let decoy { return decoy }
+            let made = (try? hasher.hash("decoy password, never a real one")) ?? ""
+            decoy = made
+            return made
+        }
     }
 
     /// The user a token belongs to, nil when it is unknown, malformed or expired.

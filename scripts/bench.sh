@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# The benchmark: builds signupd in release mode and the anchor tools from ../shared/bench,
+# then measures both side by side (scripts/bench/run.py) and prints a Markdown report.
+#   scripts/bench.sh                 # full run, about 6 minutes
+#   ROUNDS=1 DURATION=2 SEED=100000 scripts/bench.sh   # a quick look
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+BENCH_SRC=${BENCH_SRC:-../shared/bench}
+[ -f "$BENCH_SRC/ndjson-load.c" ] || { echo "the anchor sources are not at $BENCH_SRC (set BENCH_SRC)" >&2; exit 1; }
+swift build -c release --product signupd >&2
+tools=.build/bench-tools
+mkdir -p "$tools"
+cc -O2 -Wall -o "$tools/ndjson-echo" "$BENCH_SRC/ndjson-echo.c"
+cc -O2 -Wall -o "$tools/ndjson-load" "$BENCH_SRC/ndjson-load.c"
+exec python3 scripts/bench/run.py --signupd "$(swift build -c release --show-bin-path)/signupd" \
+  --echo "$tools/ndjson-echo" --load "$tools/ndjson-load" \
+  --rounds "${ROUNDS:-3}" --duration "${DURATION:-5}" --seed-accounts "${SEED:-1000000}"

@@ -1,0 +1,242 @@
+#!/usr/bin/env python3
+"""signupd's benchmark, side by side with the cheapest possible NDJSON daemon (the anchor,
+../shared/bench/ndjson-echo), driven by the same load generator with the same options,
+back to back, for several rounds. Prints a Markdown report with medians and ratios.
+
+Run through scripts/bench.sh, which builds everything in release mode first.
+"""
+import argparse
+import os
+import platform
+import re
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+p = argparse.ArgumentParser()
+p.add_argument("--signupd", required=True)
+p.add_argument("--echo", required=True)
+p.add_argument("--load", required=True)
+p.add_argument("--rounds", type=int, default=3)
+p.add_argument("--duration", type=float, default=5)
+p.add_argument("--seed-accounts", type=int, default=1_000_000)
+p.add_argument("--cold-runs", type=int, default=15)
+args = p.parse_args()
+HERE = os.path.dirname(os.path.abspath(__file__))
+work = tempfile.mkdtemp(prefix="signupd-bench-")
+FAST_ARGS = ["--max-connections-per-user", "20000", "--max-connections", "20000", "--idle-exit", "0"]
+
+
+def log(*a):
+    print(*a, file=sys.stderr, flush=True)
+
+
+def wait_connectable(path, timeout=30):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            s = socket.socket(socket.AF_UNIX)
+            s.connect(path)
+            s.recv(1)
+            s.close()
+            return
+        except OSError:
+            time.sleep(0.02)
+    raise RuntimeError("nothing answers on " + path)
+
+
+class Daemon:
+    def __init__(self, kind, db=None, extra=()):
+        self.kind = kind
+        self.sock = os.path.join(work, "%s-%d.sock" % (kind, time.monotonic_ns()))
+        if kind == "anchor":
+            self.proc = subprocess.Popen([args.echo, self.sock], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        else:
+            db = db or os.path.join(work, "db-%d.sqlite" % time.monotonic_ns())
+            self.proc = subprocess.Popen([args.signupd, "--socket", self.sock, "--database", db, "--log-level", "error"] + FAST_ARGS + list(extra),
+                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        wait_connectable(self.sock)
+
+    def rss_kib(self):
+        with open("/proc/%d/status" % self.proc.pid) as f:
+            return int(re.search(r"VmRSS:\s+(\d+)", f.read()).group(1))
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def load(sock, *extra):
+    out = subprocess.run([args.load, "-s", sock] + [str(x) for x in extra], capture_output=True, text=True, timeout=600).stdout
+    return {k: float(v) for k, v in re.findall(r"(\w+)=([0-9.]+)", out)}
+
+
+def median(xs):
+    return statistics.median(xs) if xs else float("nan")
+
+
+rows = []
+
+
+def row(measure, anchor, signupd, unit, target, better="lower"):
+    ratio = signupd / anchor if anchor else float("nan")
+    rows.append((measure, anchor, signupd, unit, ratio, target))
+    log("%-60s anchor=%s signupd=%s ratio=%.2f" % (measure, anchor, signupd, ratio))
+
+
+def side_by_side(measure, key, options, unit, target, rounds=None):
+    """Anchor then signupd, same options, each round; medians of each."""
+    results = {"anchor": [], "signupd": []}
+    daemons = {kind: Daemon(kind) for kind in results}
+    try:
+        for _ in range(rounds or args.rounds):
+            for kind in ("anchor", "signupd"):
+                r = load(daemons[kind].sock, *options)
+                if r.get("errors", 0):
+                    log("errors in", measure, kind, r)
+                results[kind].append(r[key])
+    finally:
+        for d in daemons.values():
+            d.stop()
+    row(measure, median(results["anchor"]), median(results["signupd"]), unit, target)
+    return results
+
+
+D = args.duration
+side_by_side("1 client, `set` → `validation` round trip, p50", "p50_us", ["-c", 1, "-d", D], "µs", "≤ 2×")
+side_by_side("100 clients, 1 in flight each, requests/s", "rps", ["-c", 100, "-d", D], "req/s", "≥ 0.5×")
+side_by_side("100 clients, 8 in flight each, requests/s", "rps", ["-c", 100, "-p", 8, "-d", D], "req/s", "≥ 0.4×")
+
+# Latency curve: one round each, p50 and p99.
+curve = []
+for n in (1, 10, 100, 1000, 10000):
+    point = {}
+    for kind in ("anchor", "signupd"):
+        d = Daemon(kind)
+        try:
+            r = load(d.sock, "-c", n, "-d", D)
+            point[kind] = (r.get("p50_us"), r.get("p99_us"), r.get("rps"))
+        finally:
+            d.stop()
+    curve.append((n, point))
+    log("curve", n, point)
+
+
+# Memory of 10,000 idle open sessions.
+def held_memory(kind):
+    d = Daemon(kind)
+    try:
+        base = d.rss_kib()
+        holder = subprocess.Popen([args.load, "-s", d.sock, "--hold", "-c", "10000", "-d", "10"], stdout=subprocess.PIPE, text=True)
+        line = holder.stdout.readline()
+        assert line.startswith("ready"), line
+        full = d.rss_kib()
+        # Every held session must still answer a ping: a fresh one proves the daemon is live,
+        # and the holder reports errors for any of its connections that broke.
+        rest = holder.stdout.read()
+        holder.wait()
+        errors = int(re.search(r"errors=(\d+)", rest).group(1))
+        return (full - base) * 1024 / 10000, errors
+    finally:
+        d.stop()
+
+
+mem = {kind: held_memory(kind) for kind in ("anchor", "signupd")}
+rows.append(("10,000 idle open sessions: memory per session", mem["anchor"][0] / 1024, mem["signupd"][0] / 1024, "KiB",
+             mem["signupd"][0] / mem["anchor"][0] if mem["anchor"][0] else float("nan"), "≤ 16 KiB each"))
+log("memory", mem)
+
+
+# Cold start under socket activation: connect to a not-yet-running daemon → hello.
+def cold(kind):
+    times = []
+    db = os.path.join(work, "cold.sqlite")
+    for _ in range(args.cold_runs):
+        sock = os.path.join(work, "cold-%d.sock" % time.monotonic_ns())
+        if kind == "anchor":
+            cmd = ["systemd-socket-activate", "-l", sock, args.echo, "--listen-fds"]
+        else:
+            cmd = ["systemd-socket-activate", "-l", sock, args.signupd, "--database", db, "--log-level", "error"]
+        act = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        while not os.path.exists(sock):
+            time.sleep(0.005)
+        r = load(sock, "--cold")
+        times.append(r["cold_us"] / 1000)
+        act.send_signal(signal.SIGTERM)
+        act.wait()
+    return median(times)
+
+
+row("cold start: connect to a socket-activated, not-yet-running daemon → `hello`, median", cold("anchor"), cold("signupd"), "ms", "≤ 30 ms")
+
+# Availability check with 1,000,000 accounts vs none.
+avail_opts = ["--set-a", '{"op":"set","field":"username","value":"freeNameA"}', "--set-b", '{"op":"set","field":"username","value":"freeNameB"}',
+              "--match", "Username available"]
+empty_db = os.path.join(work, "empty.sqlite")
+full_db = os.path.join(work, "full.sqlite")
+Daemon("signupd", db=full_db).stop()  # creates the schema
+log(subprocess.run([sys.executable, os.path.join(HERE, "seed_accounts.py"), full_db, str(args.seed_accounts)], capture_output=True, text=True).stdout.strip())
+avail = {}
+for name, db in (("none", empty_db), ("full", full_db)):
+    d = Daemon("signupd", db=db)
+    try:
+        avail[name] = [load(d.sock, "-c", 1, "-d", D, *avail_opts) for _ in range(args.rounds)]
+    finally:
+        d.stop()
+a_none = median([r["p50_us"] for r in avail["none"]])
+a_full = median([r["p50_us"] for r in avail["full"]])
+rows.append(("availability check round trip p50, %d accounts vs none" % args.seed_accounts, a_none, a_full, "µs", a_full / a_none, "≤ 1.5×"))
+
+# Keystroke latency while 32 signups hash (default Argon2id), and signups/logins per second.
+d = Daemon("signupd", extra=[])
+try:
+    anchor_d = Daemon("anchor")
+    quiet = load(anchor_d.sock, "-c", 1, "-d", D)
+    anchor_d.stop()
+    bg = subprocess.Popen([sys.executable, os.path.join(HERE, "form_load.py"), d.sock, "signup", "32", str(D + 6)], stdout=subprocess.PIPE, text=True)
+    time.sleep(3)  # let the 32 signups get going before measuring keystrokes
+    busy = load(d.sock, "-c", 1, "-d", D)
+    signups = bg.communicate()[0].strip()
+    logins = subprocess.run([sys.executable, os.path.join(HERE, "form_load.py"), d.sock, "login", "32", str(D + 6)], capture_output=True, text=True).stdout.strip()
+finally:
+    d.stop()
+rows.append(("keystroke round trip p99 while 32 signups hash their passwords", quiet["p99_us"] / 1000, busy["p99_us"] / 1000, "ms",
+             busy["p99_us"] / quiet["p99_us"], "≤ 16 ms"))
+log(signups, logins, busy)
+
+# Report.
+cpu = re.search(r"model name\s*:\s*(.*)", open("/proc/cpuinfo").read())
+mem_total = re.search(r"MemTotal:\s+(\d+)", open("/proc/meminfo").read()).group(1)
+print("Machine: %s, %d cores, %.0f GiB, Linux %s. Rounds: %d × %.0f s. Anchor: ndjson-echo; load: ndjson-load." % (
+    cpu.group(1) if cpu else platform.processor(), os.cpu_count(), int(mem_total) / 1048576, platform.release(), args.rounds, D))
+print()
+print("| measure | anchor | signupd | unit | signupd ÷ anchor | target |")
+print("|---|---:|---:|---|---:|---|")
+fmt = lambda x: ("%.0f" % x) if x >= 100 else ("%.2f" % x)
+for measure, a, s, unit, ratio, target in rows:
+    print("| %s | %s | %s | %s | %.2f | %s |" % (measure, fmt(a), fmt(s), unit, ratio, target))
+print()
+print("Signups and logins with the default Argon2id cost (2 passes, 64 MiB), 32 at once:")
+print()
+print("    " + signups)
+print("    " + logins)
+print()
+print("Latency curve (one round each): p50 / p99 in µs, and requests/s.")
+print()
+print("| sessions | anchor p50 | anchor p99 | anchor req/s | signupd p50 | signupd p99 | signupd req/s |")
+print("|---:|---:|---:|---:|---:|---:|---:|")
+for n, point in curve:
+    a, s = point["anchor"], point["signupd"]
+    print("| %d | %s | %s | %s | %s | %s | %s |" % (n, fmt(a[0]), fmt(a[1]), fmt(a[2]), fmt(s[0]), fmt(s[1]), fmt(s[2])))
+print()
+print("Memory: anchor %.2f KiB and signupd %.2f KiB per held session; connection errors: anchor %d, signupd %d." % (
+    mem["anchor"][0] / 1024, mem["signupd"][0] / 1024, mem["anchor"][1], mem["signupd"][1]))
