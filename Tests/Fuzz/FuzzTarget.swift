@@ -1,0 +1,97 @@
+// libFuzzer entry point over the line framer, the request decoder and the form engine
+// together, as the daemon chains them. Built by scripts/fuzz.sh (not a SwiftPM target:
+// libFuzzer brings its own main).
+import FormEngine
+import Protocol
+
+/// Fails loudly: libFuzzer records the input that got here.
+func require(_ condition: Bool, _ what: @autoclosure () -> String) {
+    if !condition { fatalError("invariant broken: \(what())") }
+}
+
+/// Every event must encode to one line of JSON that parses back as an object.
+func checkEncodes(_ event: ServerEvent) {
+    let line = event.line
+    require(line.last == 0x0A && !line.dropLast().contains(0x0A), "one line per event")
+    let parsed = try? JSONParser.parse(Array(line.dropLast()))
+    require(parsed?.objectValue?["event"] != nil, "event re-parses: \(String(decoding: line, as: UTF8.self))")
+}
+
+/// The engine's own invariants after every step.
+func checkInvariants(_ session: FormSession) {
+    let allOK = session.validations.allSatisfy { $0.state == .ok }
+    require(session.enabled == (allOK && !session.busy && !session.finished), "enabled = all ok and not busy")
+    require(session.validations.count == session.form.fields.count, "one validation per field")
+    if session.nextDeadline != nil {
+        require(session.validations.contains { $0.state == .validating }, "a pending check shows validating")
+    }
+}
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    let bytes = UnsafeRawBufferPointer(start: data, count: size)
+    var framer = LineFramer(maxLineBytes: 4096)
+    var sessions = [FormSession(form: .signup), FormSession(form: .login)]
+    var now = Moment.zero
+    var seq: UInt64 = 0
+    let outcomes: [SubmitOutcome] = [
+        .signedUp(user: "u"), .loggedIn(user: "u", token: "t"), .usernameTaken, .invalidCredentials, .rateLimited, .storeUnavailable,
+    ]
+    let answers: [Availability] = [.available, .taken, .unreachable]
+
+    func handle(_ line: UnsafeRawBufferPointer) {
+        let request: Request
+        do {
+            request = try Request.decode(line: line)
+        } catch {
+            checkEncodes(.error(code: error.code, message: error.message, session: nil, id: error.id))
+            return
+        }
+        now = now + .milliseconds(Int64(line.count % 700))
+        let which = line.count % sessions.count
+        let input: FormInput
+        switch request.operation {
+        case .set(_, let field, let value): input = .set(field: field, value: value)
+        case .submit: input = .submit
+        case .ping, .describe: input = .tick
+        case .verify(let token): input = .availability(check: UInt64(token.utf8.count % 5), answers[token.utf8.count % 3])
+        case .open(let form): input = .submitCompleted(outcomes[form.utf8.count % outcomes.count])
+        case .attach(let s), .close(.some(let s)), .snapshot(.some(let s)): input = .set(field: "username", value: s)
+        case .close(nil), .snapshot(nil):
+            for event in sessions[which].snapshot() {
+                seq += 1
+                checkEncodes(.session(session: "s", seq: seq, event, id: request.id))
+            }
+            return
+        }
+        do {
+            let step = try sessions[which].handle(input, now: now)
+            for event in step.events {
+                seq += 1
+                checkEncodes(.session(session: "s", seq: seq, event, id: request.id))
+            }
+            for effect in step.effects {
+                if case .startCheck(let id, let username, _) = effect {
+                    require(UsernameRules.hasOnlyLettersAndDigits(username) && !username.isEmpty, "only valid names are checked")
+                    require(id > 0, "check ids start at 1")
+                }
+            }
+        } catch {
+            // A refusal must leave the session consistent.
+        }
+        checkInvariants(sessions[which])
+    }
+
+    // Feed in two chunks split where the first byte says, to exercise partial lines.
+    let split = size > 0 ? Int(bytes[0]) % (size + 1) : 0
+    framer.feed(UnsafeRawBufferPointer(rebasing: bytes[..<split])) { frame in
+        if case .line(let line) = frame { handle(line) }
+    }
+    framer.feed(UnsafeRawBufferPointer(rebasing: bytes[split...])) { frame in
+        if case .line(let line) = frame { handle(line) }
+    }
+    framer.finish { frame in
+        if case .line(let line) = frame { handle(line) }
+    }
+    return 0
+}

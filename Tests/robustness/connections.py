@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+"""Load on connections: HOLD connections at once, each with an open session, all still
+answering ping; then CYCLES connect/open/close cycles, after which the daemon's file
+descriptors are back to where they were and its memory near it.
+
+usage: connections.py path/to/signupd [HOLD [CYCLES]]   (defaults 10000 and 100000)
+"""
+import resource
+import socket
+import sys
+
+from harness import FAST_HASH, Checks, Client, Daemon
+
+binary = sys.argv[1]
+hold = int(sys.argv[2]) if len(sys.argv) > 2 else 10000
+cycles = int(sys.argv[3]) if len(sys.argv) > 3 else 100000
+checks = Checks("connections (%d held, %d cycles)" % (hold, cycles))
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+daemon = Daemon(binary, args=FAST_HASH + ["--max-connections-per-user", str(hold + 100), "--max-connections", str(hold + 100)]).start()
+OPEN = b'{"op":"open","form":"login"}\n{"op":"ping","id":1}\n'
+
+
+def read_until(sock, token, buffer=b""):
+    while token not in buffer:
+        chunk = sock.recv(65536)
+        if not chunk:
+            raise EOFError("closed")
+        buffer += chunk
+    return buffer
+
+
+try:
+    base_fds = daemon.fd_count()
+    # Hold: connect all, then open a session and ping on each.
+    socks = []
+    for _ in range(hold):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.connect(daemon.sock)  # blocking: waits for room in the listen backlog
+        s.settimeout(60)
+        socks.append(s)
+    for s in socks:
+        s.sendall(OPEN)
+    answered = sum(1 for s in socks if b'"pong"' in read_until(s, b'"pong"'))
+    checks.check(answered == hold, "all %d held connections answered ping (%d)" % (hold, answered))
+    checks.check(daemon.fd_count() >= base_fds + hold, "the daemon holds them all")
+    for s in socks:
+        s.sendall(b'{"op":"ping","id":2}\n')
+    answered = sum(1 for s in socks if b'"id":2' in read_until(s, b'"id":2'))
+    checks.check(answered == hold, "and answer again while all are open")
+    for s in socks:
+        s.close()
+    c = Client(daemon.sock)
+    c.barrier()
+    c.close()
+
+    # Cycles: warm up, measure, cycle, measure again.
+    def cycle(n):
+        for _ in range(n):
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.connect(daemon.sock)
+            s.sendall(OPEN + b'{"op":"close"}\n')
+            read_until(s, b'"pong"')
+            s.close()
+
+    cycle(min(2000, cycles))
+    probe = Client(daemon.sock)
+    probe.barrier()
+    fds_before, rss_before = daemon.fd_count(), daemon.rss_kib()
+    probe.close()
+    cycle(cycles)
+    probe = Client(daemon.sock)
+    probe.barrier()  # every earlier connection's close has been handled by now
+    fds_after, rss_after = daemon.fd_count(), daemon.rss_kib()
+    probe.close()
+    checks.check(fds_after <= fds_before, "file descriptors back to baseline: %d -> %d" % (fds_before, fds_after))
+    checks.check(rss_after <= rss_before * 1.10 + 4096, "memory back near baseline: %d KiB -> %d KiB" % (rss_before, rss_after))
+    print("held=%d cycles=%d fds %d->%d rss %d->%d KiB" % (hold, cycles, fds_before, fds_after, rss_before, rss_after))
+finally:
+    checks.check(daemon.stop() == 0, "daemon exits 0")
+checks.done()

@@ -1,0 +1,146 @@
+"""Shared pieces of the robustness checks: start signupd as a separate process (ready
+when it says READY=1 over NOTIFY_SOCKET), and a small protocol client."""
+import json
+import os
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+
+FAST_HASH = ["--argon2-ops", "1", "--argon2-memory-kib", "8"]
+SLOW_HASH = ["--argon2-ops", "4", "--argon2-memory-kib", "262144"]
+
+
+class Daemon:
+    def __init__(self, binary, directory=None, database=None, args=(), socket_name="signupd.sock"):
+        self.binary = binary
+        self.directory = directory or tempfile.mkdtemp(prefix="signupd-rb-")
+        self.sock = os.path.join(self.directory, socket_name)
+        self.database = database or os.path.join(self.directory, "accounts.sqlite")
+        self.args = list(args)
+        self.log_path = os.path.join(self.directory, "signupd.log")
+        self.proc = None
+
+    def start(self):
+        notify_path = os.path.join(self.directory, "notify-%d.sock" % time.monotonic_ns())
+        notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        notify.bind(notify_path)
+        notify.settimeout(60)
+        self.proc = subprocess.Popen(
+            [self.binary, "--socket", self.sock, "--database", self.database] + self.args,
+            env={"NOTIFY_SOCKET": notify_path, "PATH": "/usr/bin:/bin"},
+            stdout=subprocess.DEVNULL, stderr=open(self.log_path, "a"))
+        try:
+            while b"READY=1" not in notify.recv(4096):
+                pass
+        except socket.timeout:
+            raise AssertionError("signupd did not become ready; log:\n" + self.log())
+        finally:
+            notify.close()
+            os.unlink(notify_path)
+        return self
+
+    def log(self):
+        with open(self.log_path, errors="replace") as f:
+            return f.read()
+
+    def signal(self, sig):
+        self.proc.send_signal(sig)
+
+    def wait(self, timeout=60):
+        return self.proc.wait(timeout=timeout)
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            return self.proc.wait(timeout=60)
+        return self.proc.returncode if self.proc else None
+
+    def fd_count(self):
+        return len(os.listdir("/proc/%d/fd" % self.proc.pid))
+
+    def rss_kib(self):
+        with open("/proc/%d/status" % self.proc.pid) as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+
+
+class Client:
+    def __init__(self, path, timeout=30):
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(timeout)
+        self.sock.connect(path)
+        self.reader = self.sock.makefile("rb")
+        self.hello = self.read()
+        self.next_id = 0
+
+    def close(self):
+        self.reader.close()
+        self.sock.close()
+
+    def read(self):
+        line = self.reader.readline()
+        if not line:
+            raise EOFError("connection closed")
+        return json.loads(line)
+
+    def send_raw(self, data):
+        self.sock.sendall(data)
+
+    def send(self, op, **members):
+        self.next_id += 1
+        members["id"] = members.get("id", self.next_id)
+        self.sock.sendall(json.dumps(dict(op=op, **members)).encode() + b"\n")
+        return members["id"]
+
+    def until(self, predicate):
+        seen = []
+        while True:
+            m = self.read()
+            if predicate(m):
+                return m, seen
+            seen.append(m)
+
+    def reply(self, request_id):
+        return self.until(lambda m: m.get("id") == request_id and m["event"] not in ("validation", "enabled", "busy"))
+
+    def barrier(self):
+        return self.reply(self.send("ping"))[1]
+
+    def open(self, form):
+        opened, _ = self.reply(self.send("open", form=form))
+        self.until(lambda m: m.get("event") == "busy")
+        return opened["session"]
+
+    def fill_signup(self, name, password):
+        """Opens a signup and fills it; returns the username's availability validation."""
+        self.open("signup")
+        self.send("set", field="username", value=name)
+        state, _ = self.until(lambda m: m.get("event") == "validation" and m["field"] == "username" and m["state"] in ("ok", "failed"))
+        self.send("set", field="password", value=password)
+        self.send("set", field="repeatedPassword", value=password)
+        self.barrier()
+        return state
+
+    def submit_and_wait(self):
+        self.send("submit")
+        result, _ = self.until(lambda m: m.get("event") in ("result", "error"))
+        return result
+
+
+class Checks:
+    """Counts checks and prints the plain closing line the CI reads."""
+
+    def __init__(self, name):
+        self.name = name
+        self.passed = 0
+
+    def check(self, condition, what):
+        if not condition:
+            raise AssertionError(what)
+        self.passed += 1
+
+    def done(self):
+        print("%s: %d passed, 0 failed" % (self.name, self.passed))
