@@ -5,6 +5,7 @@
 #   3. a real systemd as PID 1 in namespaces (skips cleanly where the kernel refuses)
 #   4. a third-party client in Python (standard library only)
 #   5. the interactive form driven in tmux
+#   6. robustness: hostile peers, faults, load, kill -9, and a 30-second fuzz run
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -16,4 +17,5 @@ scripts/check-units.sh "$BIN/signupd"
 scripts/systemd-boot-test.sh "$BIN/signupd" "$BIN/signupctl"
 python3 Tests/clients/third_party_client.py "$BIN/signupd"
 python3 Tests/clients/interactive_form_test.py "$BIN/signupd" "$BIN/signupctl"
+scripts/robustness.sh "$BIN/signupd"
 echo "scripts/test.sh: all checks passed"

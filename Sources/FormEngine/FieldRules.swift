@@ -39,7 +39,8 @@ public struct Validation: Sendable, Codable, Equatable {
 extension FieldRule {
     /// The validation that follows from the values alone. For a username with an
     /// availability check, `ok` here means "syntactically valid, check it".
-    func evaluate(_ value: String, values: [String: String], messages: FormMessages) -> Validation {
+    /// `valueOf` reads another field's value by name (for `repeats`).
+    func evaluate(_ value: String, valueOf: (String) -> String, messages: FormMessages) -> Validation {
         if value.isEmpty { return .empty }
         switch self {
         case .username(let availabilityCheck):
@@ -55,7 +56,7 @@ extension FieldRule {
             }
             return count < PasswordRules.minLength ? Validation(.failed, messages.passwordTooShort) : Validation(.ok, messages.passwordAcceptable)
         case .repeats(let other):
-            return value.utf8.elementsEqual((values[other] ?? "").utf8) ? Validation(.ok, messages.passwordRepeated) : Validation(.failed, messages.passwordDifferent)
+            return value.utf8.elementsEqual(valueOf(other).utf8) ? Validation(.ok, messages.passwordRepeated) : Validation(.failed, messages.passwordDifferent)
         case .required:
             return Validation(.ok, messages.passwordEntered)
         }

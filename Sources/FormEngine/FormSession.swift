@@ -88,15 +88,13 @@ public struct FormSession: Sendable, Codable, Equatable {
     public var nextDeadline: Moment? { pendingCheck?.deadline }
 
     private mutating func revalidate(changed: Int, now: Moment, configuration: FormConfiguration, into step: inout FormStep) {
-        var byName: [String: String] = [:]
-        for (field, value) in zip(form.fields, values) { byName[field.name] = value }
         for (index, field) in form.fields.enumerated() {
             let dependsOnChange: Bool = switch field.rule {
             case .repeats(let other): index == changed || form.index(of: other) == changed
             default: index == changed
             }
             guard dependsOnChange else { continue }
-            let validation = field.rule.evaluate(values[index], values: byName, messages: configuration.messages)
+            let validation = field.rule.evaluate(values[index], valueOf: { name in form.index(of: name).map { values[$0] } ?? "" }, messages: configuration.messages)
             if case .username(availabilityCheck: true) = field.rule {
                 // flatMapLatest: whatever the new value, the old check's answer is no longer wanted.
                 if let check = pendingCheck, check.field == index {

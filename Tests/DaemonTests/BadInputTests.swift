@@ -51,6 +51,31 @@ struct BadInputTests {
         Case("verify a malformed token", #"{"op":"verify","token":"x"}"#, "invalid_token"),
         Case("a line over the limit", Array(repeating: UInt8(ascii: "a"), count: 65537), "line_too_long"),
         Case("a lone CR inside JSON is whitespace, but inside a string it is not", "{\"op\":\"pi\rng\"}", "invalid_json"),
+        Case("a 1 MiB value", #"{"op":"set","field":"username","value":""# + String(repeating: "v", count: 1 << 20) + #""}"#, "line_too_long"),
+        Case("a line of 64 KiB + 1 in a valid request", #"{"op":"ping","pad":""# + String(repeating: " ", count: 65537 - 22) + #""}"#, "line_too_long"),
+        Case("many members and no op", "{" + (0..<3000).map { "\"k\($0)\":\($0)" }.joined(separator: ",") + "}", "invalid_request"),
+        Case("NaN", #"{"op":"ping","id":NaN}"#, "invalid_json"),
+        Case("Infinity", #"{"op":"ping","id":Infinity}"#, "invalid_json"),
+        Case("a huge number as a value", #"{"op":"set","field":"username","value":1e999999}"#, "invalid_request"),
+        Case("single quotes", "{'op':'ping'}", "invalid_json"),
+        Case("a trailing comma", #"{"op":"ping",}"#, "invalid_json"),
+        Case("a comment", #"{"op":"ping"} // hi"#, "invalid_json"),
+        Case("a byte order mark", [0xEF, 0xBB, 0xBF] + Array(#"{"op":"ping"}"#.utf8), "invalid_json"),
+        Case("an overlong UTF-8 encoding", [0x22, 0xC0, 0xAF, 0x22], "invalid_json"),
+        Case("a lone surrogate escape", #"{"op":"\ud800"}"#, "invalid_json"),
+        Case("an invalid escape", #"{"op":"p\ing"}"#, "invalid_json"),
+        Case("an empty object", "{}", "invalid_request"),
+        Case("op null", #"{"op":null}"#, "invalid_request"),
+        Case("op empty", #"{"op":""}"#, "unknown_op"),
+        Case("an escaped NUL in op", #"{"op":"ping\u0000"}"#, "unknown_op"),
+        Case("form of the wrong type", #"{"op":"open","form":7}"#, "invalid_request"),
+        Case("value null", #"{"op":"set","field":"username","value":null}"#, "invalid_request"),
+        Case("field an array", #"{"op":"set","field":["username"],"value":"x"}"#, "invalid_request"),
+        Case("token a number", #"{"op":"verify","token":12}"#, "invalid_request"),
+        Case("a top-level number", "12", "invalid_request"),
+        Case("33 nested objects", String(repeating: #"{"a":"#, count: 33) + "1" + String(repeating: "}", count: 33), "invalid_json"),
+        Case("a string where an object is expected", #""{\"op\":\"ping\"}""#, "invalid_request"),
+        Case("a session of the wrong type", #"{"op":"submit","session":1}"#, "invalid_request"),
     ]
 
     @Test("each bad line earns its error code and the connection keeps working", arguments: cases)
@@ -104,6 +129,39 @@ struct BadInputTests {
         try crowded.send(Request(.open(form: "login")))
         #expect(try crowded.next("error").string("code") == "limit_exceeded")
         #expect(try crowded.sync().isEmpty)
+    }
+
+    @Test("operations in the wrong order get their errors; the connection survives")
+    func wrongOrder() throws {
+        let client = try SharedDaemon.client()
+        let session = try client.open("signup")
+        try client.send(Request(.close(session: nil)))
+        _ = try client.next("closed")
+        for (request, code) in [
+            (Request(.set(session: nil, field: "username", value: "x")), "no_session"),
+            (Request(.submit(session: nil)), "no_session"),
+            (Request(.close(session: nil)), "no_session"),
+            (Request(.snapshot(session: session)), "unknown_session"),
+            (Request(.set(session: session, field: "username", value: "x")), "unknown_session"),
+        ] {
+            try client.send(request)
+            #expect(try client.next("error").string("code") == code)
+        }
+        #expect(try client.sync().isEmpty)
+    }
+
+    @Test("a submit flood earns errors, never a crash or a stuck session")
+    func submitFlood() throws {
+        let client = try SharedDaemon.client()
+        _ = try client.open("signup")
+        let flood = String(repeating: #"{"op":"submit"}"# + "\n", count: 500)
+        try client.sendRaw(flood)
+        let replies = try client.sync()
+        let codes = Set(replies.compactMap { $0.string("code") })
+        #expect(replies.count == 500)
+        #expect(codes.isSubset(of: ["not_ready", "rate_limited"]) && codes.contains("rate_limited"))
+        // Still a working session.
+        #expect(try client.set("password", "abc").first?.string("state") == "failed")
     }
 
     @Test("a line split across many writes and CRLF endings are accepted")
