@@ -255,21 +255,30 @@ final class ConnectionHandler: ChannelInboundHandler {
     }
 
     private func run(_ input: FormInput, on session: Session, id: RequestID?, output: ConnectionOutput) {
-        Self.onLoop(of: session) { session in
-            guard !session.isClosed else {
-                return output.deliver(.error(code: .unknownSession, message: "session \(session.id) has ended", session: session.id, id: id))
+        // The common case (a connection's own session) calls straight through: no closure
+        // to allocate on the per-keystroke path.
+        if session.eventLoop.inEventLoop {
+            Self.apply(input, to: session, id: id, output: output)
+        } else {
+            session.eventLoop.execute { Self.apply(input, to: session, id: id, output: output) }
+        }
+    }
+
+    /// Feeds a client input to a session and reports a refusal as its wire error.
+    private static func apply(_ input: FormInput, to session: Session, id: RequestID?, output: ConnectionOutput) {
+        guard !session.isClosed else {
+            return output.deliver(.error(code: .unknownSession, message: "session \(session.id) has ended", session: session.id, id: id))
+        }
+        do throws(FormError) {
+            try session.handle(input, id: id, from: output)
+        } catch {
+            let (code, message): (ErrorCode, String) = switch error {
+            case .unknownField(let name):
+                (.unknownField, "form \(session.formName) has no field \"\(name)\"")
+            case .notReady: (.notReady, "submit is not enabled yet: every field must be ok and nothing in progress")
+            case .finished: (.finished, "this session has completed; open a new one")
             }
-            do throws(FormError) {
-                try session.handle(input, id: id, from: output)
-            } catch {
-                let (code, message): (ErrorCode, String) = switch error {
-                case .unknownField(let name):
-                    (.unknownField, "form \(session.formName) has no field \"\(name)\"")
-                case .notReady: (.notReady, "submit is not enabled yet: every field must be ok and nothing in progress")
-                case .finished: (.finished, "this session has completed; open a new one")
-                }
-                output.deliver(.error(code: code, message: message, session: session.id, id: id))
-            }
+            output.deliver(.error(code: code, message: message, session: session.id, id: id))
         }
     }
 
