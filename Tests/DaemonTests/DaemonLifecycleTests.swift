@@ -108,6 +108,21 @@ struct DaemonLifecycleTests {
         #expect(!FileManager.default.fileExists(atPath: first.socketPath))
     }
 
+    @Test("feeds the watchdog systemd asks for, and keeps STATUS= up to date with the counts")
+    func watchdogAndStatus() throws {
+        let daemon = DaemonProcess()
+        try daemon.start(.systemd, environment: ["WATCHDOG_USEC": "400000"])
+        #expect(try daemon.waitForNotification { $0.contains("WATCHDOG=1") } == "WATCHDOG=1")
+        let client = try daemon.connect()
+        _ = try client.hello()
+        #expect(try client.signup("carol", "password")["ok"] == .bool(true))
+        let status = try daemon.waitForNotification { $0.contains("1 signups") }
+        #expect(status.hasPrefix("STATUS="))
+        #expect(status.contains("1 connections"))
+        daemon.signal(SIGTERM)
+        #expect(daemon.waitForExit() == 0)
+    }
+
     @Test("exits 0 by itself after --idle-exit seconds without connections")
     func idleExit() throws {
         let daemon = DaemonProcess()

@@ -75,3 +75,15 @@ struct JSONWriterTests {
         #expect(parsed.objectValue?["v"] == .string(value))
     }
 }
+
+@Suite("Parser cost on hostile objects")
+struct JSONParserScalingTests {
+    @Test("duplicate detection still works past the linear-scan threshold", arguments: [3, 8, 9, 500])
+    func duplicatesInLargeObjects(_ count: Int) throws {
+        let members = (0..<count).map { "\"k\($0)\":\($0)" }
+        let unique = "{" + members.joined(separator: ",") + "}"
+        #expect(try JSONParser.parse(Array(unique.utf8)).objectValue?.members.count == count)
+        let duplicated = "{" + (members + ["\"k\(count / 2)\":0"]).joined(separator: ",") + "}"
+        #expect { try JSONParser.parse(Array(duplicated.utf8)) } throws: { ($0 as? JSONParseError)?.kind == .duplicateKey }
+    }
+}

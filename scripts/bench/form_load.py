@@ -59,6 +59,7 @@ def worker(index):
     name = "load%d%dw%d" % (os.getpid(), int(time.time()), index)
     if kind == "login":
         conn.run_form("signup", name, "password %d" % index)
+    ready.wait()  # the clock starts when every worker is set up
     round_ = 0
     while time.monotonic() < stop_at:
         round_ += 1
@@ -73,9 +74,17 @@ def worker(index):
 
 
 # Logins first create their accounts; the clock starts once every worker is ready.
-stop_at = time.monotonic() + seconds + (30 if kind == "login" else 0)
+start = 0.0
+
+
+def begin():
+    global start, stop_at
+    start = time.monotonic()
+    stop_at = start + seconds
+
+
+ready = threading.Barrier(concurrency, action=begin)
 threads = [threading.Thread(target=worker, args=(i,), daemon=True) for i in range(concurrency)]
-start = time.monotonic()
 for t in threads:
     t.start()
 for t in threads:

@@ -98,6 +98,7 @@ public struct JSONParser: ~Copyable {
         guard depth <= maxDepth else { throw error(.tooDeep, "nesting deeper than \(maxDepth) levels") }
         index += 1
         var members: [JSONObject.Member] = []
+        var seen: Set<String> = []
         skipWhitespace()
         if current == UInt8(ascii: "}") {
             index += 1
@@ -108,8 +109,17 @@ public struct JSONParser: ~Copyable {
             guard current == UInt8(ascii: "\"") else { throw error(.syntax, "expected a member name") }
             let keyOffset = index
             let key = try parseString()
-            for member in members where member.key == key {
-                throw JSONParseError(kind: .duplicateKey, message: "duplicate member \"\(key)\"", offset: keyOffset)
+            // A linear scan is fastest for the handful of members a request has; past that,
+            // a set keeps a hostile object with thousands of members from costing O(n²).
+            if members.count < 8 {
+                for member in members where member.key == key {
+                    throw JSONParseError(kind: .duplicateKey, message: "duplicate member \"\(key)\"", offset: keyOffset)
+                }
+            } else {
+                if seen.isEmpty { seen = Set(members.map(\.key)) }
+                guard seen.insert(key).inserted else {
+                    throw JSONParseError(kind: .duplicateKey, message: "duplicate member \"\(key)\"", offset: keyOffset)
+                }
             }
             skipWhitespace()
             guard current == UInt8(ascii: ":") else { throw error(.syntax, "expected ':' after a member name") }

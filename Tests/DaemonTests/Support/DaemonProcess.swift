@@ -82,7 +82,7 @@ final class DaemonProcess {
             posix_spawn_file_actions_adddup2(&actions, listenFD, 3)
             env += ["LISTEN_FDS=1", "LISTEN_FDNAMES=signupd.socket"]
             // LISTEN_PID must be the daemon's own pid: a shell learns it, then execs.
-            argv = ["/bin/sh", "-c", "LISTEN_PID=$$; export LISTEN_PID; exec \"$0\" \"$@\"", Self.binary] + arguments
+            argv = ["/bin/sh", "-c", "LISTEN_PID=$$; WATCHDOG_PID=$$; export LISTEN_PID WATCHDOG_PID; exec \"$0\" \"$@\"", Self.binary] + arguments
         case .byHand:
             arguments += ["--socket", socketPath]
             argv = [Self.binary] + arguments
