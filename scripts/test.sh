@@ -6,6 +6,7 @@
 #   4. a third-party client in Python (standard library only)
 #   5. the interactive form driven in tmux
 #   6. robustness: hostile peers, faults, load, kill -9, and a 30-second fuzz run
+#   7. the Swift suite again under ThreadSanitizer and AddressSanitizer
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -18,4 +19,5 @@ scripts/systemd-boot-test.sh "$BIN/signupd" "$BIN/signupctl"
 python3 Tests/clients/third_party_client.py "$BIN/signupd"
 python3 Tests/clients/interactive_form_test.py "$BIN/signupd" "$BIN/signupctl"
 scripts/robustness.sh "$BIN/signupd"
+scripts/sanitizers.sh thread address
 echo "scripts/test.sh: all checks passed"

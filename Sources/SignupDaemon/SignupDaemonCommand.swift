@@ -106,7 +106,13 @@ struct SignupDaemonCommand: AsyncParsableCommand {
                 logger: logger
             )
         )
-        try await serviceGroup.run()
+        do {
+            try await serviceGroup.run()
+        } catch {
+            try? await accounts.shutdown()
+            try? await group.shutdownGracefully()
+            throw error
+        }
         try await accounts.shutdown()
         try await group.shutdownGracefully()
     }
@@ -118,6 +124,8 @@ struct SignupDaemonCommand: AsyncParsableCommand {
         } else {
             let path = paths.socket ?? DefaultPaths.socket
             try DefaultPaths.createParent(of: path)
+            // Before anything starts: a live daemon on the path is a clear refusal.
+            try SocketPath.prepare(path)
             listener = .path(path, mode: paths.socketModeValue)
         }
         var configuration = DaemonConfiguration(

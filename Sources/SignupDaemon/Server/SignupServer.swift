@@ -108,6 +108,7 @@ final class SignupServer: Service {
             _ = listen(fd, SOMAXCONN)
             return channel
         case .path(let path, let mode):
+            // Checked at start-up too; again here, for a socket file that appeared since.
             try SocketPath.prepare(path)
             let channel = try await bootstrap.bind(unixDomainSocketPath: path).get()
             chmod(path, mode_t(mode))

@@ -8,7 +8,7 @@ import Glibc
 
 /// A blocking NDJSON client over a real Unix socket, as a third-party client would be.
 final class LineClient {
-    let fd: Int32
+    private(set) var fd: Int32
     private var buffer: [UInt8] = []
     /// Every message received so far, in order.
     private(set) var received: [JSONObject] = []
@@ -18,7 +18,14 @@ final class LineClient {
         UnixSocket.setReceiveTimeout(fd, seconds: timeoutSeconds)
     }
 
-    deinit { close(fd) }
+    deinit { disconnect() }
+
+    /// Closes the connection now (once: a second close could hit a reused descriptor).
+    func disconnect() {
+        guard fd >= 0 else { return }
+        close(fd)
+        fd = -1
+    }
 
     /// Sends raw bytes exactly as given.
     func sendRaw(_ bytes: [UInt8]) throws {
