@@ -15,6 +15,7 @@ run Tests/robustness/sigterm_under_load.py "$BIN"
 run Tests/robustness/store_faults.py "$BIN"
 run Tests/robustness/slow_consumer.py "$BIN"
 run Tests/robustness/other_uid.py "$BIN"
+run Tests/robustness/accounts_and_limits.py "$BIN"
 run Tests/robustness/kill9.py "$BIN" 200
 if [ $long = 1 ]; then
   run Tests/robustness/connections.py "$BIN" 10000 100000

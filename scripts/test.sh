@@ -3,7 +3,8 @@
 #   1. swift test: the engine, the codec, and the real daemon over its socket
 #   2. the systemd units: verify clean, security exposure <= 2.0
 #   3. a real systemd as PID 1 in namespaces (skips cleanly where the kernel refuses)
-#   4. a third-party client in Python (standard library only)
+#   4. a third-party client in Python (standard library only), and signupctl's
+#      scripted commands with every documented exit code
 #   5. the interactive form driven in tmux
 #   6. robustness: hostile peers, faults, load, kill -9, and a 30-second fuzz run
 #   7. the Swift suite again under ThreadSanitizer and AddressSanitizer
@@ -17,6 +18,7 @@ BIN=$(swift build --show-bin-path)
 scripts/check-units.sh "$BIN/signupd"
 scripts/systemd-boot-test.sh "$BIN/signupd" "$BIN/signupctl"
 python3 Tests/clients/third_party_client.py "$BIN/signupd"
+python3 Tests/clients/signupctl_commands.py "$BIN/signupd" "$BIN/signupctl"
 python3 Tests/clients/interactive_form_test.py "$BIN/signupd" "$BIN/signupctl"
 scripts/robustness.sh "$BIN/signupd"
 scripts/sanitizers.sh thread address

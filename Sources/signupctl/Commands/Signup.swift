@@ -15,11 +15,7 @@ extension SignupCtl {
         @OptionGroup var connection: ConnectionOptions
 
         func run() throws {
-            if inputs.interactive {
-                try InteractiveForm.run(form: "signup", connection: connection)
-            } else {
-                try ScriptedForm.run(form: "signup", inputs: inputs, connection: connection, printToken: false)
-            }
+            try FormRun.run("signup", inputs: inputs, connection: connection, printToken: false)
         }
     }
 
@@ -37,11 +33,18 @@ extension SignupCtl {
         @OptionGroup var connection: ConnectionOptions
 
         func run() throws {
-            if inputs.interactive {
-                try InteractiveForm.run(form: "login", connection: connection)
-            } else {
-                try ScriptedForm.run(form: "login", inputs: inputs, connection: connection, printToken: true)
-            }
+            try FormRun.run("login", inputs: inputs, connection: connection, printToken: true)
+        }
+    }
+}
+
+/// Picks the interactive or the scripted form, as the inputs say.
+enum FormRun {
+    static func run(_ form: String, inputs: FormInputOptions, connection: ConnectionOptions, printToken: Bool) throws {
+        if inputs.interactive {
+            try InteractiveForm.run(form: form, connection: connection)
+        } else {
+            try ScriptedForm.run(form: form, inputs: inputs, connection: connection, printToken: printToken)
         }
     }
 }
