@@ -15,4 +15,4 @@ cc -O2 -Wall -o "$tools/ndjson-echo" "$BENCH_SRC/ndjson-echo.c"
 cc -O2 -Wall -o "$tools/ndjson-load" "$BENCH_SRC/ndjson-load.c"
 exec python3 scripts/bench/run.py --signupd "$(swift build -c release --show-bin-path)/signupd" \
   --echo "$tools/ndjson-echo" --load "$tools/ndjson-load" \
-  --rounds "${ROUNDS:-3}" --duration "${DURATION:-5}" --seed-accounts "${SEED:-1000000}"
+  --rounds "${ROUNDS:-3}" --duration "${DURATION:-5}" --seed-accounts "${SEED:-1000000}" --plot docs/latency-curve.svg

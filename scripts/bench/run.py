@@ -26,6 +26,7 @@ p.add_argument("--rounds", type=int, default=3)
 p.add_argument("--duration", type=float, default=5)
 p.add_argument("--seed-accounts", type=int, default=1_000_000)
 p.add_argument("--cold-runs", type=int, default=15)
+p.add_argument("--plot", help="write the latency curve as SVG here")
 args = p.parse_args()
 HERE = os.path.dirname(os.path.abspath(__file__))
 work = tempfile.mkdtemp(prefix="signupd-bench-")
@@ -212,6 +213,11 @@ finally:
 rows.append(("keystroke round trip p99 while 32 signups hash their passwords", quiet["p99_us"] / 1000, busy["p99_us"] / 1000, "ms",
              busy["p99_us"] / quiet["p99_us"], "≤ 16 ms"))
 log(signups, logins, busy)
+
+if args.plot:
+    sys.path.insert(0, HERE)
+    from plot import latency_svg
+    latency_svg(curve, args.plot)
 
 # Report.
 cpu = re.search(r"model name\s*:\s*(.*)", open("/proc/cpuinfo").read())
