@@ -87,3 +87,20 @@ struct JSONParserScalingTests {
         #expect { try JSONParser.parse(Array(duplicated.utf8)) } throws: { ($0 as? JSONParseError)?.kind == .duplicateKey }
     }
 }
+
+@Suite("UTF-8 validation")
+struct UTF8ValidationTests {
+    @Test("agrees with the standard library on valid and invalid sequences", arguments: [
+        [0x61], [0xC3, 0xA9], [0xE2, 0x82, 0xAC], [0xF0, 0x9F, 0x98, 0x80], [0xF4, 0x8F, 0xBF, 0xBF], [0xEF, 0xBF, 0xBF],
+        [0xC0, 0xAF], [0xC1, 0xBF], [0xE0, 0x80, 0xAF], [0xED, 0xA0, 0x80], [0xF0, 0x80, 0x80, 0xAF], [0xF4, 0x90, 0x80, 0x80],
+        [0xF5, 0x80, 0x80, 0x80], [0x80], [0xC3], [0xE2, 0x82], [0xE2, 0x28, 0xA1], [0xFF], Array("ascii only, longer than eight".utf8),
+        Array("mixed ascii then é at the end".utf8), [0x61, 0x62, 0x63, 0x64, 0x65, 0x66, 0x67, 0x68, 0xC3],
+    ] as [[UInt8]])
+    func matchesStandardLibrary(_ bytes: [UInt8]) throws {
+        // Wrapped in a JSON string, so the parser's validation is what decides.
+        let document = [0x22] + bytes + [0x22]
+        let standard = String(validating: bytes, as: UTF8.self)
+        let parsed = try? JSONParser.parse(document)
+        #expect(parsed?.stringValue == standard)
+    }
+}

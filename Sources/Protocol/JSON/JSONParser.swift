@@ -209,7 +209,7 @@ public struct JSONParser: ~Copyable {
     }
 
     private static func makeString(_ raw: UnsafeRawBufferPointer, at offset: Int) throws(JSONParseError) -> String {
-        guard let string = String(validating: raw, as: UTF8.self) else {
+        guard let string = UTF8Validation.string(raw) else {
             throw JSONParseError(kind: .invalidUTF8, message: "invalid UTF-8 in a string", offset: offset)
         }
         return string
