@@ -55,8 +55,10 @@ cp /lib/systemd/system/systemd-{poweroff,exit,halt}.service /run/sandbox-units/
 cp -r $UNITS/* /run/sandbox-units/
 cp $BIN /run/sandbox-bin/signupd
 mount -t tmpfs tmpfs /var/log
-mount -t tmpfs tmpfs /var/lib/systemd
-mkdir -p /var/lib/private && mount -t tmpfs -o mode=700 tmpfs /var/lib/private
+# All of /var/lib is private: DynamicUser= creates /var/lib/signupd -> private/signupd,
+# which must not appear on the host.
+mount -t tmpfs -o mode=755 tmpfs /var/lib
+mkdir -p /var/lib/systemd /var/lib/private && chmod 700 /var/lib/private
 mount --bind /etc /etc && mount -o remount,bind,ro /etc
 : > $STATE/console.log; mount --bind $STATE/console.log /dev/console
 mount -t tmpfs tmpfs /tmp; mount -t tmpfs tmpfs /var/tmp
@@ -119,5 +121,6 @@ out=$(printf 'p4ssword\n' | timeout 30 "$CTL" login --socket "$SOCK" --username 
 [ "$(show NRestarts)" = 0 ] || fail "service restarted after a failure"
 
 down
+[ ! -e /var/lib/signupd ] || fail "the sandbox leaked /var/lib/signupd onto the host"
 echo "PASS: systemd boot test (socket activation, StatusText, signup, idle exit, restart on demand)"
 rm -rf "$STATE"

@@ -60,6 +60,17 @@ class Daemon:
     def fd_count(self):
         return len(os.listdir("/proc/%d/fd" % self.proc.pid))
 
+    def socket_count(self):
+        """Open sockets (client connections, the listener, internal ones)."""
+        directory = "/proc/%d/fd" % self.proc.pid
+        count = 0
+        for fd in os.listdir(directory):
+            try:
+                count += os.readlink(os.path.join(directory, fd)).startswith("socket:")
+            except OSError:
+                pass  # closed while we looked
+        return count
+
     def rss_kib(self):
         with open("/proc/%d/status" % self.proc.pid) as f:
             for line in f:
