@@ -44,7 +44,9 @@ try:
     answered = sum(1 for s in socks if b'"pong"' in read_until(s, b'"pong"'))
     checks.check(answered == hold, "all %d held connections answered ping (%d)" % (hold, answered))
     held = daemon.socket_count() - base_sockets
-    checks.check(held >= hold, "the daemon holds them all: %d sockets more than at start" % held)
+    # Minus one: sd_notify (STATUS=, once a second) holds a socket for the instant of a call,
+    # and the baseline may have caught one.
+    checks.check(held >= hold - 1, "the daemon holds them all: %d sockets more than at start" % held)
     for s in socks:
         s.sendall(b'{"op":"ping","id":2}\n')
     answered = sum(1 for s in socks if b'"id":2' in read_until(s, b'"id":2'))
