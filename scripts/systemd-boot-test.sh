@@ -121,6 +121,6 @@ out=$(printf 'p4ssword\n' | timeout 30 "$CTL" login --socket "$SOCK" --username 
 [ "$(show NRestarts)" = 0 ] || fail "service restarted after a failure"
 
 down
-[ ! -e /var/lib/signupd ] || fail "the sandbox leaked /var/lib/signupd onto the host"
+[ "$(readlink /var/lib/signupd 2>/dev/null)" != private/signupd ] || fail "the sandbox leaked DynamicUser's /var/lib/signupd symlink onto the host"
 echo "PASS: systemd boot test (socket activation, StatusText, signup, idle exit, restart on demand)"
 rm -rf "$STATE"
