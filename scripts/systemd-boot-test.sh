@@ -40,7 +40,7 @@ cat > "$UNITS/sandbox.target" <<UNIT
 Description=signupd test sandbox
 Requires=basic.target
 After=basic.target
-Wants=signupd.socket
+Wants=signupd.socket systemd-journald.socket
 UNIT
 
 cat > "$STATE/init.sh" <<INIT
@@ -52,6 +52,8 @@ mkdir -p /run/systemd/system /run/lock /run/sandbox-units /run/sandbox-nogen /ru
 for u in sysinit basic sockets timers paths slices shutdown poweroff final umount exit halt local-fs local-fs-pre swap; do
   cp /lib/systemd/system/\$u.target /run/sandbox-units/; done
 cp /lib/systemd/system/systemd-{poweroff,exit,halt}.service /run/sandbox-units/
+# journald too, so the service's log lands where an administrator would read it.
+cp /lib/systemd/system/systemd-journald{.service,.socket,-dev-log.socket} /run/sandbox-units/
 cp -r $UNITS/* /run/sandbox-units/
 cp $BIN /run/sandbox-bin/signupd
 mount -t tmpfs tmpfs /var/log
@@ -120,7 +122,18 @@ out=$(printf 'p4ssword\n' | timeout 30 "$CTL" login --socket "$SOCK" --username 
 [ "$(show ActiveState)" = active ] || fail "service was not started again on demand"
 [ "$(show NRestarts)" = 0 ] || fail "service restarted after a failure"
 
+# 4. The log went to the journal with structured fields (when journald runs in the sandbox).
+if [ "$(ns_exec systemctl is-active systemd-journald.service)" = active ]; then
+  journal=$(ns_exec journalctl -u signupd.service -o verbose --no-pager 2>/dev/null)
+  echo "$journal" | grep -q "MESSAGE=account created" || fail "no 'account created' entry in the journal"
+  echo "$journal" | grep -q "SIGNUPD_USER=sandboxuser" || fail "the journal entry lacks its SIGNUPD_USER field"
+  ! echo "$journal" | grep -q "p4ssword" || fail "the password reached the journal"
+  journal_note=", structured journal entries"
+else
+  journal_note=" (journald did not start here: journal not checked)"
+fi
+
 down
 [ "$(readlink /var/lib/signupd 2>/dev/null)" != private/signupd ] || fail "the sandbox leaked DynamicUser's /var/lib/signupd symlink onto the host"
-echo "PASS: systemd boot test (socket activation, StatusText, signup, idle exit, restart on demand)"
+echo "PASS: systemd boot test (socket activation, StatusText, signup, idle exit, restart on demand$journal_note)"
 rm -rf "$STATE"
