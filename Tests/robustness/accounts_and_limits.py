@@ -15,6 +15,7 @@ import socket
 import sqlite3
 import subprocess
 import sys
+import time
 
 from harness import FAST_HASH, Checks, Client, Daemon
 
@@ -44,6 +45,26 @@ try:
     checks.check(login(c, "other", "right password")["ok"] is True, "another user is not limited")
 finally:
     checks.check(daemon.stop() == 0, "daemon exits 0")
+
+# Tokens expire: with a 1-second lifetime, a fresh token verifies, then stops verifying.
+short = Daemon(binary, args=FAST_HASH + ["--token-lifetime", "1"]).start()
+try:
+    c = Client(short.sock)
+    c.fill_signup("expiring", "some password")
+    c.submit_and_wait()
+    token = login(c, "expiring", "some password")["token"]
+    verified, _ = c.reply(c.send("verify", token=token))
+    checks.check(verified["event"] == "verified", "a fresh token verifies: %s" % verified)
+    deadline = time.monotonic() + 10
+    expired = False
+    while time.monotonic() < deadline and not expired:
+        answer, _ = c.reply(c.send("verify", token=token))
+        expired = answer.get("code") == "invalid_token"
+        if not expired:
+            time.sleep(0.1)  # waiting for wall-clock time to pass, which is what is tested
+    checks.check(expired, "the token is invalid after its lifetime")
+finally:
+    checks.check(short.stop() == 0, "daemon exits 0")
 
 # Re-hash on login when the parameters changed.
 old = Daemon(binary, args=["--argon2-ops", "1", "--argon2-memory-kib", "8"]).start()

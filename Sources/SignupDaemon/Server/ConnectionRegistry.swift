@@ -94,6 +94,15 @@ final class ConnectionRegistry: Sendable {
         }
     }
 
+    /// Lets `waitForSubmits` return even though work is still running (the drain's deadline).
+    func abandonSubmitWait() {
+        let waiters: [CheckedContinuation<Void, Never>] = state.withLock { state in
+            defer { state.submitWaiters = [] }
+            return state.submitWaiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
     /// Returns once every connection is gone.
     func waitForConnections() async {
         await withCheckedContinuation { continuation in

@@ -62,7 +62,13 @@ final class SignupServer: Service {
         try? await serverChannel.close()
         removeSocketFile()
 
-        await services.registry.waitForSubmits()
+        // In-flight signups and logins finish and are answered, within the grace period.
+        let registry = services.registry
+        let deadline = loop.scheduleTask(in: .seconds(Int64(configuration.shutdownGraceSeconds))) {
+            registry.abandonSubmitWait()
+        }
+        await registry.waitForSubmits()
+        deadline.cancel()
         let byeReason = reason == .idle ? "idle" : "shutdown"
         for output in services.registry.allConnections { ConnectionHandler.sayGoodbye(output, reason: byeReason) }
         await services.registry.waitForConnections()
