@@ -18,9 +18,6 @@ public struct LineFramer: Sendable {
         self.maxLineBytes = maxLineBytes
     }
 
-    /// Bytes held back waiting for the end of a line.
-    public var bufferedBytes: Int { partial.count }
-
     /// Feeds the next chunk of the stream; `body` sees every frame it completes, in order.
     public mutating func feed(_ chunk: UnsafeRawBufferPointer, _ body: (Frame) throws -> Void) rethrows {
         var start = 0

@@ -111,6 +111,19 @@ final class AccountService: Sendable {
         }.recover { _ in .storeUnavailable }
     }
 
+    /// Deletes expired login tokens, on the store pool.
+    func pruneExpiredTokens(on eventLoop: EventLoop) {
+        storePool.runIfActive(eventLoop: eventLoop) { [store] in
+            try store.deleteExpiredTokens(now: Int64(wallClockSeconds()))
+        }.whenComplete { [logger] result in
+            switch result {
+            case .success(let removed) where removed > 0: logger.info("expired tokens deleted", metadata: ["count": "\(removed)"])
+            case .success: break
+            case .failure(let error): logger.warning("cannot delete expired tokens", metadata: ["error": "\(error)"])
+            }
+        }
+    }
+
     /// The decoy hash, made once. Hash pool only.
     private func decoy() -> String {
         decoyHash.withLock { decoy in

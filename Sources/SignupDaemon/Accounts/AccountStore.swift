@@ -35,9 +35,6 @@ protocol AccountStore: Sendable {
 
     /// Deletes expired tokens; returns how many.
     func deleteExpiredTokens(now: Int64) throws(AccountStoreError) -> Int
-
-    /// Number of accounts (for the status line).
-    func accountCount() throws(AccountStoreError) -> Int
 }
 
 extension String {

@@ -47,8 +47,4 @@ final class InMemoryAccountStore: AccountStore {
             return before - state.tokens.count
         }
     }
-
-    func accountCount() -> Int {
-        state.withLock { $0.accounts.count }
-    }
 }

@@ -11,11 +11,6 @@ struct PasswordHasher: Sendable {
         .init(operations: UInt64(crypto_pwhash_opslimit_interactive()), memoryBytes: Int(crypto_pwhash_memlimit_interactive()))
     }
 
-    /// The smallest cost libsodium accepts (for tests only: fast, and still Argon2id).
-    static var minimum: DaemonConfiguration.HashCost {
-        .init(operations: UInt64(crypto_pwhash_opslimit_min()), memoryBytes: Int(crypto_pwhash_memlimit_min()))
-    }
-
     /// Initialises libsodium; call once before any other use.
     static func initialise() throws(DaemonError) {
         guard sodium_init() >= 0 else { throw .startup("libsodium failed to initialise") }

@@ -110,10 +110,6 @@ final class SQLiteAccountStore: AccountStore {
         }
     }
 
-    func accountCount() throws(AccountStoreError) -> Int {
-        try run { try pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM account") ?? 0 } }
-    }
-
     private func run<T>(_ body: () throws -> T) throws(AccountStoreError) -> T {
         do {
             return try body()

@@ -45,6 +45,10 @@ final class SignupServer: Service {
                 stop.fire(.idle)
             }
         }
+        // Expired tokens are deleted soon after start, then hourly.
+        let pruning = loop.scheduleRepeatedTask(initialDelay: .seconds(5), delay: .hours(1)) { [services] _ in
+            services.accounts.pruneExpiredTokens(on: loop)
+        }
         // The watchdog is fed from an event loop, so a stuck loop stops feeding it.
         let watchdog = notifier.watchdogInterval.map { interval in
             let half = TimeAmount.nanoseconds(Int64(interval.components.seconds) * 500_000_000 + interval.components.attoseconds / 2_000_000_000)
@@ -73,6 +77,7 @@ final class SignupServer: Service {
         for output in services.registry.allConnections { ConnectionHandler.sayGoodbye(output, reason: byeReason) }
         await services.registry.waitForConnections()
         housekeeping.cancel()
+        pruning.cancel()
         watchdog?.cancel()
         logger.info("stopped", metadata: ["signups": "\(services.accounts.counts.signups)", "logins": "\(services.accounts.counts.logins)"])
     }

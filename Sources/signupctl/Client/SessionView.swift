@@ -20,8 +20,6 @@ struct SessionView {
     var enabled = false
     var busy = false
     var result: Result?
-    /// The last error the daemon sent about this session (e.g. not_ready).
-    var lastError: String?
 
     init(form: FormDescription) {
         self.form = form
@@ -44,8 +42,6 @@ struct SessionView {
                 ok: message["ok"]?.boolValue ?? false, message: message["message"]?.stringValue ?? "",
                 user: message["user"]?.stringValue, token: message["token"]?.stringValue
             )
-        case "error":
-            lastError = message["message"]?.stringValue
         default:
             return false
         }
