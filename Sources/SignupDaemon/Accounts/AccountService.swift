@@ -1,5 +1,6 @@
 import FormEngine
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 import Synchronization
@@ -19,7 +20,7 @@ final class AccountService: Sendable {
     /// A hash to verify against when the account does not exist, so that a missing
     /// account costs the same time as a wrong password. Made on first use, on the hash
     /// pool: computing it at start-up would delay the first `hello` by a whole hash.
-    private let decoyHash = Mutex<String?>(nil)
+    private let decoyHash = NIOLockedValueBox<String?>(nil)
     private let signupCount = Atomic<Int>(0)
     private let loginCount = Atomic<Int>(0)
 
@@ -126,7 +127,7 @@ final class AccountService: Sendable {
 
     /// The decoy hash, made once. Hash pool only.
     private func decoy() -> String {
-        decoyHash.withLock { decoy in
+        decoyHash.withLockedValue { decoy in
             if let decoy { return decoy }
             let made = (try? hasher.hash("decoy password, never a real one")) ?? ""
             decoy = made

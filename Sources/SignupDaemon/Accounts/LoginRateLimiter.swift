@@ -1,11 +1,11 @@
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// Counts failed logins per username key in a sliding window; past the limit every
 /// attempt is refused until old failures age out. In memory: a restart forgets it.
 final class LoginRateLimiter: Sendable {
     private let limit: Int
     private let windowNanoseconds: UInt64
-    private let failures = Mutex<[String: [UInt64]]>([:])
+    private let failures = NIOLockedValueBox<[String: [UInt64]]>([:])
 
     init(limit: Int, window: Duration = .seconds(60)) {
         self.limit = limit
@@ -15,7 +15,7 @@ final class LoginRateLimiter: Sendable {
 
     /// Whether another attempt for `key` is refused at `now` (monotonic nanoseconds).
     func isLimited(_ key: String, now: UInt64) -> Bool {
-        failures.withLock { table in
+        failures.withLockedValue { table in
             let recent = table[key]?.filter { now &- $0 < windowNanoseconds } ?? []
             table[key] = recent.isEmpty ? nil : recent
             return recent.count >= limit
@@ -24,7 +24,7 @@ final class LoginRateLimiter: Sendable {
 
     /// Records a failed attempt.
     func recordFailure(_ key: String, now: UInt64) {
-        failures.withLock { table in
+        failures.withLockedValue { table in
             table[key, default: []].append(now)
             // Keep memory bounded under a flood of distinct names.
             if table.count > 100_000 {
@@ -35,6 +35,6 @@ final class LoginRateLimiter: Sendable {
 
     /// Forgets the failures of `key` (after a successful login).
     func reset(_ key: String) {
-        _ = failures.withLock { $0.removeValue(forKey: key) }
+        _ = failures.withLockedValue { $0.removeValue(forKey: key) }
     }
 }

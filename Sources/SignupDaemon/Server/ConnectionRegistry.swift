@@ -1,5 +1,5 @@
+import NIOConcurrencyHelpers
 import NIOCore
-import Synchronization
 
 /// Process-wide bookkeeping: live connections (in total and per uid), submits in
 /// flight, and the shutdown drain. Thread-safe.
@@ -15,7 +15,7 @@ final class ConnectionRegistry: Sendable {
         var acceptedTotal = 0
     }
 
-    private let state = Mutex(State())
+    private let state = NIOLockedValueBox(State())
     let maxConnections: Int
     let maxConnectionsPerUID: Int
 
@@ -28,7 +28,7 @@ final class ConnectionRegistry: Sendable {
 
     /// Counts a new connection in, unless a limit says no.
     func admit(_ output: ConnectionOutput, uid: UInt32) -> Admission {
-        state.withLock { state in
+        state.withLockedValue { state in
             if state.draining { return .draining }
             if state.connections.count >= maxConnections { return .tooManyConnections }
             if state.perUID[uid, default: 0] >= maxConnectionsPerUID { return .tooManyForUser }
@@ -40,7 +40,7 @@ final class ConnectionRegistry: Sendable {
     }
 
     func remove(_ output: ConnectionOutput, uid: UInt32) {
-        let waiters: [CheckedContinuation<Void, Never>] = state.withLock { state in
+        let waiters: [CheckedContinuation<Void, Never>] = state.withLockedValue { state in
             guard state.connections.removeValue(forKey: ObjectIdentifier(output)) != nil else { return [] }
             state.perUID[uid, default: 1] -= 1
             if state.perUID[uid] == 0 { state.perUID[uid] = nil }
@@ -52,23 +52,23 @@ final class ConnectionRegistry: Sendable {
         for waiter in waiters { waiter.resume() }
     }
 
-    var connectionCount: Int { state.withLock { $0.connections.count } }
+    var connectionCount: Int { state.withLockedValue { $0.connections.count } }
 
-    var isDraining: Bool { state.withLock { $0.draining } }
+    var isDraining: Bool { state.withLockedValue { $0.draining } }
 
     /// How long there has been no connection at all, or nil while there is one.
     var idleFor: TimeAmount? {
-        state.withLock { state in
+        state.withLockedValue { state in
             state.connections.isEmpty ? NIODeadline.now() - state.lastConnectionClosed : nil
         }
     }
 
     func submitStarted() {
-        state.withLock { $0.submitsInFlight += 1 }
+        state.withLockedValue { $0.submitsInFlight += 1 }
     }
 
     func submitFinished() {
-        let waiters: [CheckedContinuation<Void, Never>] = state.withLock { state in
+        let waiters: [CheckedContinuation<Void, Never>] = state.withLockedValue { state in
             state.submitsInFlight -= 1
             guard state.submitsInFlight == 0 else { return [] }
             defer { state.submitWaiters = [] }
@@ -79,13 +79,13 @@ final class ConnectionRegistry: Sendable {
 
     /// Refuses new sessions and submits from now on.
     func beginDraining() {
-        state.withLock { $0.draining = true }
+        state.withLockedValue { $0.draining = true }
     }
 
     /// Returns once no signup or login is in flight.
     func waitForSubmits() async {
         await withCheckedContinuation { continuation in
-            let done = state.withLock { state in
+            let done = state.withLockedValue { state in
                 if state.submitsInFlight == 0 { return true }
                 state.submitWaiters.append(continuation)
                 return false
@@ -96,7 +96,7 @@ final class ConnectionRegistry: Sendable {
 
     /// Lets `waitForSubmits` return even though work is still running (the drain's deadline).
     func abandonSubmitWait() {
-        let waiters: [CheckedContinuation<Void, Never>] = state.withLock { state in
+        let waiters: [CheckedContinuation<Void, Never>] = state.withLockedValue { state in
             defer { state.submitWaiters = [] }
             return state.submitWaiters
         }
@@ -106,7 +106,7 @@ final class ConnectionRegistry: Sendable {
     /// Returns once every connection is gone.
     func waitForConnections() async {
         await withCheckedContinuation { continuation in
-            let done = state.withLock { state in
+            let done = state.withLockedValue { state in
                 if state.connections.isEmpty { return true }
                 state.connectionWaiters.append(continuation)
                 return false
@@ -116,5 +116,5 @@ final class ConnectionRegistry: Sendable {
     }
 
     /// Every live connection, for the shutdown `bye`.
-    var allConnections: [ConnectionOutput] { state.withLock { Array($0.connections.values) } }
+    var allConnections: [ConnectionOutput] { state.withLockedValue { Array($0.connections.values) } }
 }

@@ -1,9 +1,9 @@
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 import Protocol
 import ServiceLifecycle
-import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -31,14 +31,14 @@ final class SignupServer: Service {
     func run() async throws {
         let serverChannel = try await bind()
         let loop = group.next()
-        let lastStatus = Mutex(statusLine())
-        notifier.ready(status: lastStatus.withLock { $0 })
+        let lastStatus = NIOLockedValueBox(statusLine())
+        notifier.ready(status: lastStatus.withLockedValue { $0 })
         logger.info("serving", metadata: ["socket": "\(socketDescription)", "pid": "\(getpid())"])
 
         // Once a second: refresh STATUS= when it changed, and check for idle exit.
         let housekeeping = loop.scheduleRepeatedTask(initialDelay: .seconds(1), delay: .seconds(1)) { [self] _ in
             let current = statusLine()
-            if lastStatus.withLock({ status in defer { status = current }; return status != current }) {
+            if lastStatus.withLockedValue({ status in defer { status = current }; return status != current }) {
                 notifier.status(current)
             }
             if let idleExit = configuration.idleExitSeconds, let idle = services.registry.idleFor, idle >= .seconds(Int64(idleExit)) {

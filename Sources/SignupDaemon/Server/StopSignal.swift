@@ -1,4 +1,4 @@
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// Why the server stops serving.
 enum StopReason: Sendable, Equatable {
@@ -13,10 +13,10 @@ final class StopSignal: Sendable {
         var waiters: [CheckedContinuation<StopReason, Never>] = []
     }
 
-    private let state = Mutex(State())
+    private let state = NIOLockedValueBox(State())
 
     func fire(_ reason: StopReason) {
-        let waiters: [CheckedContinuation<StopReason, Never>] = state.withLock { state in
+        let waiters: [CheckedContinuation<StopReason, Never>] = state.withLockedValue { state in
             guard state.reason == nil else { return [] }
             state.reason = reason
             defer { state.waiters = [] }
@@ -27,7 +27,7 @@ final class StopSignal: Sendable {
 
     func wait() async -> StopReason {
         await withCheckedContinuation { continuation in
-            let reason: StopReason? = state.withLock { state in
+            let reason: StopReason? = state.withLockedValue { state in
                 if let reason = state.reason { return reason }
                 state.waiters.append(continuation)
                 return nil

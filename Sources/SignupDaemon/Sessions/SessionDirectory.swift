@@ -1,14 +1,14 @@
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// All live sessions by id, so that `attach` can find one from any connection.
 final class SessionDirectory: Sendable {
-    private let sessions = Mutex<[String: Session]>([:])
+    private let sessions = NIOLockedValueBox<[String: Session]>([:])
 
-    var count: Int { sessions.withLock { $0.count } }
+    var count: Int { sessions.withLockedValue { $0.count } }
 
     /// Registers a session under a fresh random id and returns it.
     func add(_ make: (String) -> Session) -> Session {
-        sessions.withLock { table in
+        sessions.withLockedValue { table in
             var id: String
             repeat {
                 id = Self.randomID()
@@ -20,11 +20,11 @@ final class SessionDirectory: Sendable {
     }
 
     func find(_ id: String) -> Session? {
-        sessions.withLock { $0[id] }
+        sessions.withLockedValue { $0[id] }
     }
 
     func remove(_ id: String) {
-        _ = sessions.withLock { $0.removeValue(forKey: id) }
+        _ = sessions.withLockedValue { $0.removeValue(forKey: id) }
     }
 
     /// 64 random bits in hex: unguessable enough that ids do not leak across users, while

@@ -63,7 +63,10 @@ extension SignupCtl {
 
     /// `signupctl verify TOKEN`
     struct Verify: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Check a login token and print whose it is.")
+        static let configuration = CommandConfiguration(
+            abstract: "Check a login token and print whose it is.",
+            discussion: "Tokens are base64url and may begin with \"-\": pass them after \"--\", as in `signupctl verify -- \"$TOKEN\"`."
+        )
 
         @Argument(help: "The token `signupctl login` printed.")
         var token: String
