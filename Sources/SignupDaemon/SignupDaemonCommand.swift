@@ -75,6 +75,9 @@ struct SignupDaemonCommand: AsyncParsableCommand {
 
     private func serve(logger: Logger) async throws {
         signal(SIGPIPE, SIG_IGN)
+        // Whatever signupd creates is private to its user, whatever umask it was started
+        // under; the socket gets --socket-mode explicitly once bound.
+        umask(0o077)
         try PasswordHasher.initialise()
         let inherited = try SystemdListenFDs.take()
         let configuration = try makeConfiguration(inherited: inherited)
@@ -85,8 +88,10 @@ struct SignupDaemonCommand: AsyncParsableCommand {
         case .memory:
             store = InMemoryAccountStore()
         case .sqlite(let path):
-            try DefaultPaths.createParent(of: path)
             store = try SQLiteAccountStore(path: path)
+            for file in PrivateDirectory.restrictDatabaseFiles(path) {
+                logger.notice("made \(file) private (mode 0600): it was readable by others")
+            }
         }
         let accounts = AccountService(store: store, configuration: configuration, logger: logger)
         let group = MultiThreadedEventLoopGroup(numberOfThreads: configuration.eventLoopThreads)
@@ -122,15 +127,25 @@ struct SignupDaemonCommand: AsyncParsableCommand {
         if let inherited {
             listener = .inherited(fd: inherited.fd, name: inherited.name)
         } else {
-            let path = paths.socket ?? DefaultPaths.socket
-            try DefaultPaths.createParent(of: path)
+            let explicit = paths.socket ?? DefaultPaths.environment("SIGNUPD_SOCKET")
+            let path = try explicit ?? DefaultPaths.socket()
+            // Clients must be able to reach a socket meant for a group: its directory is 0755.
+            try PrivateDirectory.prepare(parentOf: path, create: explicit == nil, mode: 0o755, option: paths.socket != nil ? "--socket" : (explicit != nil ? "SIGNUPD_SOCKET" : "socket"))
             // Before anything starts: a live daemon on the path is a clear refusal.
             try SocketPath.prepare(path)
             listener = .path(path, mode: paths.socketModeValue)
         }
+        let store: DaemonConfiguration.Store
+        if paths.database == ":memory:" {
+            store = .memory
+        } else {
+            let path = try paths.database ?? DefaultPaths.database()
+            try PrivateDirectory.prepare(parentOf: path, create: paths.database == nil, mode: 0o700, option: paths.database != nil ? "--database" : "database")
+            store = .sqlite(path: path)
+        }
         var configuration = DaemonConfiguration(
             listener: listener,
-            store: paths.database == ":memory:" ? .memory : .sqlite(path: paths.database ?? DefaultPaths.database),
+            store: store,
             idleExitSeconds: idleExit.map { $0 == 0 ? nil : $0 } ?? (inherited != nil ? 60 : nil),
             hashCost: security.hashCost,
             hashConcurrency: security.hashConcurrency ?? max(1, System.coreCount),

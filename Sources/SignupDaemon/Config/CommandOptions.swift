@@ -3,7 +3,7 @@ import ArgumentParser
 /// Where signupd listens and keeps its accounts.
 struct PathOptions: ParsableArguments {
     @Option(help: ArgumentHelp(
-        "Socket to bind when not socket-activated. Default: $RUNTIME_DIRECTORY/signupd.sock, $XDG_RUNTIME_DIR/signupd.sock, or /run/signupd/signupd.sock for root.",
+        "Socket to bind when not socket-activated. Default: $SIGNUPD_SOCKET, $RUNTIME_DIRECTORY/signupd.sock, $XDG_RUNTIME_DIR/signupd.sock, or /run/signupd/signupd.sock for root. Its directory must exist and be safe (owned by root or you, not writable by others).",
         valueName: "path"))
     var socket: String?
 
@@ -11,7 +11,7 @@ struct PathOptions: ParsableArguments {
     var socketMode: String = "0660"
 
     @Option(help: ArgumentHelp(
-        "SQLite database of accounts, or :memory: for a throwaway store. Default: $STATE_DIRECTORY/accounts.sqlite, or /var/lib/signupd/accounts.sqlite for root, ~/.local/state/signupd/accounts.sqlite otherwise.",
+        "SQLite database of accounts, or :memory: for a throwaway store. Default: $STATE_DIRECTORY/accounts.sqlite, or /var/lib/signupd/accounts.sqlite for root, ~/.local/state/signupd/accounts.sqlite otherwise (created 0700 when missing). A path given here must be in an existing, safe directory; its files are made 0600.",
         valueName: "path"))
     var database: String?
 
