@@ -60,8 +60,14 @@ final class DaemonProcess {
     }
 
     /// Starts the daemon; with `.systemd`, returns once it has sent READY=1.
-    func start(_ activation: Activation = .systemd, arguments extra: [String] = [], environment: [String: String] = [:], waitForReady: Bool = true) throws {
-        var arguments = ["--database", databasePath] + Self.fastHashing + extra
+    /// `umask` runs the daemon under that file-creation mask; `passSocket: false` leaves
+    /// out `--socket` when run by hand (for `$SIGNUPD_SOCKET` and the defaults);
+    /// `passDatabase: false` likewise for `--database`; `runAs` drops to that uid and gid.
+    func start(
+        _ activation: Activation = .systemd, arguments extra: [String] = [], environment: [String: String] = [:],
+        waitForReady: Bool = true, umask mask: mode_t? = nil, passSocket: Bool = true, passDatabase: Bool = true, runAs uid: uid_t? = nil
+    ) throws {
+        var arguments = (passDatabase ? ["--database", databasePath] : []) + Self.fastHashing + extra
         var env = ["PATH=/usr/bin:/bin"]
         for (key, value) in environment { env.append("\(key)=\(value)") }
         var actions = posix_spawn_file_actions_t()
@@ -74,6 +80,8 @@ final class DaemonProcess {
         // Both ways report readiness with sd_notify, so the test knows when to connect.
         notifyFD = try UnixSocket.notifySocket(at: "\(directory)/notify.sock")
         UnixSocket.setReceiveTimeout(notifyFD, seconds: 30)
+        // A daemon running as another uid must be able to send its READY=1.
+        if uid != nil { chmod("\(directory)/notify.sock", 0o666) }
         env.append("NOTIFY_SOCKET=\(directory)/notify.sock")
         var argv: [String]
         switch activation {
@@ -84,8 +92,14 @@ final class DaemonProcess {
             // LISTEN_PID must be the daemon's own pid: a shell learns it, then execs.
             argv = ["/bin/sh", "-c", "LISTEN_PID=$$; WATCHDOG_PID=$$; export LISTEN_PID WATCHDOG_PID; exec \"$0\" \"$@\"", Self.binary] + arguments
         case .byHand:
-            arguments += ["--socket", socketPath]
+            if passSocket { arguments += ["--socket", socketPath] }
             argv = [Self.binary] + arguments
+        }
+        if let mask {
+            argv = ["/bin/sh", "-c", "umask \(String(mask, radix: 8)); exec \"$0\" \"$@\""] + argv
+        }
+        if let uid {
+            argv = ["/usr/bin/setpriv", "--reuid", "\(uid)", "--regid", "\(uid)", "--clear-groups"] + argv
         }
         let cArgv = argv.map { strdup($0) } + [nil]
         let cEnv = env.map { strdup($0) } + [nil]
