@@ -62,7 +62,12 @@ let package = Package(
 
         .testTarget(name: "ProtocolTests", dependencies: ["Protocol"], swiftSettings: strict),
         .testTarget(name: "FormEngineTests", dependencies: ["FormEngine"], swiftSettings: strict),
-        .testTarget(name: "UsernameIdentityTests", dependencies: ["UsernameIdentity"], swiftSettings: strict),
-        .testTarget(name: "DaemonTests", dependencies: ["Protocol"], swiftSettings: strict),
+        .testTarget(name: "UsernameIdentityTests", dependencies: ["UsernameIdentity", "FormEngine"], swiftSettings: strict),
+        // GRDB and libsodium only to write a database as the previous schema did (migration test).
+        .testTarget(
+            name: "DaemonTests",
+            dependencies: ["Protocol", "CSodium", .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: strict
+        ),
     ]
 )
