@@ -109,3 +109,23 @@ extension FieldRule {
         }
     }
 }
+
+extension FieldRule {
+    /// The rule as `describe` states it: what the engine itself knows. The daemon adds
+    /// the normalisation and identity of usernames (`UsernameRule`'s).
+    public var description: FieldRulesDescription {
+        switch self {
+        case .username:
+            FieldRulesDescription(
+                maxCharacters: UsernameRules.maxLength, maxBytes: UsernameRules.maxBytes,
+                allowedCategories: ["Lu", "Ll", "Lt", "Lm", "Lo", "Nd"], refusedProperties: ["Default_Ignorable_Code_Point"]
+            )
+        case .newPassword:
+            FieldRulesDescription(minCharacters: PasswordRules.minLength, maxCharacters: PasswordRules.maxLength, maxBytes: PasswordRules.maxBytes)
+        case .repeats(let field):
+            FieldRulesDescription(equalsField: field)
+        case .required:
+            FieldRulesDescription(minCharacters: 1, maxBytes: PasswordRules.maxBytes)
+        }
+    }
+}

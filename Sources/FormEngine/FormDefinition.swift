@@ -58,7 +58,7 @@ public struct FormDefinition: Sendable, Codable, Equatable {
     public var description: FormDescription {
         FormDescription(
             name: name,
-            fields: fields.map { FormDescription.Field(name: $0.name, secret: $0.secret, label: $0.label) },
+            fields: fields.map { FormDescription.Field(name: $0.name, secret: $0.secret, label: $0.label, rules: $0.rule.description) },
             submitLabel: submitLabel
         )
     }

@@ -84,4 +84,27 @@ struct IdentityPairsTests {
             #expect(!enabled)
         }
     }
+
+    @Test("describe states the username rule precisely enough to pre-check it")
+    func describeStatesTheRule() throws {
+        let client = try SharedDaemon.client()
+        try client.send(Request(id: .string("d"), .describe))
+        let description = try client.next("description")
+        let forms = try #require(description["forms"]?.arrayValue)
+        for form in forms {
+            let fields = try #require(form.objectValue?["fields"]?.arrayValue)
+            let username = try #require(fields.first { $0.objectValue?["name"] == .string("username") }?.objectValue)
+            let rules = try #require(username["rules"]?.objectValue)
+            #expect(rules["maxCharacters"] == .number("39"))
+            #expect(rules["maxBytes"] == .number("255"))
+            #expect(rules["normalization"] == .string("NFC"))
+            #expect(rules["identity"] == .string("NFKC_Casefold"))
+            #expect(rules["confusables"] == .string("UTS39-skeleton"))
+            // The linked ICU's (Debian 12: ICU 72, Unicode 15.0).
+            #expect(rules["unicodeVersion"]?.stringValue?.wholeMatch(of: /[0-9]+\.[0-9]+/) != nil)
+            #expect(rules["refusedProperties"] == .array([.string("Default_Ignorable_Code_Point")]))
+            let password = try #require(fields.first { $0.objectValue?["name"] == .string("password") }?.objectValue?["rules"]?.objectValue)
+            #expect(password["maxBytes"] == .number("4096"))
+        }
+    }
 }
