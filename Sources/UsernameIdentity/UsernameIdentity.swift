@@ -66,7 +66,8 @@ public enum Usernames {
     /// daemon linked against another ICU recomputes them.
     public static var keyVersion: String { "NFKC_Casefold+UTS39-skeleton/Unicode-\(unicodeVersion)" }
 
-    /// Applies the username rule and returns the name's identity.
+    /// Applies the username rule (PROTOCOL.md, "Usernames", in the same order) and returns
+    /// the name's identity.
     public static func identity(of name: String) -> Result<UsernameIdentity, UsernameRejection> {
         guard name.utf8.count <= maxInputBytes else { return .failure(.tooManyBytes) }
         guard let display = ICU.nfc(name) else { return .failure(.unavailable) }
@@ -77,13 +78,13 @@ public enum Usernames {
         default: return .failure(.invalidCharacters)
         }
         guard let key = ICU.nfkcCasefold(display) else { return .failure(.unavailable) }
-        guard key.utf8.count <= maxBytes else { return .failure(.tooManyBytes) }
         switch ICU.classify(key, allowMarks: true) {
         case 0: break
         case 1: return .failure(.invisibleCharacters)
         default: return .failure(.invalidCharacters)
         }
         guard !key.isEmpty else { return .failure(.invisibleCharacters) }
+        guard key.utf8.count <= maxBytes else { return .failure(.tooManyBytes) }
         guard display.count <= maxCharacters, key.count <= maxCharacters else { return .failure(.tooLong) }
         switch ICU.spoofCheck(key) {
         case 0: break
