@@ -108,3 +108,28 @@ struct IdentityPairsTests {
         }
     }
 }
+
+@Suite("Look-alike signups racing")
+struct ConfusableRaceTests {
+    @Test("two look-alike names submitted at once: one account, the other told why", arguments: StoreUnderTest.allCases)
+    func race(store: StoreUnderTest) throws {
+        let daemon = try DaemonPerStore.get("race", store)
+        let names = ["ape", "\u{0430}\u{0440}\u{0435}"]
+        var clients: [LineClient] = []
+        // Both forms get "Username available" before either submits.
+        for name in names {
+            let client = try daemon.connect()
+            _ = try client.hello()
+            let verdict = try client.signupVerdict(name)
+            try #require(verdict.string("state") == "ok")
+            _ = try client.set("password", "race password")
+            _ = try client.set("repeatedPassword", "race password")
+            clients.append(client)
+        }
+        for client in clients { try client.send(Request(id: .string("submit"), .submit(session: nil))) }
+        let results = try clients.map { try $0.next("result") }
+        #expect(results.filter { $0["ok"] == .bool(true) }.count == 1, "\(results)")
+        let loser = try #require(results.first { $0["ok"] == .bool(false) })
+        #expect(loser.string("message") == "Username is too similar to an existing one")
+    }
+}
