@@ -125,4 +125,34 @@ struct LegacyMigrationTests {
         #expect(count == 5, "no account deleted")
         #expect(migrations == ["v1: accounts and tokens", "v2: Unicode identity keys"])
     }
+
+    @Test("keys computed with another Unicode version are recomputed when the database opens")
+    func recomputeOnKeyVersionChange() throws {
+        let daemon = DaemonProcess()
+        try Self.writeV1Database(at: daemon.databasePath)
+        try daemon.start(.systemd, arguments: ["--idle-exit", "20"])
+        daemon.signal(SIGTERM)
+        #expect(daemon.waitForExit() == 0)
+
+        // As if another ICU had written them: stale keys under another version.
+        let queue = try DatabaseQueue(path: daemon.databasePath)
+        try queue.write { db in
+            try db.execute(sql: "UPDATE account SET identityKey = 'stale' || id, skeleton = 'stale' || id")
+            try db.execute(sql: "UPDATE identityKeyVersion SET version = 'NFKC_Casefold+UTS39-skeleton/Unicode-1.0'")
+        }
+        try queue.close()
+
+        let again = DaemonProcess(directory: daemon.directory, databasePath: daemon.databasePath)
+        try again.start(.systemd, arguments: ["--idle-exit", "20"])
+        let client = try again.connect()
+        _ = try client.hello()
+        #expect(try client.login("ALICE", "alice password")["ok"] == .bool(true), "alice's key is alice again")
+        let (version, stale) = try DatabaseQueue(path: daemon.databasePath).read { db in
+            (try String.fetchOne(db, sql: "SELECT version FROM identityKeyVersion"),
+             try Int.fetchOne(db, sql: "SELECT count(*) FROM account WHERE identityKey LIKE 'stale%'"))
+        }
+        #expect(version?.hasPrefix("NFKC_Casefold+UTS39-skeleton/Unicode-") == true)
+        #expect(version != "NFKC_Casefold+UTS39-skeleton/Unicode-1.0")
+        #expect(stale == 0)
+    }
 }
