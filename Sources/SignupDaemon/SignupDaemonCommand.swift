@@ -2,11 +2,11 @@ import ArgumentParser
 import CSystemd
 import FormEngine
 import Logging
-import UsernameIdentity
 import NIOCore
 import NIOPosix
 import Protocol
 import ServiceLifecycle
+import UsernameIdentity
 
 #if canImport(Glibc)
 import Glibc
