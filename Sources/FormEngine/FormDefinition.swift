@@ -2,8 +2,9 @@ import Protocol
 
 /// How one field is validated.
 public enum FieldRule: Sendable, Codable, Equatable {
-    /// Letters and digits only, at most `UsernameRules.maxLength` characters; with
-    /// `availabilityCheck`, a syntactically valid name is then checked for availability.
+    /// The configured `FormConfiguration.usernameRule` (letters and digits, no invisible
+    /// characters, bounded characters and bytes); with `availabilityCheck`, a name that
+    /// passes is then checked for availability.
     case username(availabilityCheck: Bool)
     /// A new password: at least 5 and at most 1024 characters.
     case newPassword
