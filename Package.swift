@@ -24,6 +24,13 @@ let package = Package(
         // libsodium (Debian: libsodium-dev): Argon2id password hashing, CSPRNG, SHA-256.
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
 
+        // ICU (Debian: libicu-dev): NFKC_Casefold, UTS #39 skeletons and restriction levels.
+        // A C target, not a system library: Debian's ICU exports versioned symbols
+        // (uspoof_open_72) behind header macros Swift cannot import; cicu.c calls them.
+        .target(name: "CICU", linkerSettings: [.linkedLibrary("icui18n"), .linkedLibrary("icuuc"), .linkedLibrary("icudata")]),
+        // The username rule and identity (display name, key, skeleton), in one place.
+        .target(name: "UsernameIdentity", dependencies: ["CICU"], swiftSettings: strict),
+
         // Wire types and the NDJSON codec: no dependencies, usable by any Swift client.
         .target(name: "Protocol", swiftSettings: strict),
         // The pure form state machine (no I/O, no clock): shared by the daemon, tests and the fuzzer.
@@ -32,7 +39,7 @@ let package = Package(
         .executableTarget(
             name: "SignupDaemon",
             dependencies: [
-                "Protocol", "FormEngine", "CSystemd", "CSodium",
+                "Protocol", "FormEngine", "UsernameIdentity", "CSystemd", "CSodium",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -55,6 +62,12 @@ let package = Package(
 
         .testTarget(name: "ProtocolTests", dependencies: ["Protocol"], swiftSettings: strict),
         .testTarget(name: "FormEngineTests", dependencies: ["FormEngine"], swiftSettings: strict),
-        .testTarget(name: "DaemonTests", dependencies: ["Protocol"], swiftSettings: strict),
+        .testTarget(name: "UsernameIdentityTests", dependencies: ["UsernameIdentity", "FormEngine"], swiftSettings: strict),
+        // GRDB and libsodium only to write a database as the previous schema did (migration test).
+        .testTarget(
+            name: "DaemonTests",
+            dependencies: ["Protocol", "CSodium", .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: strict
+        ),
     ]
 )

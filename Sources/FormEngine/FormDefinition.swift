@@ -2,8 +2,9 @@ import Protocol
 
 /// How one field is validated.
 public enum FieldRule: Sendable, Codable, Equatable {
-    /// Letters and digits only, at most `UsernameRules.maxLength` characters; with
-    /// `availabilityCheck`, a syntactically valid name is then checked for availability.
+    /// The configured `FormConfiguration.usernameRule` (letters and digits, no invisible
+    /// characters, bounded characters and bytes); with `availabilityCheck`, a name that
+    /// passes is then checked for availability.
     case username(availabilityCheck: Bool)
     /// A new password: at least 5 and at most 1024 characters.
     case newPassword
@@ -58,7 +59,7 @@ public struct FormDefinition: Sendable, Codable, Equatable {
     public var description: FormDescription {
         FormDescription(
             name: name,
-            fields: fields.map { FormDescription.Field(name: $0.name, secret: $0.secret, label: $0.label) },
+            fields: fields.map { FormDescription.Field(name: $0.name, secret: $0.secret, label: $0.label, rules: $0.rule.description) },
             submitLabel: submitLabel
         )
     }

@@ -23,6 +23,8 @@ public struct Moment: Sendable, Codable, Comparable, Hashable {
 public enum Availability: Sendable, Codable, Equatable {
     case available
     case taken
+    /// Confusable (same UTS #39 skeleton) with an existing account's name.
+    case tooSimilar
     /// The store or the HTTP service failed or did not answer in time.
     case unreachable
 }
@@ -33,6 +35,8 @@ public enum SubmitOutcome: Sendable, Codable, Equatable {
     case loggedIn(user: String, token: String)
     /// The signup lost the race for the name (the store's unique index said so).
     case usernameTaken
+    /// The signup lost the race to a confusable name.
+    case usernameTooSimilar
     case invalidCredentials
     case rateLimited
     /// The account store failed; nothing was written.
@@ -90,9 +94,12 @@ public struct FormConfiguration: Sendable {
     /// How long an availability check may take before it counts as "Error contacting server".
     public var checkTimeout: Duration
     public var messages: FormMessages
+    /// The username character and length rule (the daemon's is ICU's, see UsernameIdentity).
+    public var usernameRule: UsernameRule
 
-    public init(checkTimeout: Duration = .seconds(3), messages: FormMessages = .english) {
+    public init(checkTimeout: Duration = .seconds(3), messages: FormMessages = .english, usernameRule: UsernameRule = .basic) {
         self.checkTimeout = checkTimeout
         self.messages = messages
+        self.usernameRule = usernameRule
     }
 }

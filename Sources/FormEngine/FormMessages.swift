@@ -2,6 +2,10 @@
 public struct FormMessages: Sendable, Codable, Equatable {
     public var usernameInvalidCharacters = "Username can only contain letters or digits"
     public var usernameTooLong = "Username must be at most \(UsernameRules.maxLength) characters"
+    public var usernameInvisibleCharacters = "Username cannot contain invisible characters"
+    public var usernameTooManyBytes = "Username must be at most \(UsernameRules.maxBytes) bytes"
+    public var usernameMixedScripts = "Username mixes scripts or number systems"
+    public var usernameTooSimilar = "Username is too similar to an existing one"
     public var usernameChecking = "Checking availability"
     public var usernameAvailable = "Username available"
     public var usernameTaken = "Username already taken"
@@ -9,6 +13,7 @@ public struct FormMessages: Sendable, Codable, Equatable {
     public var availabilityUnreachable = "Error contacting server"
     public var passwordTooShort = "Password must be at least \(PasswordRules.minLength) characters"
     public var passwordTooLong = "Password must be at most \(PasswordRules.maxLength) characters"
+    public var passwordTooManyBytes = "Password must be at most \(PasswordRules.maxBytes) bytes"
     public var passwordAcceptable = "Password acceptable"
     public var passwordEntered = "Password entered"
     public var passwordRepeated = "Password repeated"

@@ -67,6 +67,7 @@ public struct FormSession: Sendable, Codable, Equatable {
             let validation = switch availability {
             case .available: Validation(.ok, messages.usernameAvailable)
             case .taken: Validation(.failed, messages.usernameTaken)
+            case .tooSimilar: Validation(.failed, messages.usernameTooSimilar)
             case .unreachable: Validation(.failed, messages.availabilityUnreachable)
             }
             setValidation(validation, at: check.field, into: &step)
@@ -94,7 +95,7 @@ public struct FormSession: Sendable, Codable, Equatable {
             default: index == changed
             }
             guard dependsOnChange else { continue }
-            let validation = field.rule.evaluate(values[index], valueOf: { name in form.index(of: name).map { values[$0] } ?? "" }, messages: configuration.messages)
+            let validation = field.rule.evaluate(values[index], valueOf: { name in form.index(of: name).map { values[$0] } ?? "" }, configuration: configuration)
             if case .username(availabilityCheck: true) = field.rule {
                 // flatMapLatest: whatever the new value, the old check's answer is no longer wanted.
                 if let check = pendingCheck, check.field == index {
@@ -123,11 +124,12 @@ public struct FormSession: Sendable, Codable, Equatable {
         case .loggedIn(let user, let token):
             finished = true
             step.events.append(.result(ok: true, message: messages.loggedIn, user: user, token: token))
-        case .usernameTaken:
-            step.events.append(.result(ok: false, message: messages.usernameTaken, user: nil, token: nil))
+        case .usernameTaken, .usernameTooSimilar:
+            let message = outcome == .usernameTaken ? messages.usernameTaken : messages.usernameTooSimilar
+            step.events.append(.result(ok: false, message: message, user: nil, token: nil))
             // The name was free when checked but lost the race: show it on the field too.
             if let index = form.fields.firstIndex(where: { $0.rule == .username(availabilityCheck: true) }), pendingCheck == nil {
-                setValidation(Validation(.failed, messages.usernameTaken), at: index, into: &step)
+                setValidation(Validation(.failed, message), at: index, into: &step)
             }
         case .invalidCredentials:
             step.events.append(.result(ok: false, message: messages.invalidCredentials, user: nil, token: nil))

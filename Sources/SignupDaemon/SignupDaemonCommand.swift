@@ -6,6 +6,7 @@ import NIOCore
 import NIOPosix
 import Protocol
 import ServiceLifecycle
+import UsernameIdentity
 
 #if canImport(Glibc)
 import Glibc
@@ -93,6 +94,7 @@ struct SignupDaemonCommand: AsyncParsableCommand {
                 logger.notice("made \(file) private (mode 0600): it was readable by others")
             }
         }
+        Self.logKeptCollisions(in: store, logger: logger)
         let accounts = AccountService(store: store, configuration: configuration, logger: logger)
         let group = MultiThreadedEventLoopGroup(numberOfThreads: configuration.eventLoopThreads)
         let services = SessionServices(
@@ -170,5 +172,16 @@ struct SignupDaemonCommand: AsyncParsableCommand {
             }
         }
         return configuration
+    }
+
+    /// Says once, at start, which accounts from before Unicode identity keys collide
+    /// under them: all are kept and can log in, no new name may join them.
+    private static func logKeptCollisions(in store: any AccountStore, logger: Logger) {
+        guard let collisions = try? store.keptCollisions(), !collisions.isEmpty else { return }
+        let groups = collisions.map { $0.usernames.map { "\"\($0)\"" }.joined(separator: " ~ ") }.joined(separator: "; ")
+        logger.warning(
+            "accounts kept although their names collide under Unicode identity keys (\(Usernames.keyVersion)); each can log in, no new signup may take a colliding name",
+            metadata: ["collisions": "\(groups)", "count": "\(collisions.count)"]
+        )
     }
 }

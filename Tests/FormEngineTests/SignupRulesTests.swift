@@ -29,6 +29,48 @@ struct SignupRulesTests {
         #expect(result == Validation(.failed, "Username can only contain letters or digits"))
     }
 
+    @Test("invisible code points fail with their own message, even beside letters", arguments: [
+        "dave\u{115F}", "carol\u{3164}", "\u{3164}", "bo\u{200D}b", "alice\u{202E}", "bob\u{FE0F}", "ju\u{AD}dy",
+    ])
+    func invisibleCharacters(_ name: String) throws {
+        var session = FormSession(form: .signup)
+        let result = try validation("username", name, in: &session)
+        #expect(result == Validation(.failed, "Username cannot contain invisible characters"))
+    }
+
+    @Test("a username over 255 bytes fails before anything else is counted")
+    func usernameBytes() throws {
+        var session = FormSession(form: .signup)
+        let result = try validation("username", "admin" + String(repeating: "\u{1160}", count: 21_000), in: &session)
+        #expect(result == Validation(.failed, "Username must be at most 255 bytes"))
+        let fits = try validation("username", String(repeating: "é", count: 39), in: &session)
+        #expect(fits.state == .validating)
+    }
+
+    @Test("password fields are capped at 4096 bytes, whatever their character count")
+    func passwordBytes() throws {
+        var session = FormSession(form: .signup)
+        let heavy = "a" + String(repeating: "\u{301}", count: 2100)  // one character, 4201 bytes
+        #expect(try validation("password", heavy, in: &session) == Validation(.failed, "Password must be at most 4096 bytes"))
+        var login = FormSession(form: .login)
+        _ = try login.handle(.set(field: "password", value: heavy), now: .zero)
+        #expect(login.validations[1] == Validation(.failed, "Password must be at most 4096 bytes"))
+    }
+
+    @Test("a configured username rule decides, and each verdict has its message", arguments: [
+        (UsernameVerdict.mixedScripts, "Username mixes scripts or number systems"),
+        (.tooManyBytes, "Username must be at most 255 bytes"),
+        (.invisibleCharacters, "Username cannot contain invisible characters"),
+        (.tooLong, "Username must be at most 39 characters"),
+        (.invalidCharacters, "Username can only contain letters or digits"),
+    ])
+    func configuredRule(_ verdict: UsernameVerdict, _ message: String) throws {
+        let configuration = FormConfiguration(usernameRule: UsernameRule { _ in verdict })
+        var session = FormSession(form: .signup)
+        _ = try session.handle(.set(field: "username", value: "alice"), now: .zero, configuration: configuration)
+        #expect(session.validations[0] == Validation(.failed, message))
+    }
+
     @Test("39 characters pass, 40 fail", arguments: [(39, true), (40, false), (41, false), (38, true)])
     func usernameLength(_ length: Int, _ passes: Bool) throws {
         var session = FormSession(form: .signup)

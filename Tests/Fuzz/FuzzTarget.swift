@@ -35,9 +35,9 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     var now = Moment.zero
     var seq: UInt64 = 0
     let outcomes: [SubmitOutcome] = [
-        .signedUp(user: "u"), .loggedIn(user: "u", token: "t"), .usernameTaken, .invalidCredentials, .rateLimited, .storeUnavailable,
+        .signedUp(user: "u"), .loggedIn(user: "u", token: "t"), .usernameTaken, .usernameTooSimilar, .invalidCredentials, .rateLimited, .storeUnavailable,
     ]
-    let answers: [Availability] = [.available, .taken, .unreachable]
+    let answers: [Availability] = [.available, .taken, .tooSimilar, .unreachable]
 
     func handle(_ line: UnsafeRawBufferPointer) {
         let request: Request

@@ -16,9 +16,13 @@ from harness import FAST_HASH, Checks, Client, Daemon
 checks = Checks("HTTP availability faults")
 
 
+asked = []
+
+
 class Handler(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
         name = self.path.rsplit("/", 1)[-1]
+        asked.append(name)
         if name.startswith("free"):
             self.send_response(404)
             self.end_headers()
@@ -77,6 +81,11 @@ try:
         elapsed = time.monotonic() - started
         checks.check((got["state"], got["message"]) == (state, message), "%s: got %s" % (name, got))
         checks.check(elapsed < 1.9, "%s answered within the 1 s timeout (+ slack): %.2f s" % (name, elapsed))
+
+    # The service is asked about the name in NFC, whatever the client sent.
+    c.send("set", field="username", value="free\u0075\u0308ser")
+    got, _ = c.until(lambda m: m.get("event") == "validation" and m["field"] == "username" and m["state"] in ("ok", "failed"))
+    checks.check(got["state"] == "ok" and "free%C3%BCser" in asked, "decomposed name asked as NFC: %s" % asked[-1:])
 
     # A name the store has is taken without asking the HTTP service.
     c2 = Client(daemon.sock)

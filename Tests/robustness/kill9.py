@@ -64,7 +64,7 @@ for run in range(kills):
         w.join()
 
 db = sqlite3.connect(first.database)
-stored = {row[0]: row for row in db.execute("SELECT username, usernameKey, passwordHash FROM account")}
+stored = {row[0]: row for row in db.execute("SELECT username, identityKey, passwordHash FROM account")}
 missing = acknowledged - stored.keys()
 checks.check(len(acknowledged) > kills, "signups were acknowledged between kills (%d)" % len(acknowledged))
 checks.check(not missing, "every acknowledged signup is stored; missing: %s" % sorted(missing)[:5])

@@ -7,11 +7,14 @@ public struct FormDescription: Sendable, Equatable, Codable {
         public var secret: Bool
         /// A human label, in the server's default language.
         public var label: String
+        /// The rules the server validates the value with, precise enough to pre-check it.
+        public var rules: FieldRulesDescription?
 
-        public init(name: String, secret: Bool, label: String) {
+        public init(name: String, secret: Bool, label: String, rules: FieldRulesDescription? = nil) {
             self.name = name
             self.secret = secret
             self.label = label
+            self.rules = rules
         }
     }
 
@@ -37,5 +40,52 @@ public struct ServerLimits: Sendable, Equatable {
         self.maxLineBytes = maxLineBytes
         self.maxSessionsPerConnection = maxSessionsPerConnection
         self.maxOutputBytes = maxOutputBytes
+    }
+}
+
+/// A field's validation rules as `describe` states them. Absent members do not apply.
+public struct FieldRulesDescription: Sendable, Equatable, Codable {
+    /// Fewest grapheme clusters (extended, UAX #29) of a value that is not empty.
+    public var minCharacters: Int?
+    /// Most grapheme clusters; with `normalization`/`identity`, of both normalised forms.
+    public var maxCharacters: Int?
+    /// Most bytes of UTF-8; with `normalization`/`identity`, of both normalised forms.
+    public var maxBytes: Int?
+    /// The form the value is normalised to before the rules apply and for display: "NFC".
+    public var normalization: String?
+    /// The only Unicode general categories allowed (in the NFC form).
+    public var allowedCategories: [String]?
+    /// Unicode binary properties no code point may have (in the NFC form).
+    public var refusedProperties: [String]?
+    /// The UTS #39 checks the `identity` form must pass: "highly_restrictive" restriction
+    /// level, and no mixed number systems.
+    public var scriptRestriction: String?
+    /// The identity of a value: two values with the same image are the same user.
+    /// "NFKC_Casefold".
+    public var identity: String?
+    /// A value whose "UTS39-skeleton" of its identity equals an existing user's, with
+    /// another identity, is "too similar".
+    public var confusables: String?
+    /// The Unicode version of every property and mapping named here.
+    public var unicodeVersion: String?
+    /// The value must equal (byte for byte) the value of this field.
+    public var equalsField: String?
+
+    public init(
+        minCharacters: Int? = nil, maxCharacters: Int? = nil, maxBytes: Int? = nil, normalization: String? = nil,
+        allowedCategories: [String]? = nil, refusedProperties: [String]? = nil, scriptRestriction: String? = nil,
+        identity: String? = nil, confusables: String? = nil, unicodeVersion: String? = nil, equalsField: String? = nil
+    ) {
+        self.minCharacters = minCharacters
+        self.maxCharacters = maxCharacters
+        self.maxBytes = maxBytes
+        self.normalization = normalization
+        self.allowedCategories = allowedCategories
+        self.refusedProperties = refusedProperties
+        self.scriptRestriction = scriptRestriction
+        self.identity = identity
+        self.confusables = confusables
+        self.unicodeVersion = unicodeVersion
+        self.equalsField = equalsField
     }
 }

@@ -55,6 +55,7 @@ extension ServerEvent {
                     writer.member("name", field.name)
                     writer.member("secret", field.secret)
                     writer.member("label", field.label)
+                    if let rules = field.rules { Self.write(rules, to: &writer) }
                     writer.endObject()
                 }
                 writer.endArray()
@@ -119,6 +120,32 @@ extension ServerEvent {
             if let user { writer.member("user", user) }
             if let token { writer.member("token", token) }
         }
+    }
+
+    /// A field's rules as the `rules` member of its description.
+    private static func write(_ rules: FieldRulesDescription, to writer: inout JSONWriter) {
+        writer.key("rules")
+        writer.beginObject()
+        if let value = rules.minCharacters { writer.member("minCharacters", value) }
+        if let value = rules.maxCharacters { writer.member("maxCharacters", value) }
+        if let value = rules.maxBytes { writer.member("maxBytes", value) }
+        if let value = rules.normalization { writer.member("normalization", value) }
+        if let values = rules.allowedCategories {
+            writer.beginArray("allowedCategories")
+            values.forEach { writer.element($0) }
+            writer.endArray()
+        }
+        if let values = rules.refusedProperties {
+            writer.beginArray("refusedProperties")
+            values.forEach { writer.element($0) }
+            writer.endArray()
+        }
+        if let value = rules.scriptRestriction { writer.member("scriptRestriction", value) }
+        if let value = rules.identity { writer.member("identity", value) }
+        if let value = rules.confusables { writer.member("confusables", value) }
+        if let value = rules.unicodeVersion { writer.member("unicodeVersion", value) }
+        if let value = rules.equalsField { writer.member("equalsField", value) }
+        writer.endObject()
     }
 
     /// The event encoded as one line of UTF-8, newline included.

@@ -4,6 +4,7 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 import Synchronization
+import UsernameIdentity
 
 /// Signups, logins, token checks and the store half of availability checks. Blocking
 /// work runs on two thread pools: one sized to bound concurrent Argon2id hashing (each
@@ -46,11 +47,18 @@ final class AccountService: Sendable {
         try await storePool.shutdownGracefully()
     }
 
-    /// Whether the store has no account with this name.
+    /// Whether the store has no account with this name, nor one it could be confused with.
     func storeAvailability(of username: String, on eventLoop: EventLoop) -> EventLoopFuture<Availability> {
-        let key = username.usernameKey
+        // The form applied the same rule already; a name failing it here is never free.
+        guard case .success(let identity) = Usernames.identity(of: username) else {
+            return eventLoop.makeSucceededFuture(.unreachable)
+        }
         return storePool.runIfActive(eventLoop: eventLoop) { [store] in
-            try store.accountExists(key: key) ? .taken : .available
+            switch try store.availability(of: identity) {
+            case .available: .available
+            case .taken: .taken
+            case .tooSimilar: .tooSimilar
+            }
         }.recover { _ in .unreachable }
     }
 
@@ -64,14 +72,17 @@ final class AccountService: Sendable {
                 logger.error("password hashing failed", metadata: ["error": "\(error)"])
                 return .storeUnavailable
             }
+            guard case .success(let identity) = Usernames.identity(of: username) else { return .usernameTaken }
             do {
                 let now = Int64(wallClockSeconds())
-                guard try store.createAccount(username: username, key: username.usernameKey, passwordHash: hash, createdAt: now) else {
-                    return .usernameTaken
+                switch try store.createAccount(identity, passwordHash: hash, createdAt: now) {
+                case .available: break
+                case .taken: return .usernameTaken
+                case .tooSimilar: return .usernameTooSimilar
                 }
                 signupCount.add(1, ordering: .relaxed)
-                logger.info("account created", metadata: ["user": "\(username)"])
-                return .signedUp(user: username)
+                logger.info("account created", metadata: ["user": "\(identity.display)"])
+                return .signedUp(user: identity.display)
             } catch {
                 logger.error("signup not stored", metadata: ["user": "\(username)", "error": "\(error)"])
                 return .storeUnavailable
@@ -82,26 +93,32 @@ final class AccountService: Sendable {
     /// Checks a password; on success issues a token and upgrades an outdated hash.
     func login(username: String, password: String, on eventLoop: EventLoop) -> EventLoopFuture<SubmitOutcome> {
         hashPool.runIfActive(eventLoop: eventLoop) { [self] in
-            let key = username.usernameKey
+            guard case .success(let identity) = Usernames.identity(of: username) else {
+                // The form applied the same rule already; no account can have this name.
+                _ = hasher.verify(password, against: decoy())
+                return .invalidCredentials
+            }
+            // Every spelling that looks like this name shares one counter.
+            let key = identity.skeleton
             let now = NIODeadline.now().uptimeNanoseconds
             if limiter.isLimited(key, now: now) { return .rateLimited }
             do {
-                guard let account = try store.account(key: key) else {
+                guard let account = try store.account(for: identity) else {
                     _ = hasher.verify(password, against: decoy())
-                    limiter.recordFailure(key, now: now)
+                    limiter.recordFailure(key, accountID: nil, now: now)
                     return .invalidCredentials
                 }
                 guard hasher.verify(password, against: account.passwordHash) else {
-                    limiter.recordFailure(key, now: now)
+                    limiter.recordFailure(key, accountID: account.id, now: now)
                     logger.notice("login failed", metadata: ["user": "\(account.username)"])
                     return .invalidCredentials
                 }
-                limiter.reset(key)
+                limiter.reset(key, accountID: account.id)
                 if hasher.needsRehash(account.passwordHash), let upgraded = try? hasher.hash(password) {
-                    try store.updatePasswordHash(key: key, passwordHash: upgraded)
+                    try store.updatePasswordHash(accountID: account.id, passwordHash: upgraded)
                 }
                 let token = LoginTokens.generate()
-                try store.storeToken(hash: LoginTokens.hash(token), key: key, expiresAt: Int64(wallClockSeconds()) + tokenLifetimeSeconds)
+                try store.storeToken(hash: LoginTokens.hash(token), accountID: account.id, expiresAt: Int64(wallClockSeconds()) + tokenLifetimeSeconds)
                 loginCount.add(1, ordering: .relaxed)
                 logger.info("login", metadata: ["user": "\(account.username)"])
                 return .loggedIn(user: account.username, token: token)

@@ -1,5 +1,10 @@
+import UsernameIdentity
+
 /// An account as the store keeps it. The password is only ever held as its hash.
 struct StoredAccount: Sendable, Equatable {
+    /// The store's id of the account: stable, never reused.
+    var id: Int64
+    /// The name as typed at signup (NFC), for display.
     var username: String
     var passwordHash: String
 }
@@ -10,35 +15,53 @@ enum AccountStoreError: Error, Sendable, Equatable {
     case unavailable(String)
 }
 
+/// Whether a name is free, as the store sees it.
+enum NameAvailability: Sendable, Equatable {
+    case available
+    /// An account has the same key (`UsernameIdentity.key`).
+    case taken
+    /// An account has the same confusable skeleton but another key.
+    case tooSimilar
+}
+
+/// Two or more accounts created before keys were normalised that now share a skeleton.
+/// All are kept and can log in; no new account may join them.
+struct KeptCollision: Sendable, Equatable {
+    var usernames: [String]
+}
+
 /// Where accounts and login tokens live. Blocking calls: the daemon runs them on its
 /// thread pools, never on an event loop. Nothing above this protocol knows SQL.
+///
+/// Identity is `UsernameIdentity` (key and skeleton from `Usernames.identity(of:)`); a
+/// store never compares names as typed. Every implementation must pass the same
+/// conformance suite (Tests/DaemonTests/IdentityPairsTests.swift), run through the daemon.
 protocol AccountStore: Sendable {
-    /// Whether an account with this case-folded key exists.
-    func accountExists(key: String) throws(AccountStoreError) -> Bool
+    /// Whether a new account with this identity could be created now.
+    func availability(of identity: UsernameIdentity) throws(AccountStoreError) -> NameAvailability
 
-    /// Creates an account, durably, unless the key is taken. Uniqueness is the store's
-    /// job (a unique index), never a check-then-insert by the caller.
-    /// - Returns: false when the name is taken.
-    func createAccount(username: String, key: String, passwordHash: String, createdAt: Int64) throws(AccountStoreError) -> Bool
+    /// Creates an account, durably, unless its key or skeleton is taken. Uniqueness is the
+    /// store's job (a unique index or one lock), never a check-then-insert by the caller.
+    /// - Returns: `.available` when created, else why not.
+    func createAccount(_ identity: UsernameIdentity, passwordHash: String, createdAt: Int64) throws(AccountStoreError) -> NameAvailability
 
-    /// The account with this key, if any.
-    func account(key: String) throws(AccountStoreError) -> StoredAccount?
+    /// The account a login with this identity means: the one with the same key. Among
+    /// kept collisions with the same key, the one whose first-schema key equals the
+    /// input's (`legacyKey`), else the oldest.
+    func account(for identity: UsernameIdentity) throws(AccountStoreError) -> StoredAccount?
 
     /// Replaces a password hash (after a login found its parameters outdated).
-    func updatePasswordHash(key: String, passwordHash: String) throws(AccountStoreError)
+    func updatePasswordHash(accountID: Int64, passwordHash: String) throws(AccountStoreError)
 
     /// Stores the hash of a login token for an account, valid until `expiresAt` (Unix seconds).
-    func storeToken(hash: [UInt8], key: String, expiresAt: Int64) throws(AccountStoreError)
+    func storeToken(hash: [UInt8], accountID: Int64, expiresAt: Int64) throws(AccountStoreError)
 
-    /// The username owning an unexpired token hash.
+    /// The username (as displayed) owning an unexpired token hash.
     func tokenOwner(hash: [UInt8], now: Int64) throws(AccountStoreError) -> String?
 
     /// Deletes expired tokens; returns how many.
     func deleteExpiredTokens(now: Int64) throws(AccountStoreError) -> Int
-}
 
-extension String {
-    /// The case-insensitive identity of a username: two names with the same key are the
-    /// same account.
-    var usernameKey: String { lowercased() }
+    /// Accounts kept although they collide under the current keys (from a migration).
+    func keptCollisions() throws(AccountStoreError) -> [KeptCollision]
 }

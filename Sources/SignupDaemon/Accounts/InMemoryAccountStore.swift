@@ -1,42 +1,67 @@
 import NIOConcurrencyHelpers
+import UsernameIdentity
 
-/// An account store in memory, for tests and `--database :memory:`.
+/// An account store in memory, for tests and `--database :memory:`. One lock makes
+/// check-and-insert atomic. Keys and skeletons are compared as exact scalar sequences
+/// (`unicodeScalars`), never with Swift's canonical-equivalence `==`, so that this store
+/// agrees with SQLite's byte comparison.
 final class InMemoryAccountStore: AccountStore {
+    private struct Account {
+        var stored: StoredAccount
+        var identity: UsernameIdentity
+    }
+
     private struct State {
-        var accounts: [String: StoredAccount] = [:]
-        var tokens: [[UInt8]: (key: String, expiresAt: Int64)] = [:]
+        var accounts: [Int64: Account] = [:]
+        var byKey: [[Unicode.Scalar]: Int64] = [:]
+        var bySkeleton: [[Unicode.Scalar]: Int64] = [:]
+        var nextID: Int64 = 1
+        var tokens: [[UInt8]: (accountID: Int64, expiresAt: Int64)] = [:]
+
+        func availability(of identity: UsernameIdentity) -> NameAvailability {
+            if byKey[Array(identity.key.unicodeScalars)] != nil { return .taken }
+            if bySkeleton[Array(identity.skeleton.unicodeScalars)] != nil { return .tooSimilar }
+            return .available
+        }
     }
 
     private let state = NIOLockedValueBox(State())
 
-    func accountExists(key: String) -> Bool {
-        state.withLockedValue { $0.accounts[key] != nil }
+    func availability(of identity: UsernameIdentity) -> NameAvailability {
+        state.withLockedValue { $0.availability(of: identity) }
     }
 
-    func createAccount(username: String, key: String, passwordHash: String, createdAt: Int64) -> Bool {
+    func createAccount(_ identity: UsernameIdentity, passwordHash: String, createdAt: Int64) -> NameAvailability {
         state.withLockedValue { state in
-            guard state.accounts[key] == nil else { return false }
-            state.accounts[key] = StoredAccount(username: username, passwordHash: passwordHash)
-            return true
+            let availability = state.availability(of: identity)
+            guard availability == .available else { return availability }
+            let id = state.nextID
+            state.nextID += 1
+            state.accounts[id] = Account(stored: StoredAccount(id: id, username: identity.display, passwordHash: passwordHash), identity: identity)
+            state.byKey[Array(identity.key.unicodeScalars)] = id
+            state.bySkeleton[Array(identity.skeleton.unicodeScalars)] = id
+            return .available
         }
     }
 
-    func account(key: String) -> StoredAccount? {
-        state.withLockedValue { $0.accounts[key] }
+    func account(for identity: UsernameIdentity) -> StoredAccount? {
+        state.withLockedValue { state in
+            state.byKey[Array(identity.key.unicodeScalars)].flatMap { state.accounts[$0]?.stored }
+        }
     }
 
-    func updatePasswordHash(key: String, passwordHash: String) {
-        state.withLockedValue { $0.accounts[key]?.passwordHash = passwordHash }
+    func updatePasswordHash(accountID: Int64, passwordHash: String) {
+        state.withLockedValue { $0.accounts[accountID]?.stored.passwordHash = passwordHash }
     }
 
-    func storeToken(hash: [UInt8], key: String, expiresAt: Int64) {
-        state.withLockedValue { $0.tokens[hash] = (key, expiresAt) }
+    func storeToken(hash: [UInt8], accountID: Int64, expiresAt: Int64) {
+        state.withLockedValue { $0.tokens[hash] = (accountID, expiresAt) }
     }
 
     func tokenOwner(hash: [UInt8], now: Int64) -> String? {
         state.withLockedValue { state in
             guard let token = state.tokens[hash], token.expiresAt > now else { return nil }
-            return state.accounts[token.key]?.username
+            return state.accounts[token.accountID]?.stored.username
         }
     }
 
@@ -47,4 +72,7 @@ final class InMemoryAccountStore: AccountStore {
             return before - state.tokens.count
         }
     }
+
+    /// A store in memory starts empty: nothing was migrated, nothing collides.
+    func keptCollisions() -> [KeptCollision] { [] }
 }

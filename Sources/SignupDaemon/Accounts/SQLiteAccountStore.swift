@@ -1,4 +1,5 @@
 import GRDB
+import UsernameIdentity
 
 /// The embedded default store: SQLite through GRDB, in WAL mode, with `synchronous=FULL`
 /// so that a signup reported ok survives a crash or power loss. Several daemons may
@@ -16,6 +17,8 @@ final class SQLiteAccountStore: AccountStore {
         do {
             pool = try DatabasePool(path: path, configuration: configuration)
             try Self.migrator.migrate(pool)
+            // A daemon linked against another ICU (Unicode version) recomputes the keys.
+            try pool.write { db in try Self.recomputeKeys(db) }
         } catch {
             throw .unavailable("cannot open \(path): \(Self.describe(error))")
         }
@@ -38,52 +41,126 @@ final class SQLiteAccountStore: AccountStore {
                 table.column("expiresAt", .integer).notNull().indexed()
             }
         }
+        // v1 keyed accounts by `lowercased()` of the bytes as typed: canonically equal
+        // names were two accounts. v2 keys them by NFKC_Casefold and refuses confusables
+        // (UTS #39 skeleton). The table is rebuilt (SQLite cannot drop v1's unique
+        // constraint), ids are kept so tokens stay valid, and the keys are computed by
+        // `recomputeKeys`. v1 accounts that now collide are all kept (`collidesWith`).
+        migrator.registerMigration("v2: Unicode identity keys") { db in
+            try db.create(table: "account_v2") { table in
+                table.autoIncrementedPrimaryKey("id")
+                table.column("username", .text).notNull()
+                table.column("identityKey", .text).notNull()
+                table.column("skeleton", .text).notNull()
+                table.column("legacyKey", .text)
+                table.column("collidesWith", .integer)
+                table.column("passwordHash", .text).notNull()
+                table.column("createdAt", .integer).notNull()
+            }
+            try db.execute(sql: """
+                INSERT INTO account_v2 (id, username, identityKey, skeleton, legacyKey, collidesWith, passwordHash, createdAt)
+                SELECT id, username, usernameKey, '', usernameKey, 0, passwordHash, createdAt FROM account
+                """)
+            try db.drop(table: "account")
+            try db.rename(table: "account_v2", to: "account")
+            try db.execute(sql: "CREATE UNIQUE INDEX account_skeleton ON account(skeleton) WHERE collidesWith IS NULL")
+            try db.execute(sql: "CREATE INDEX account_identityKey ON account(identityKey)")
+            try db.create(table: "identityKeyVersion") { table in
+                table.column("version", .text).notNull()
+            }
+            try db.execute(sql: "INSERT INTO identityKeyVersion (version) VALUES ('')")
+            try recomputeKeys(db)
+        }
         return migrator
     }
 
-    func accountExists(key: String) throws(AccountStoreError) -> Bool {
-        try run { try pool.read { db in try Bool.fetchOne(db, sql: "SELECT 1 FROM account WHERE usernameKey = ?", arguments: [key]) ?? false } }
+    /// Computes every account's key and skeleton with this daemon's ICU, unless they were
+    /// computed with the same key version. In account order, the first account of each
+    /// skeleton owns it; any later one is kept, marked `collidesWith` the owner, and can
+    /// still log in, but no new account can take a name colliding with either.
+    static func recomputeKeys(_ db: Database) throws {
+        let stored = try String.fetchOne(db, sql: "SELECT version FROM identityKeyVersion") ?? ""
+        guard stored != Usernames.keyVersion else { return }
+        try db.execute(sql: "UPDATE account SET collidesWith = 0")
+        let rows = try Row.fetchAll(db, sql: "SELECT id, username, legacyKey FROM account ORDER BY id")
+        // Keyed by bytes: Swift's String == compares canonically, the store compares bytes.
+        var owners: [[UInt8]: Int64] = [:]
+        for row in rows {
+            let id: Int64 = row["id"]
+            let username: String = row["username"]
+            let legacyKey: String? = row["legacyKey"]
+            guard let identity = Usernames.storedIdentity(of: username, legacyKey: legacyKey ?? "") else {
+                throw AccountStoreError.unavailable("ICU cannot compute the key of account \(id)")
+            }
+            let skeleton = Array(identity.skeleton.utf8)
+            let owner = owners[skeleton]
+            if owner == nil { owners[skeleton] = id }
+            try db.execute(
+                sql: "UPDATE account SET identityKey = ?, skeleton = ?, collidesWith = ? WHERE id = ?",
+                arguments: [identity.key, identity.skeleton, owner, id]
+            )
+        }
+        try db.execute(sql: "UPDATE identityKeyVersion SET version = ?", arguments: [Usernames.keyVersion])
     }
 
-    func createAccount(username: String, key: String, passwordHash: String, createdAt: Int64) throws(AccountStoreError) -> Bool {
+    func availability(of identity: UsernameIdentity) throws(AccountStoreError) -> NameAvailability {
+        try run { try pool.read { db in try Self.availability(of: identity, in: db) } }
+    }
+
+    private static func availability(of identity: UsernameIdentity, in db: Database) throws -> NameAvailability {
+        if try Bool.fetchOne(db, sql: "SELECT 1 FROM account WHERE identityKey = ?", arguments: [identity.key]) ?? false {
+            return .taken
+        }
+        if try Bool.fetchOne(db, sql: "SELECT 1 FROM account WHERE skeleton = ?", arguments: [identity.skeleton]) ?? false {
+            return .tooSimilar
+        }
+        return .available
+    }
+
+    func createAccount(_ identity: UsernameIdentity, passwordHash: String, createdAt: Int64) throws(AccountStoreError) -> NameAvailability {
         try run {
             do {
                 try pool.write { db in
                     try db.execute(
-                        sql: "INSERT INTO account (username, usernameKey, passwordHash, createdAt) VALUES (?, ?, ?, ?)",
-                        arguments: [username, key, passwordHash, createdAt]
+                        sql: "INSERT INTO account (username, identityKey, skeleton, passwordHash, createdAt) VALUES (?, ?, ?, ?, ?)",
+                        arguments: [identity.display, identity.key, identity.skeleton, passwordHash, createdAt]
                     )
                 }
-                return true
+                return .available
             } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {
-                return false
+                // The skeleton index refused it; say whether the very name or a look-alike was first.
+                let why = try pool.read { db in try Self.availability(of: identity, in: db) }
+                return why == .available ? .taken : why
             }
         }
     }
 
-    func account(key: String) throws(AccountStoreError) -> StoredAccount? {
+    func account(for identity: UsernameIdentity) throws(AccountStoreError) -> StoredAccount? {
         try run {
             try pool.read { db in
-                try Row.fetchOne(db, sql: "SELECT username, passwordHash FROM account WHERE usernameKey = ?", arguments: [key])
-                    .map { StoredAccount(username: $0["username"], passwordHash: $0["passwordHash"]) }
+                try Row.fetchOne(
+                    db,
+                    sql: "SELECT id, username, passwordHash FROM account WHERE identityKey = ? ORDER BY legacyKey IS ? DESC, id LIMIT 1",
+                    arguments: [identity.key, identity.legacyKey]
+                ).map { StoredAccount(id: $0["id"], username: $0["username"], passwordHash: $0["passwordHash"]) }
             }
         }
     }
 
-    func updatePasswordHash(key: String, passwordHash: String) throws(AccountStoreError) {
+    func updatePasswordHash(accountID: Int64, passwordHash: String) throws(AccountStoreError) {
         try run {
             try pool.write { db in
-                try db.execute(sql: "UPDATE account SET passwordHash = ? WHERE usernameKey = ?", arguments: [passwordHash, key])
+                try db.execute(sql: "UPDATE account SET passwordHash = ? WHERE id = ?", arguments: [passwordHash, accountID])
             }
         }
     }
 
-    func storeToken(hash: [UInt8], key: String, expiresAt: Int64) throws(AccountStoreError) {
+    func storeToken(hash: [UInt8], accountID: Int64, expiresAt: Int64) throws(AccountStoreError) {
         try run {
             try pool.write { db in
                 try db.execute(
-                    sql: "INSERT INTO token (hash, accountId, expiresAt) SELECT ?, id, ? FROM account WHERE usernameKey = ?",
-                    arguments: [Data(hash), expiresAt, key]
+                    sql: "INSERT INTO token (hash, accountId, expiresAt) VALUES (?, ?, ?)",
+                    arguments: [Data(hash), accountID, expiresAt]
                 )
             }
         }
@@ -106,6 +183,27 @@ final class SQLiteAccountStore: AccountStore {
             try pool.write { db in
                 try db.execute(sql: "DELETE FROM token WHERE expiresAt <= ?", arguments: [now])
                 return db.changesCount
+            }
+        }
+    }
+
+    func keptCollisions() throws(AccountStoreError) -> [KeptCollision] {
+        try run {
+            try pool.read { db in
+                let rows = try Row.fetchAll(db, sql: """
+                    SELECT skeleton, username FROM account
+                    WHERE skeleton IN (SELECT skeleton FROM account WHERE collidesWith IS NOT NULL)
+                    ORDER BY skeleton, id
+                    """)
+                var groups: [KeptCollision] = []
+                var last: [UInt8]?
+                for row in rows {
+                    let skeleton: String = row["skeleton"]
+                    if Array(skeleton.utf8) != last { groups.append(KeptCollision(usernames: [])) }
+                    last = Array(skeleton.utf8)
+                    groups[groups.count - 1].usernames.append(row["username"])
+                }
+                return groups
             }
         }
     }

@@ -43,7 +43,7 @@ struct DaemonConfiguration: Sendable {
     var serverVersion = signupdVersion
 
     var formConfiguration: FormConfiguration {
-        FormConfiguration(checkTimeout: availabilityTimeout)
+        FormConfiguration(checkTimeout: availabilityTimeout, usernameRule: .identity)
     }
 }
 

@@ -27,7 +27,7 @@ extension ConnectionHandler {
         case .ping:
             output.enqueue(.pong(id: id))
         case .describe:
-            output.enqueue(.description(forms: FormDefinition.all.map(\.description), id: id))
+            output.enqueue(.description(forms: FormDefinition.all.map(\.describedWithIdentity), id: id))
         case .open(let name):
             open(name, id: id, output: output)
         case .attach(let sessionID):

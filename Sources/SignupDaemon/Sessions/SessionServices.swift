@@ -1,5 +1,6 @@
 import FormEngine
 import NIOCore
+import UsernameIdentity
 
 /// What a session's effects are performed with.
 struct SessionServices: Sendable {
@@ -18,8 +19,10 @@ struct SessionServices: Sendable {
     func availability(of username: String, on eventLoop: EventLoop) -> EventLoopFuture<Availability> {
         let fromStore = accounts.storeAvailability(of: username, on: eventLoop)
         guard let http else { return fromStore }
+        // The service is asked about the name as it would be stored and shown: NFC.
+        let display = (try? Usernames.identity(of: username).get())?.display ?? username
         return fromStore.flatMap { availability in
-            availability == .available ? http.check(username, on: eventLoop) : eventLoop.makeSucceededFuture(availability)
+            availability == .available ? http.check(display, on: eventLoop) : eventLoop.makeSucceededFuture(availability)
         }
     }
 }
