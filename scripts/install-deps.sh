@@ -3,7 +3,7 @@
 # it links (libsystemd, libsodium, SQLite, ICU) and the tools the tests drive (python3, tmux,
 # systemd-analyze). Swift itself must already be on PATH. Safe to run again.
 set -euo pipefail
-packages=(libsystemd-dev libsodium-dev libsqlite3-dev libicu-dev pkg-config python3 tmux systemd util-linux procps)
+packages=(libsystemd-dev libsodium-dev libsqlite3-dev libicu-dev pkg-config python3 tmux systemd util-linux procps man-db)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

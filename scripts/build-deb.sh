@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Builds the Debian package from this tree with Debian's own tools (debhelper,
+# dpkg-buildpackage) and checks it with lintian. The package lands in dist/:
+#   dist/signupd_VERSION_ARCH.deb
+# Install it with: apt install ./dist/signupd_*.deb
+# Needs swift on PATH; installs the Debian build tools it uses with apt.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+tools=(debhelper dpkg-dev fakeroot lintian)
+missing=()
+for p in "${tools[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "installing: ${missing[*]}"
+  SUDO=; [ "$(id -u)" = 0 ] || SUDO=sudo
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+version=$(dpkg-parsechangelog -S Version)
+arch=$(dpkg-architecture -qDEB_HOST_ARCH)
+parent=$(cd .. && pwd)
+rm -f "$parent"/signupd_"$version"_*
+# -b: binary package only; -us -uc: unsigned. The Swift build is incremental in .build-deb.
+dpkg-buildpackage -b -us -uc >/tmp/signupd-build-deb.log 2>&1 || { tail -40 /tmp/signupd-build-deb.log; echo "FAIL: dpkg-buildpackage"; exit 1; }
+mkdir -p dist
+rm -f dist/signupd_*
+mv "$parent"/signupd_"$version"_"$arch".deb "$parent"/signupd_"$version"_"$arch".buildinfo "$parent"/signupd_"$version"_"$arch".changes dist/
+rm -f "$parent"/signupd-dbgsym_"$version"_"$arch".deb
+mv "$parent"/signupd-dbgsym_"$version"_"$arch".*deb dist/ 2>/dev/null || true
+deb=dist/signupd_"$version"_"$arch".deb
+# lintian: errors fail the build; warnings are shown.
+lintian_out=$(lintian --fail-on error "$deb" 2>&1) || { echo "$lintian_out"; echo "FAIL: lintian reports errors"; exit 1; }
+[ -z "$lintian_out" ] || echo "$lintian_out"
+echo "built $deb (lintian: no errors)"
