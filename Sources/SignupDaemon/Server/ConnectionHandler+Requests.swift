@@ -53,6 +53,9 @@ extension ConnectionHandler {
             sessions.removeAll { $0 === session }
             Self.onLoop(of: session) { $0.unsubscribe(output) }
             output.enqueue(.closed(session: session.id, id: id))
+        case .sessions:
+            // Only the caller's own uid: ids of other users' sessions are not disclosed.
+            output.enqueue(.sessionList(sessions: shared.services.directory.summaries(ownedBy: output.peer.uid), id: id))
         case .verify(let token):
             guard budget.take() else { return fail(output, .rateLimited, "too many requests; slow down", id: id) }
             shared.services.accounts.verify(token: token, on: output.eventLoop).whenComplete { result in
