@@ -41,10 +41,23 @@ extension SignupCtl {
 /// Picks the interactive or the scripted form, as the inputs say.
 enum FormRun {
     static func run(_ form: String, inputs: FormInputOptions, connection: ConnectionOptions, printToken: Bool) throws {
-        if inputs.interactive {
-            try InteractiveForm.run(form: form, connection: connection)
-        } else {
-            try ScriptedForm.run(form: form, inputs: inputs, connection: connection, printToken: printToken)
+        guard inputs.interactive, let tty = Terminal.open() else {
+            return try ScriptedForm.run(form: form, inputs: inputs, connection: connection, printToken: printToken)
+        }
+        let client: FormClient
+        do {
+            client = try FormClient(connection: try connection.connect(), formName: form)
+        } catch {
+            Report.fail(error)
+        }
+        let outcome = Terminal.canAddressCursor ? InteractiveForm.run(client: client, tty: tty) : LineModeForm.run(client: client, tty: tty)
+        switch outcome {
+        case .finished(let result):
+            FormOutput.print(result, form: form, session: client.view.session, json: connection.json, printToken: printToken, tty: tty)
+        case .cancelled:
+            Report.fail(CommandFailure(.cancelled, "cancelled", code: "cancelled"))
+        case .failed(let failure):
+            Report.fail(failure)
         }
     }
 }
