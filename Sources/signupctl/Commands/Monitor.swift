@@ -27,7 +27,10 @@ extension SignupCtl {
                 let id = try daemon.request(.attach(session: session))
                 var attached = false
                 while true {
-                    guard let line = try daemon.receiveLineWithoutTimeout() else { return }
+                    // The attach answer comes within --timeout; then events come when they come.
+                    guard let line = try attached ? daemon.receiveLineWithoutTimeout() : daemon.receiveLine() else {
+                        throw CommandFailure(.protocolError, "signupd closed the connection", code: "disconnected")
+                    }
                     guard let message = try? JSONParser.parse(line).objectValue else { continue }
                     let event = message["event"]?.stringValue ?? ""
                     if !attached, message["id"] == id.jsonValue {
