@@ -7,8 +7,9 @@ import Glibc
 enum PasswordPrompt {
     /// Reads one line from `fd` after writing `prompt` to it; nil at end of input.
     static func read(_ prompt: String, fd: Int32, secret: Bool) -> String? {
-        writeAll(fd, Array(prompt.utf8))
+        // Echo goes off before the prompt shows, so nothing typed after it is echoed.
         if secret { Terminal.enter(.noEcho, fd: fd) }
+        writeAll(fd, Array(prompt.utf8))
         defer { if secret { Terminal.restore() } }
         var bytes: [UInt8] = []
         var byte: UInt8 = 0

@@ -94,7 +94,7 @@ enum Terminal {
         old?.deallocate()
         installHandlers()
         state.pointee.active = 1
-        tcsetattr(fd, TCSAFLUSH, &changed)
+        tcsetattr(fd, TCSADRAIN, &changed)  // not FLUSH: keys typed ahead are kept
         if mode == .fullScreen { write("\u{1B}[?1049h\u{1B}[H\u{1B}[2J\u{1B}[?2004h") }
     }
 
@@ -105,7 +105,7 @@ enum Terminal {
         let s = state.pointee
         if let storage = s.bytes.storage { writeAll(s.fd, Array(UnsafeBufferPointer(start: storage, count: s.bytes.count))) }
         var saved = s.saved
-        tcsetattr(s.fd, TCSAFLUSH, &saved)
+        tcsetattr(s.fd, TCSADRAIN, &saved)
         state.pointee.resizePipe = -1
     }
 
@@ -125,7 +125,7 @@ enum Terminal {
         if s.pointee.active != 0 {
             s.pointee.active = 0
             if let storage = s.pointee.bytes.storage { _ = Glibc.write(s.pointee.fd, storage, s.pointee.bytes.count) }
-            withUnsafePointer(to: &s.pointee.saved) { _ = tcsetattr(s.pointee.fd, TCSAFLUSH, $0) }
+            withUnsafePointer(to: &s.pointee.saved) { _ = tcsetattr(s.pointee.fd, TCSANOW, $0) }
         }
         signal(number, SIG_DFL)
         raise(number)
