@@ -6,8 +6,10 @@ extension SignupCtl {
         static let configuration = CommandConfiguration(
             abstract: "Create an account.",
             discussion: """
-                Interactive on a terminal. For scripts: \
-                `printf '%s\\n' "$PASSWORD" | signupctl signup --username alice --password-stdin`
+                Interactive on a terminal. With --username alone it asks for the password twice \
+                on the terminal. For scripts: \
+                `printf '%s\\n' "$PASSWORD" | signupctl signup --username alice --password-stdin`. \
+                JSON: {"ok":true,"command":"signup","message":M,"session":S,"user":U}
                 """
         )
 
@@ -25,7 +27,9 @@ extension SignupCtl {
             abstract: "Log in and print a session token.",
             discussion: """
                 Interactive on a terminal. For scripts the token alone is printed on standard output: \
-                `TOKEN=$(signupctl login --username alice --password-file ~/.pw)`
+                `TOKEN=$(signupctl login --username alice --password-file ~/.pw)`. The interactive \
+                form draws on /dev/tty, so `TOKEN=$(signupctl login)` works too. \
+                JSON: {"ok":true,"command":"login","message":M,"session":S,"user":U,"token":T}
                 """
         )
 
