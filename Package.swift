@@ -56,5 +56,7 @@ let package = Package(
         .testTarget(name: "ProtocolTests", dependencies: ["Protocol"], swiftSettings: strict),
         .testTarget(name: "FormEngineTests", dependencies: ["FormEngine"], swiftSettings: strict),
         .testTarget(name: "DaemonTests", dependencies: ["Protocol"], swiftSettings: strict),
+        // signupctl's pure parts: key decoding, field editing, screen layout, argument order.
+        .testTarget(name: "SignupctlTests", dependencies: ["signupctl"], swiftSettings: strict),
     ]
 )

@@ -9,6 +9,7 @@ struct SignupCtl: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "signupctl",
         abstract: "Talk to signupd: fill in sign-up and login forms, script them, watch sessions.",
+        usage: "signupctl [--socket <path>] [--timeout <seconds>] [--json] <subcommand> [<options>]",
         discussion: """
             On a terminal, `signupctl signup` and `signupctl login` open a full-screen form that \
             signupd validates as you type; it draws on /dev/tty, so `TOKEN=$(signupctl login)` \
@@ -23,8 +24,8 @@ struct SignupCtl: ParsableCommand {
             members, or {"ok":false,"command":NAME,"error":{"code":CODE,"message":TEXT,"exitCode":N}}. \
             CODE is a protocol error code (invalid_token, forbidden, unknown_session, not_ready, \
             rate_limited, ...) or one of refused, invalid_input, no_daemon, permission_denied, \
-            not_a_socket, connection_refused, unreachable, timeout, protocol_error, not_signupd, \
-            usage, cancelled. `monitor --json` prints one such object per event. The exit code is \
+            not_a_socket, connection_refused, unreachable, timeout, protocol_error, disconnected, \
+            not_signupd, usage, unknown_command, cancelled. `monitor --json` prints one such object per event. The exit code is \
             the same as without --json.
 
             EXIT CODES: 0 success; 1 the daemon said no (wrong password, name taken at submit, \
