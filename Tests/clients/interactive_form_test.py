@@ -176,6 +176,14 @@ try:
     keys("q")
     text = wait_for(lambda s: "EXIT=" in s and "icanon" in s, "exit after the burst")
     check("EXIT=0" in text and "Signed up: burst" in text and restored(text), "exit 0 after the burst")
+    # The same burst with a taken name: the daemon's verdict shows, nothing waits forever.
+    open_form("NO_COLOR=1")
+    keys("taken", "Tab", "pass word", "Tab", "pass word", "Enter")
+    text = wait_for(lambda s: "Not submitted: Username — Username already taken" in s, "the refusal")
+    check("Signed up" not in text and "(disabled)" in text, "a burst with a taken name is not submitted:\n" + text)
+    keys("Up", "Up", "C-u", "burst2", "Down", "Down", "Enter")
+    text = wait_for(lambda s: "✓ Signed up" in s, "signed up after fixing the name")
+    check("(burst2)" in text, "fixing the name and pressing Enter again signs up")
 
     # Editing in the middle of a field; special keys never type their escape sequences.
     open_form("NO_COLOR=1")

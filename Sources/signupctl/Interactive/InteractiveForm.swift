@@ -108,6 +108,11 @@ enum InteractiveForm {
                     }
                     if event == "enabled", screen.view.enabled, pendingSubmit != nil {
                         try submit(&screen)
+                    } else if pendingSubmit != nil, !screen.view.validating,
+                        let problem = screen.view.firstProblem, problem.state.state == "failed" {
+                        // The check it waited for failed: the daemon will not enable submit.
+                        pendingSubmit = nil
+                        screen.notice = "Not submitted: \(problem.field.label) — \(problem.state.message)"
                     }
                     if event == "result" {
                         pendingSubmit = nil
