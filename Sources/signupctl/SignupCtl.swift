@@ -47,8 +47,8 @@ enum Main {
         let json = arguments.prefix { $0 != "--" }.contains("--json")
         Report.json = json
         switch ArgumentNormalizer.normalize(arguments, subcommands: names) {
-        case .unknownSubcommand(let message):
-            Report.fail(CommandFailure(.usage, message, code: "unknown_command"))
+        case .usage(let message):
+            Report.fail(CommandFailure(.usage, message, code: message.hasPrefix("unknown command") ? "unknown_command" : "usage"))
         case .arguments(let normalized):
             var command: ParsableCommand
             do {

@@ -79,6 +79,7 @@ struct ArgumentNormalizerTests {
         (["--json", "verify", "--", "-abc"], ["verify", "--json", "--", "-abc"]),
         (["--help"], ["--help"]),
         (["--socket"], ["--socket"]),
+        ([], []),
         (["--generate-completion-script", "bash"], ["--generate-completion-script", "bash"]),
         (["help", "ping"], ["help", "ping"]),
     ])
@@ -90,16 +91,25 @@ struct ArgumentNormalizerTests {
         ("pnig", "ping"), ("sigup", "signup"), ("lgoin", "login"), ("sesions", "sessions"), ("descr", "describe"), ("monitr", "monitor"),
     ])
     func suggests(_ typo: String, _ guess: String) {
-        guard case .unknownSubcommand(let message) = ArgumentNormalizer.normalize([typo], subcommands: Self.verbs) else {
+        guard case .usage(let message) = ArgumentNormalizer.normalize([typo], subcommands: Self.verbs) else {
             Issue.record("\(typo) was accepted")
             return
         }
         #expect(message.contains("did you mean '\(guess)'?"))
     }
 
+    @Test("shared options and no command is a usage error, not an unknown option")
+    func noCommand() {
+        guard case .usage(let message) = ArgumentNormalizer.normalize(["--json", "--socket", "/s"], subcommands: Self.verbs) else {
+            Issue.record("accepted")
+            return
+        }
+        #expect(message.hasPrefix("no command after --json --socket /s"))
+    }
+
     @Test("nothing close, no suggestion")
     func noGuess() {
-        guard case .unknownSubcommand(let message) = ArgumentNormalizer.normalize(["frobnicate"], subcommands: Self.verbs) else {
+        guard case .usage(let message) = ArgumentNormalizer.normalize(["frobnicate"], subcommands: Self.verbs) else {
             Issue.record("accepted")
             return
         }

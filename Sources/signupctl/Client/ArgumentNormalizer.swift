@@ -7,8 +7,8 @@ enum ArgumentNormalizer {
 
     enum Outcome: Equatable {
         case arguments([String])
-        /// Not a subcommand: the message to print (exit 64).
-        case unknownSubcommand(String)
+        /// Not a subcommand, or none after the shared options: the message to print (exit 64).
+        case usage(String)
     }
 
     /// `arguments` without the program name.
@@ -27,14 +27,17 @@ enum ArgumentNormalizer {
             }
             index += 1
         }
-        guard index < arguments.count else { return .arguments(arguments) }
+        guard index < arguments.count else {
+            if leading.isEmpty { return .arguments(arguments) }  // no arguments: the parser prints help
+            return .usage("no command after \(leading.joined(separator: " ")) (commands: \(subcommands.joined(separator: ", ")); see signupctl --help)")
+        }
         let verb = arguments[index]
         // Other options (--help, --version, --generate-completion-script) go to the parser as they are.
         if verb.hasPrefix("-") { return .arguments(arguments) }
         guard subcommands.contains(verb) || verb == "help" else {
             var message = "unknown command '\(verb)'"
             if let guess = suggestion(for: verb, among: subcommands) { message += "; did you mean '\(guess)'?" }
-            return .unknownSubcommand(message + " (commands: \(subcommands.joined(separator: ", ")); see signupctl --help)")
+            return .usage(message + " (commands: \(subcommands.joined(separator: ", ")); see signupctl --help)")
         }
         return .arguments([verb] + leading + arguments[(index + 1)...])
     }
