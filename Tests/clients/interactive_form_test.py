@@ -260,6 +260,17 @@ try:
           "TERM=dumb signs up line by line without echoing passwords:\n" + text)
     check("\x1b" not in tmux("capture-pane", "-p", "-e", "-t", SESSION).replace("\x1b[0m", "").replace("\x1b[39m", ""), "no escape sequences in line mode")
     check("Username: dumbuser" in text, "the prompts stay in the scrollback, as lines:\n" + text)
+    # A refused login in line mode says why and starts over.
+    open_form("TERM=dumb", args="login", wait_text="Username:")
+    keys("dumbuser", "Enter")
+    wait_for(lambda s: "Password:" in s, "the password prompt")
+    keys("wrong pass", "Enter")
+    wait_for(lambda s: "✗ Invalid username or password" in s and s.count("Username:") == 2, "the refusal, then the first prompt again")
+    keys("dumbuser", "Enter")
+    wait_for(lambda s: s.count("Password:") == 2, "the password prompt again")
+    keys("pass word", "Enter")
+    text = wait_for(lambda s: "EXIT=" in s and "icanon" in s, "exit after the line-mode login")
+    check("EXIT=0" in text and "Logged in: dumbuser" in text and "wrong pass" not in text, "TERM=dumb login after a refusal:\n" + text)
 
     # TOKEN=$(signupctl login): the form draws on /dev/tty, the token alone goes to stdout.
     open_form(run="TOKEN=$(NO_COLOR=1 SIGNUPD_SOCKET=%s %s login)" % (SOCK, SIGNUPCTL), wait_text="[ Log in ]",

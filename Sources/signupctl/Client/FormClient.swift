@@ -29,7 +29,8 @@ final class FormClient {
     /// Asks to submit; returns the request's id, which a refusal (`not_ready`) carries.
     @discardableResult
     func submit() throws(CommandFailure) -> RequestID {
-        try connection.request(.submit(session: view.session))
+        view.result = nil  // a new attempt: the last result no longer stands
+        return try connection.request(.submit(session: view.session))
     }
 
     /// Reads one message and applies it; returns it.
