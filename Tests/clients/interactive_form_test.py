@@ -260,6 +260,12 @@ try:
           "TERM=dumb signs up line by line without echoing passwords:\n" + text)
     check("\x1b" not in tmux("capture-pane", "-p", "-e", "-t", SESSION).replace("\x1b[0m", "").replace("\x1b[39m", ""), "no escape sequences in line mode")
     check("Username: dumbuser" in text, "the prompts stay in the scrollback, as lines:\n" + text)
+    # A TERM without a terminfo entry gets line mode too; end of input (Ctrl-D) cancels with 130.
+    open_form("TERM=no-such-terminal", wait_text="Username:")
+    check("end of input cancels" in screen(), "an unknown TERM gets the line prompts")
+    keys("C-d")
+    text = wait_for(lambda s: "EXIT=" in s and "icanon" in s, "exit after Ctrl-D")
+    check("EXIT=130" in text and restored(text), "Ctrl-D at a line prompt cancels, exit 130:\n" + text)
     # A refused login in line mode says why and starts over.
     open_form("TERM=dumb", args="login", wait_text="Username:")
     keys("dumbuser", "Enter")
