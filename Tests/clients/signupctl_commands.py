@@ -145,6 +145,9 @@ try:
     r = ctl("--generate-completion-script", "bash")
     checks.check("'--socket')\n        __signupctl_add_completions -f" in r.stdout and "'--password-file')\n        __signupctl_add_completions -f" in r.stdout,
                  "bash completes paths for --socket and --password-file")
+    r = ctl("--generate-completion-script", "zsh")
+    checks.check(r.returncode == 0 and "]:path:_files'" in r.stdout and "---completion monitor -- --session" in r.stdout,
+                 "zsh completes paths, and session ids through signupctl itself")
 
     # Error hints that name the cause.
     regular = os.path.join(daemon.directory, "regular-file")
