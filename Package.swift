@@ -69,5 +69,7 @@ let package = Package(
             dependencies: ["Protocol", "CSodium", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: strict
         ),
+        // signupctl's pure parts: key decoding, field editing, screen layout, argument order.
+        .testTarget(name: "SignupctlTests", dependencies: ["signupctl"], swiftSettings: strict),
     ]
 )

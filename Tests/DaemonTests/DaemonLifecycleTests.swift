@@ -43,6 +43,13 @@ struct DaemonLifecycleTests {
         try client.send(Request(id: .integer(6), .verify(token: String(token.reversed()))))
         #expect(try client.next { $0["id"] == .number("6") }.match.string("code") == "invalid_token")
 
+        // `sessions` lists this uid's live sessions: the signup form opened above is still open.
+        try client.send(Request(id: .integer(7), .sessions))
+        let listed = try client.next { $0["id"] == .number("7") }.match
+        #expect(listed.event == "sessions")
+        let summaries = listed["sessions"]?.arrayValue ?? []
+        #expect(summaries.contains { $0.objectValue?["form"] == .string("signup") && $0.objectValue?["views"] == .number("0") })
+
         daemon.signal(SIGTERM)
         #expect(daemon.waitForExit() == 0)
         // The password never reaches the log.

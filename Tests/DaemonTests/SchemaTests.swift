@@ -31,7 +31,7 @@ struct SchemaTests {
         let requests: [Request] = [
             Request(id: .integer(1), .describe), Request(.ping), Request(.open(form: "signup")), Request(.attach(session: "s")),
             Request(.set(session: nil, field: "f", value: "v")), Request(.submit(session: "s")), Request(.snapshot(session: nil)),
-            Request(.close(session: nil)), Request(.verify(token: "t")),
+            Request(.close(session: nil)), Request(.verify(token: "t")), Request(id: .string("l"), .sessions),
         ]
         for request in requests {
             var writer = JSONWriter()

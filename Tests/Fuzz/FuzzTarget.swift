@@ -53,7 +53,7 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         switch request.operation {
         case .set(_, let field, let value): input = .set(field: field, value: value)
         case .submit: input = .submit
-        case .ping, .describe: input = .tick
+        case .ping, .describe, .sessions: input = .tick
         case .verify(let token): input = .availability(check: UInt64(token.utf8.count % 5), answers[token.utf8.count % 3])
         case .open(let form): input = .submitCompleted(outcomes[form.utf8.count % outcomes.count])
         case .attach(let s), .close(.some(let s)), .snapshot(.some(let s)): input = .set(field: "username", value: s)

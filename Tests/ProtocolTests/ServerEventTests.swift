@@ -11,6 +11,8 @@ struct ServerEventTests {
         .closed(session: "s", id: nil),
         .pong(id: .integer(-5)),
         .verified(user: "ü", id: nil),
+        .sessionList(sessions: [SessionSummary(session: "s", form: "signup", ageSeconds: 3, views: 1)], id: .integer(2)),
+        .sessionList(sessions: [], id: nil),
         .session(session: "s", seq: 1, .validation(field: "username", state: .failed, message: "a\nb\"c"), id: nil),
         .session(session: "s", seq: 2, .enabled(true), id: .integer(3)),
         .session(session: "s", seq: 3, .busy(false), id: nil),

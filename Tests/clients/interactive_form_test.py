@@ -63,15 +63,15 @@ def start_daemon(slow):
     return daemon
 
 
-def open_form(env_prefix=""):
+def open_form(env_prefix="", args="signup", wait_text="Repeat password", size=(80, 24), then="", run=None):
     # The pane runs the form, then reports the exit code and the terminal modes.
-    command = "%s SIGNUPD_SOCKET=%s %s signup; echo EXIT=$?; stty -a | tr ' ' '\\n' | grep -E '^-?(icanon|echo)$' | tr '\\n' ' '; echo; sleep 60" % (
-        env_prefix, SOCK, SIGNUPCTL)
+    run = run or "%s SIGNUPD_SOCKET=%s %s %s" % (env_prefix, SOCK, SIGNUPCTL, args)
+    command = "%s; echo EXIT=$?; %s stty -a | tr ' ' '\\n' | grep -E '^-?(icanon|echo)$' | tr '\\n' ' '; echo; sleep 60" % (run, then)
     if servers:
         tmux("kill-server", check=False)
     servers.append("%s-%d" % (SESSION, len(servers)))
-    tmux("new-session", "-d", "-s", SESSION, "-x", "80", "-y", "24", "bash", "--norc", "-c", command)
-    wait_for(lambda s: "Repeat password" in s, "the form")
+    tmux("new-session", "-d", "-s", SESSION, "-x", str(size[0]), "-y", str(size[1]), "bash", "--norc", "-c", command)
+    wait_for(lambda s: wait_text in s, "the form")
 
 
 def keys(*k):
@@ -134,6 +134,181 @@ try:
     keys("x")
     text = wait_for(lambda s: "EXIT=" in s and "icanon" in s, "exit after the daemon died")
     check("EXIT=4" in text and "signupd" in text and restored(text), "a vanished daemon restores the terminal, exit 4")
+finally:
+    if servers:
+        tmux("kill-server", check=False)
+    if daemon.poll() is None:
+        daemon.terminate()
+        daemon.wait(timeout=30)
+
+
+def lines():
+    return tmux("capture-pane", "-p", "-t", SESSION).split("\n")[:-1]
+
+
+def cursor():
+    x, y = tmux("display-message", "-p", "-t", SESSION, "#{cursor_x} #{cursor_y}").split()
+    return int(x), int(y)
+
+
+def resize(columns, rows):
+    tmux("resize-window", "-t", SESSION, "-x", str(columns), "-y", str(rows))
+
+
+def check_frame(columns, rows, what):
+    """Nothing scrolled (the title is on the first row), no line wider than the window
+    allows, and the cursor sits on the focused field's line, just after its text."""
+    text = lines()
+    check(len(text) == rows, "%s: %d rows, wanted %d" % (what, len(text), rows))
+    check(all(len(line) < columns for line in text), "%s: every line narrower than %d:\n%s" % (what, columns, "\n".join(text)))
+    check("Sign up — " in text[0] or "Sign up — " in text[1], "%s: the title is still at the top (nothing scrolled):\n%s" % (what, "\n".join(text)))
+    x, y = cursor()
+    check("›" in text[y] and x == len(text[y].rstrip()), "%s: the cursor (%d,%d) is at the end of the focused field %r" % (what, x, y, text[y]))
+
+
+daemon = start_daemon(slow=False)
+try:
+    # A password manager's auto-type: everything in one burst, Enter included, no pause.
+    open_form("NO_COLOR=1")
+    keys("burst", "Tab", "pass word", "Tab", "pass word", "Enter")
+    text = wait_for(lambda s: "✓ Signed up" in s, "the burst signed up")
+    check("(burst)" in text and "Not ready" not in text, "a burst of keys ending in Enter signs up: \n" + text)
+    keys("q")
+    text = wait_for(lambda s: "EXIT=" in s and "icanon" in s, "exit after the burst")
+    check("EXIT=0" in text and "Signed up: burst" in text and restored(text), "exit 0 after the burst")
+    # The same burst with a taken name: the daemon's verdict shows, nothing waits forever.
+    open_form("NO_COLOR=1")
+    keys("taken", "Tab", "pass word", "Tab", "pass word", "Enter")
+    text = wait_for(lambda s: "Not submitted: Username — Username already taken" in s, "the refusal")
+    check("Signed up" not in text and "(disabled)" in text, "a burst with a taken name is not submitted:\n" + text)
+    keys("Up", "Up", "C-u", "burst2", "Down", "Down", "Enter")
+    text = wait_for(lambda s: "✓ Signed up" in s, "signed up after fixing the name")
+    check("(burst2)" in text, "fixing the name and pressing Enter again signs up")
+
+    # Editing in the middle of a field; special keys never type their escape sequences.
+    open_form("NO_COLOR=1")
+    keys("alce", "Left", "Left", "i")
+    text = wait_for(lambda s: "› alice" in s, "an insertion in the middle")
+    check(cursor()[0] == len("  › al") + 1, "the cursor stays after the inserted character: %s" % (cursor(),))
+    keys("End", "2", "Home", "Delete", "DC", "PageUp", "F5", "Insert", "IC")
+    text = wait_for(lambda s: "› ice2" in s, "Home and Delete")
+    check("~" not in text and "5~" not in text, "Delete, PgUp, F5, Insert type nothing:\n" + text)
+    tmux("send-keys", "-t", SESSION, "-H", "1b", "4f", "48")  # SS3 Home (ESC O H), as some terminals send it
+    keys("al", "C-e", "C-w", "alice3")
+    text = wait_for(lambda s: "› alice3" in s and "✓ Username available" in s, "Ctrl-W and retyping")
+    tmux("send-keys", "-t", SESSION, "-H", "1b", "4f", "42")  # SS3 Down: the next field, nothing typed
+    keys("pass word")
+    text = wait_for(lambda s: "•••••••••" in s, "SS3 down moved to the password")
+    check("B" not in text.split("Password")[1].split("Repeat")[0], "ESC O B typed nothing:\n" + text)
+    # UTF-8 split across two reads: each half alone is no character; together one é.
+    keys("Up")
+    tmux("send-keys", "-t", SESSION, "-H", "c3")
+    tmux("send-keys", "-t", SESSION, "-H", "a9")
+    wait_for(lambda s: "› alice3é" in s, "é from two reads")
+    keys("BSpace")  # one Backspace removes the whole character
+    wait_for(lambda s: "› alice3\n" in s and "✓ Username available" in s, "é removed whole")
+    keys("Down", "Down")
+    # A bracketed paste: one chunk of text, its newline dropped, not an Enter.
+    tmux("set-buffer", "pass word\n")
+    tmux("paste-buffer", "-p", "-t", SESSION)
+    text = wait_for(lambda s: "✓ Password repeated" in s, "the pasted repeat")
+    check("✓ Signed up" not in text, "a pasted newline does not submit")
+    keys("Enter")
+    text = wait_for(lambda s: "✓ Signed up" in s, "signed up after editing")
+    check("(alice3)" in text, "the daemon got the edited name: \n" + text)
+    keys("q")
+    wait_for(lambda s: "EXIT=0" in s, "exit")
+
+    # Resizing redraws at once, and nothing ever scrolls: 80x24, 60x20, 40x12 and back.
+    open_form("NO_COLOR=1")
+    keys("resizer", "Tab", "pass")
+    text = wait_for(lambda s: "Password must be at least 5" in s, "a field error")
+    session_line = [l for l in lines() if "session " in l]
+    check(len(session_line) == 1 and len(session_line[0].split("session ")[1].strip()) == 16, "the footer shows the session id: %s" % session_line)
+    session_id = session_line[0].split("session ")[1].strip()
+    check_frame(80, 24, "80x24")
+    check("Esc quit" in text, "80x24: the key hints show")
+    resize(60, 20)
+    text = wait_for(lambda s: len(s.split("\n")) == 21 and "Esc quit" in s and "session " + session_id in s, "the 60x20 layout")
+    check_frame(60, 20, "60x20")
+    resize(40, 12)
+    text = wait_for(lambda s: "Terminal too small" in s, "the too-small notice")
+    check(text.split("\n")[0].startswith("Terminal too small") and all(l.strip() == "" for l in text.split("\n")[1:]), "40x12: one line:\n" + text)
+    check(all(len(l) < 40 for l in lines()), "40x12: the notice fits")
+    resize(80, 24)
+    text = wait_for(lambda s: "Tab/↑/↓ move" in s, "the 80x24 layout again")
+    check("› ••••" in text and "resizer" in text and "Password must be at least 5" in text, "the values survive the resizes:\n" + text)
+    check_frame(80, 24, "80x24 again")
+    # The id in the footer is the one `sessions` lists and `monitor` attaches to.
+    listed = subprocess.run([SIGNUPCTL, "sessions", "--socket", SOCK], capture_output=True, text=True)
+    check(session_id in listed.stdout, "signupctl sessions lists the form's session: %r" % listed.stdout)
+    keys("Escape")
+    text = wait_for(lambda s: "EXIT=" in s and "icanon" in s, "exit after Esc")
+    check("EXIT=130" in text and restored(text), "Esc: 130, terminal restored")
+
+    # TERM=dumb: plain prompts, line by line, no cursor addressing; secrets are not echoed.
+    open_form("TERM=dumb", wait_text="Username:")
+    keys("dumbuser", "Enter")
+    wait_for(lambda s: "Password:" in s, "the password prompt")
+    keys("abc", "Enter")
+    wait_for(lambda s: "✗ Password must be at least 5 characters" in s, "the error, then the prompt again")
+    keys("pass word", "Enter")
+    wait_for(lambda s: "Repeat password:" in s, "the repeat prompt")
+    keys("pass word", "Enter")
+    text = wait_for(lambda s: "EXIT=" in s and "icanon" in s, "exit in line mode")
+    check("EXIT=0" in text and "Signed up: dumbuser" in text and "pass word" not in text and "abc" not in text and restored(text),
+          "TERM=dumb signs up line by line without echoing passwords:\n" + text)
+    check("\x1b" not in tmux("capture-pane", "-p", "-e", "-t", SESSION).replace("\x1b[0m", "").replace("\x1b[39m", ""), "no escape sequences in line mode")
+    check("Username: dumbuser" in text, "the prompts stay in the scrollback, as lines:\n" + text)
+    # A TERM without a terminfo entry gets line mode too; end of input (Ctrl-D) cancels with 130.
+    open_form("TERM=no-such-terminal", wait_text="Username:")
+    check("end of input cancels" in screen(), "an unknown TERM gets the line prompts")
+    keys("C-d")
+    text = wait_for(lambda s: "EXIT=" in s and "icanon" in s, "exit after Ctrl-D")
+    check("EXIT=130" in text and restored(text), "Ctrl-D at a line prompt cancels, exit 130:\n" + text)
+    # A refused login in line mode says why and starts over.
+    open_form("TERM=dumb", args="login", wait_text="Username:")
+    keys("dumbuser", "Enter")
+    wait_for(lambda s: "Password:" in s, "the password prompt")
+    keys("wrong pass", "Enter")
+    wait_for(lambda s: "✗ Invalid username or password" in s and s.count("Username:") == 2, "the refusal, then the first prompt again")
+    keys("dumbuser", "Enter")
+    wait_for(lambda s: s.count("Password:") == 2, "the password prompt again")
+    keys("pass word", "Enter")
+    text = wait_for(lambda s: "EXIT=" in s and "icanon" in s, "exit after the line-mode login")
+    check("EXIT=0" in text and "Logged in: dumbuser" in text and "wrong pass" not in text, "TERM=dumb login after a refusal:\n" + text)
+
+    # TOKEN=$(signupctl login): the form draws on /dev/tty, the token alone goes to stdout.
+    open_form(run="TOKEN=$(NO_COLOR=1 SIGNUPD_SOCKET=%s %s login)" % (SOCK, SIGNUPCTL), wait_text="[ Log in ]",
+              then='echo "TOKEN=[$TOKEN]"; %s verify --socket %s -- "$TOKEN";' % (SIGNUPCTL, SOCK))
+    keys("dumbuser", "Tab", "pass word", "Enter")
+    wait_for(lambda s: "✓ Logged in" in s, "logged in")
+    keys("q")
+    text = wait_for(lambda s: "EXIT=" in s and "icanon" in s, "exit after the login")
+    token = text.split("TOKEN=[")[1].split("]")[0]
+    check("EXIT=0" in text and len(token) == 43 and "\ndumbuser" in text, "TOKEN=$(signupctl login) captures the token, which verifies:\n" + text)
+
+    # A prompted signup asks for the password twice; a different repeat is refused.
+    open_form(args="signup --username gina", wait_text="Password:")
+    keys("pass word", "Enter")
+    wait_for(lambda s: "Repeat password:" in s, "the second prompt")
+    keys("pass wore", "Enter")
+    text = wait_for(lambda s: "EXIT=" in s and "icanon" in s, "exit after a mismatch")
+    check("EXIT=2" in text and "Password different" in text and restored(text), "a different repeat is refused, exit 2:\n" + text)
+    open_form(args="signup --username gina", wait_text="Password:")
+    keys("pass word", "Enter", "pass word", "Enter")
+    text = wait_for(lambda s: "EXIT=" in s and "icanon" in s, "exit after the prompted signup")
+    check("EXIT=0" in text and "Signed up: gina" in text and "pass word" not in text, "prompted signup with the password twice:\n" + text)
+
+    # SIGTERM and SIGHUP restore the terminal from the signal handler, in full screen and at a password prompt.
+    for sig, args, wait_text in [("TERM", "signup", "Repeat password"), ("HUP", "signup", "Repeat password"), ("TERM", "signup --username x", "Password:")]:
+        open_form(args=args, wait_text=wait_text)
+        pane = tmux("display-message", "-p", "-t", SESSION, "#{pane_pid}").strip()
+        child = subprocess.run(["pgrep", "-P", pane, "-f", "signupctl"], capture_output=True, text=True).stdout.split()
+        check(len(child) == 1, "found the signupctl process: %s" % child)
+        subprocess.run(["kill", "-" + sig, child[0]], check=True)
+        text = wait_for(lambda s: "EXIT=" in s and "icanon" in s, "exit after SIG%s" % sig)
+        check(restored(text), "SIG%s during %r restores the terminal:\n%s" % (sig, args, text))
 finally:
     if servers:
         tmux("kill-server", check=False)

@@ -4,6 +4,7 @@ session (`forbidden`) and its connection keeps working; root can attach to its o
 
 usage: other_uid.py path/to/signupd   (root only; uses setpriv from util-linux)
 """
+import json
 import os
 import subprocess
 import sys
@@ -27,15 +28,23 @@ s.sendall(json.dumps({"op": "attach", "session": sys.argv[2], "id": 1}).encode()
 print(r.readline().decode().strip())
 s.sendall(b'{"op":"ping","id":2}\n')
 print(r.readline().decode().strip())
+s.sendall(b'{"op":"sessions","id":3}\n')
+print(r.readline().decode().strip())
 '''
     out = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-c", script, daemon.sock, session],
                          capture_output=True, text=True, timeout=30)
     lines = out.stdout.splitlines()
-    checks.check(len(lines) == 2 and '"code":"forbidden"' in lines[0], "another uid is forbidden: %s %s" % (lines, out.stderr))
+    checks.check(len(lines) == 3 and '"code":"forbidden"' in lines[0], "another uid is forbidden: %s %s" % (lines, out.stderr))
     checks.check('"event":"pong"' in lines[1], "and its connection still answers ping")
+    checks.check(len(lines) == 3 and json.loads(lines[2]) == {"event": "sessions", "id": 3, "sessions": []},
+                 "another uid's `sessions` does not list root's session: %s" % lines)
     same = Client(daemon.sock)
     attached, _ = same.reply(same.send("attach", session=session))
     checks.check(attached["event"] == "attached", "the same uid may attach: %s" % attached)
+    listed, _ = same.reply(same.send("sessions"))
+    mine = [s for s in listed["sessions"] if s["session"] == session]
+    checks.check(len(mine) == 1 and mine[0]["form"] == "signup" and mine[0]["views"] == 1 and mine[0]["ageSeconds"] >= 0,
+                 "the same uid's `sessions` lists it with one attached view: %s" % listed)
 finally:
     checks.check(daemon.stop() == 0, "daemon exits 0")
 checks.done()

@@ -11,6 +11,8 @@ public struct Request: Sendable, Equatable {
         case snapshot(session: String?)
         case close(session: String?)
         case verify(token: String)
+        /// The live sessions opened by the caller's uid.
+        case sessions
     }
 
     public var id: RequestID?
@@ -22,7 +24,7 @@ public struct Request: Sendable, Equatable {
     }
 
     /// The `op` names of protocol v1.
-    public static let operationNames = ["describe", "ping", "open", "attach", "set", "submit", "snapshot", "close", "verify"]
+    public static let operationNames = ["describe", "ping", "open", "attach", "set", "submit", "snapshot", "close", "verify", "sessions"]
 }
 
 /// A request that could not be understood, with the code and message to send back.
@@ -97,6 +99,7 @@ extension Request {
         case "snapshot": operation = .snapshot(session: try members.optionalString("session"))
         case "close": operation = .close(session: try members.optionalString("session"))
         case "verify": operation = .verify(token: try members.requiredString("token"))
+        case "sessions": operation = .sessions
         default:
             throw RequestError(.unknownOp, "unknown op \"\(op)\"; known: \(operationNames.joined(separator: ", "))", id: id)
         }
@@ -138,11 +141,12 @@ extension Request {
         case .snapshot: name = "snapshot"
         case .close: name = "close"
         case .verify: name = "verify"
+        case .sessions: name = "sessions"
         }
         writer.member("op", name)
         if let id { writer.member("id", id) }
         switch operation {
-        case .describe, .ping: break
+        case .describe, .ping, .sessions: break
         case .open(let form): writer.member("form", form)
         case .attach(let session): writer.member("session", session)
         case .set(let session, let field, let value):

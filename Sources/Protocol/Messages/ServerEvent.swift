@@ -7,12 +7,30 @@ public enum ServerEvent: Sendable, Equatable {
     case closed(session: String, id: RequestID?)
     case pong(id: RequestID?)
     case verified(user: String, id: RequestID?)
+    case sessionList(sessions: [SessionSummary], id: RequestID?)
     case session(session: String, seq: UInt64, SessionEvent, id: RequestID?)
     case error(code: ErrorCode, message: String, session: String?, id: RequestID?)
     case bye(reason: String)
 
     /// The protocol name and major version spoken.
     public static let protocolName = "signup/1"
+}
+
+/// One live session as `sessions` lists it.
+public struct SessionSummary: Sendable, Equatable {
+    public var session: String
+    public var form: String
+    /// Whole seconds since the session was opened.
+    public var ageSeconds: Int
+    /// Connections attached besides the opener.
+    public var views: Int
+
+    public init(session: String, form: String, ageSeconds: Int, views: Int) {
+        self.session = session
+        self.form = form
+        self.ageSeconds = ageSeconds
+        self.views = views
+    }
 }
 
 /// A change of a session's visible state.
@@ -78,6 +96,19 @@ extension ServerEvent {
             writer.member("event", "verified")
             if let id { writer.member("id", id) }
             writer.member("user", user)
+        case .sessionList(let sessions, let id):
+            writer.member("event", "sessions")
+            if let id { writer.member("id", id) }
+            writer.beginArray("sessions")
+            for summary in sessions {
+                writer.beginObject()
+                writer.member("session", summary.session)
+                writer.member("form", summary.form)
+                writer.member("ageSeconds", summary.ageSeconds)
+                writer.member("views", summary.views)
+                writer.endObject()
+            }
+            writer.endArray()
         case .session(let session, let seq, let event, let id):
             Self.encode(event, session: session, seq: seq, id: id, into: &writer)
         case .error(let code, let message, let session, let id):

@@ -53,6 +53,11 @@ extension ConnectionHandler {
             sessions.removeAll { $0 === session }
             Self.onLoop(of: session) { $0.unsubscribe(output) }
             output.enqueue(.closed(session: session.id, id: id))
+        case .sessions:
+            // Only the caller's own uid: ids of other users' sessions are not disclosed. It walks
+            // every live session, so it is budgeted like open and submit.
+            guard budget.take() else { return fail(output, .rateLimited, "too many requests; slow down", id: id) }
+            output.enqueue(.sessionList(sessions: shared.services.directory.summaries(ownedBy: output.peer.uid), id: id))
         case .verify(let token):
             guard budget.take() else { return fail(output, .rateLimited, "too many requests; slow down", id: id) }
             shared.services.accounts.verify(token: token, on: output.eventLoop).whenComplete { result in

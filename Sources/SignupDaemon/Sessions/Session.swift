@@ -1,4 +1,5 @@
 import FormEngine
+import NIOConcurrencyHelpers
 import NIOCore
 import Protocol
 
@@ -11,6 +12,12 @@ final class Session: @unchecked Sendable {
     let id: String
     let eventLoop: EventLoop
     let ownerUID: UInt32
+    /// When `open` created it (for `sessions`).
+    let openedAt = NIODeadline.now()
+    /// How many connections are attached besides the opener; read from any thread.
+    private let viewCount = NIOLockedValueBox(0)
+    /// The form's name; fixed at open, so readable from any thread.
+    let formName: String
     private var state: FormSession
     private var seq: UInt64 = 0
     /// The owner first, then attached connections.
@@ -23,12 +30,14 @@ final class Session: @unchecked Sendable {
         self.id = id
         eventLoop = owner.eventLoop
         ownerUID = owner.peer.uid
+        formName = form.name
         state = FormSession(form: form)
         subscribers = [owner]
         self.services = services
     }
 
-    var formName: String { state.form.name }
+    /// Connections attached besides the opener.
+    var views: Int { viewCount.withLockedValue { $0 } }
 
     /// Whether the session waits for a check or a submit (a half-closed client is kept
     /// until these are answered).
@@ -55,6 +64,7 @@ final class Session: @unchecked Sendable {
     func subscribe(_ output: ConnectionOutput) {
         eventLoop.preconditionInEventLoop()
         subscribers.append(output)
+        viewCount.withLockedValue { $0 = subscribers.count - 1 }
     }
 
     /// Removes a subscriber; the session closes when its owner leaves.
@@ -64,6 +74,7 @@ final class Session: @unchecked Sendable {
             close()
         } else {
             subscribers.removeAll { $0 === output }
+            viewCount.withLockedValue { $0 = subscribers.count - 1 }
         }
     }
 

@@ -1,4 +1,6 @@
 import NIOConcurrencyHelpers
+import NIOCore
+import Protocol
 
 /// All live sessions by id, so that `attach` can find one from any connection.
 final class SessionDirectory: Sendable {
@@ -21,6 +23,17 @@ final class SessionDirectory: Sendable {
 
     func find(_ id: String) -> Session? {
         sessions.withLockedValue { $0[id] }
+    }
+
+    /// The live sessions opened by `uid`, oldest first (for `sessions`).
+    func summaries(ownedBy uid: UInt32, now: NIODeadline = .now()) -> [SessionSummary] {
+        let owned = sessions.withLockedValue { table in table.values.filter { $0.ownerUID == uid } }
+        return owned.sorted { $0.openedAt < $1.openedAt }.map { session in
+            SessionSummary(
+                session: session.id, form: session.formName,
+                ageSeconds: Int((now - session.openedAt).nanoseconds / 1_000_000_000), views: session.views
+            )
+        }
     }
 
     func remove(_ id: String) {

@@ -5,16 +5,19 @@ import Glibc
 #endif
 
 /// Options every subcommand takes: which daemon, how long to wait, and the output format.
+/// They may also come before the subcommand (`signupctl --socket X ping`): see
+/// `ArgumentNormalizer`.
 struct ConnectionOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp(
         "signupd's socket. Default: $SIGNUPD_SOCKET, else $XDG_RUNTIME_DIR/signupd.sock if it exists, else /run/signupd/signupd.sock.",
-        valueName: "path"))
+        valueName: "path"), completion: .file())
     var socket: String?
 
-    @Flag(name: .long, help: "Print machine-readable JSON instead of text.")
+    @Flag(name: .long, help: "Print one JSON object on standard output, success or failure (see JSON OUTPUT).")
     var json = false
 
-    @Option(name: .long, help: ArgumentHelp("Seconds to wait for any answer from the daemon.", valueName: "seconds"))
+    // Unconditional: `--timeout -1` is a bad value, not a missing one.
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Seconds to wait for any answer from the daemon.", valueName: "seconds"))
     var timeout: Double = 30
 
     /// The socket path to use, following the documented order.
@@ -33,6 +36,15 @@ struct ConnectionOptions: ParsableArguments {
     }
 
     func validate() throws {
-        guard timeout > 0 else { throw ValidationError("--timeout must be positive") }
+        guard timeout > 0, timeout.isFinite else { throw ValidationError("--timeout must be a positive number of seconds, not \(timeout)") }
+        if let socket, socket.isEmpty { throw ValidationError("--socket needs a path") }
+    }
+}
+
+extension ConnectionOptions {
+    /// The defaults, for shell completion (which sees no parsed options): $SIGNUPD_SOCKET
+    /// and the standard paths, with a short timeout.
+    static func fromEnvironment() throws -> ConnectionOptions {
+        try ConnectionOptions.parse(["--timeout", "2"])
     }
 }

@@ -17,7 +17,7 @@ final class DaemonConnection {
 
     init(path: String, timeoutSeconds: Double) throws(CommandFailure) {
         self.path = path
-        timeoutMilliseconds = Int32(timeoutSeconds * 1000)
+        timeoutMilliseconds = Int32(min(timeoutSeconds * 1000, Double(Int32.max)).rounded(.up))
         fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw CommandFailure(.unreachable, "cannot create a socket: \(errnoText())") }
         var address = sockaddr_un()
@@ -32,13 +32,13 @@ final class DaemonConnection {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
         guard status == 0 else {
-            let reason = errnoText()
+            let error = errno
             close(fd)
-            throw CommandFailure(.unreachable, "cannot connect to signupd at \(path): \(reason) (is signupd.socket running? see --socket and SIGNUPD_SOCKET)")
+            throw ConnectDiagnosis.failure(path: path, errno: error)
         }
         let greeting = try receive()
         guard greeting["event"]?.stringValue == "hello" else {
-            throw CommandFailure(.protocolError, "\(path) did not greet with hello; is it signupd?")
+            throw CommandFailure(.protocolError, "\(path) did not greet with hello; is it signupd?", code: "not_signupd")
         }
         guard greeting["protocol"]?.stringValue?.hasPrefix("signup/1") == true else {
             throw CommandFailure(.protocolError, "unsupported protocol \(greeting["protocol"]?.stringValue ?? "?"); this signupctl speaks signup/1")
@@ -107,7 +107,9 @@ final class DaemonConnection {
             var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
             let ready = poll(&poller, 1, timeoutMilliseconds)
             if ready < 0 && errno == EINTR { continue }
-            guard ready > 0 else { throw CommandFailure(.protocolError, "signupd did not answer within \(timeoutMilliseconds / 1000) s") }
+            guard ready > 0 else {
+                throw CommandFailure(.protocolError, "signupd did not answer within \(Double(timeoutMilliseconds) / 1000) s", code: "timeout")
+            }
             guard try fill() else { return nil }
         }
     }
@@ -166,11 +168,11 @@ extension CommandFailure {
         let code = message["code"]?.stringValue ?? "unknown"
         let text = message["message"]?.stringValue ?? ""
         let status: ExitStatus = switch code {
-        case "invalid_token", "not_ready", "finished", "rate_limited": .refused
+        case "invalid_token", "not_ready", "finished", "rate_limited", "shutting_down": .refused
         case "forbidden", "unknown_session": .refused
         default: .protocolError
         }
-        return CommandFailure(status, "\(text) (\(code))")
+        return CommandFailure(status, "\(text) (\(code))", code: code)
     }
 }
 

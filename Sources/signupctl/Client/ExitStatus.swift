@@ -12,17 +12,37 @@ enum ExitStatus: Int32 {
     case unreachable = 3
     /// The conversation broke: timeout, unexpected reply, or the daemon closed the connection.
     case protocolError = 4
+    /// Bad usage: unknown command or option, a missing or invalid argument (sysexits EX_USAGE).
+    case usage = 64
+    /// The interactive form was left with Esc or Ctrl-C (128 + SIGINT, as shells report it).
+    case cancelled = 130
 
     var code: ExitCode { ExitCode(rawValue) }
+
+    /// The `error.code` of the JSON envelope when nothing more precise is known.
+    var defaultCode: String {
+        switch self {
+        case .success: "ok"
+        case .refused: "refused"
+        case .invalidInput: "invalid_input"
+        case .unreachable: "unreachable"
+        case .protocolError: "protocol_error"
+        case .usage: "usage"
+        case .cancelled: "cancelled"
+        }
+    }
 }
 
-/// A failure that ends the command with a one-line reason and its exit status.
+/// A failure that ends the command with a one-line reason and its exit status. `code` is
+/// the stable identifier `--json` reports (a protocol error code when the daemon sent one).
 struct CommandFailure: Error, CustomStringConvertible {
     let status: ExitStatus
+    let code: String
     let description: String
 
-    init(_ status: ExitStatus, _ description: String) {
+    init(_ status: ExitStatus, _ description: String, code: String? = nil) {
         self.status = status
+        self.code = code ?? status.defaultCode
         self.description = description
     }
 }

@@ -26,9 +26,11 @@ final class FormClient {
         try connection.send(Request(.set(session: view.session, field: field, value: value)))
     }
 
-    /// Asks to submit.
-    func submit() throws(CommandFailure) {
-        try connection.send(Request(.submit(session: view.session)))
+    /// Asks to submit; returns the request's id, which a refusal (`not_ready`) carries.
+    @discardableResult
+    func submit() throws(CommandFailure) -> RequestID {
+        view.result = nil  // a new attempt: the last result no longer stands
+        return try connection.request(.submit(session: view.session))
     }
 
     /// Reads one message and applies it; returns it.

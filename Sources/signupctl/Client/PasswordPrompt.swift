@@ -2,27 +2,25 @@
 import Glibc
 #endif
 
-/// Reads a line from the terminal with echo off.
+/// Line prompts on the controlling terminal: with echo off for secrets (restored by
+/// `Terminal`, also from a signal), or plain.
 enum PasswordPrompt {
-    static func read(_ prompt: String) -> String {
-        var out = prompt
-        out.withUTF8 { _ = write(2, $0.baseAddress, $0.count) }
-        var saved = termios()
-        let isTerminal = tcgetattr(0, &saved) == 0
-        if isTerminal {
-            var quiet = saved
-            quiet.c_lflag &= ~tcflag_t(ECHO)
-            tcsetattr(0, TCSANOW, &quiet)
-        }
-        defer {
-            if isTerminal {
-                tcsetattr(0, TCSANOW, &saved)
-                _ = write(2, "\n", 1)
-            }
-        }
+    /// Reads one line from `fd` after writing `prompt` to it; nil at end of input.
+    static func read(_ prompt: String, fd: Int32, secret: Bool) -> String? {
+        // Echo goes off before the prompt shows, so nothing typed after it is echoed.
+        if secret { Terminal.enter(.noEcho, fd: fd) }
+        writeAll(fd, Array(prompt.utf8))
+        defer { if secret { Terminal.restore() } }
         var bytes: [UInt8] = []
         var byte: UInt8 = 0
-        while Glibc.read(0, &byte, 1) == 1 && byte != 0x0A { bytes.append(byte) }
+        while true {
+            let count = Glibc.read(fd, &byte, 1)
+            if count < 0 && errno == EINTR { continue }
+            if count <= 0 { return bytes.isEmpty ? nil : String(decoding: bytes, as: UTF8.self) }
+            if byte == 0x0A { break }
+            bytes.append(byte)
+        }
+        if bytes.last == 0x0D { bytes.removeLast() }
         return String(decoding: bytes, as: UTF8.self)
     }
 }

@@ -4,7 +4,10 @@ import Protocol
 extension SignupCtl {
     /// `signupctl describe`
     struct Describe: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Show the forms signupd serves and their fields.")
+        static let configuration = CommandConfiguration(
+            abstract: "Show the forms signupd serves and their fields.",
+            discussion: "JSON: {\"ok\":true,\"command\":\"describe\",\"server\":S,\"protocol\":P,\"socket\":PATH,\"forms\":[{\"name\",\"submitLabel\",\"fields\":[{\"name\",\"secret\",\"label\"}]}]}"
+        )
 
         @OptionGroup var connection: ConnectionOptions
 
@@ -12,11 +15,18 @@ extension SignupCtl {
             do {
                 let daemon = try connection.connect()
                 let reply = try daemon.reply(to: try daemon.request(.describe))
+                let server = daemon.hello["server"]?.stringValue ?? "signupd"
+                let version = daemon.hello["protocol"]?.stringValue ?? "?"
                 if connection.json {
-                    print(RawLine.text(of: reply))
+                    var envelope = JSONEnvelope(command: "describe")
+                    envelope.member("server", server)
+                    envelope.member("protocol", version)
+                    envelope.member("socket", daemon.path)
+                    envelope.member("forms", json: reply["forms"] ?? .array([]))
+                    envelope.emit()
                     return
                 }
-                print("\(daemon.hello["server"]?.stringValue ?? "signupd") (\(daemon.hello["protocol"]?.stringValue ?? "?")) at \(daemon.path)")
+                print("\(server) (\(version)) at \(daemon.path)")
                 for form in FormDescription.list(from: reply) {
                     print("\n\(form.name)  [\(form.submitLabel)]")
                     for field in form.fields {
@@ -31,7 +41,10 @@ extension SignupCtl {
 
     /// `signupctl ping`
     struct Ping: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Check that signupd answers, and how fast.")
+        static let configuration = CommandConfiguration(
+            abstract: "Check that signupd answers, and how fast.",
+            discussion: "JSON: {\"ok\":true,\"command\":\"ping\",\"server\":S,\"socket\":PATH,\"connectMicroseconds\":N,\"roundTripMicroseconds\":N}"
+        )
 
         @OptionGroup var connection: ConnectionOptions
 
@@ -44,14 +57,12 @@ extension SignupCtl {
                 let end = ContinuousClock.now
                 let server = daemon.hello["server"]?.stringValue ?? "signupd"
                 if connection.json {
-                    var writer = JSONWriter()
-                    writer.beginObject()
-                    writer.member("server", server)
-                    writer.member("socket", daemon.path)
-                    writer.member("connectMicroseconds", Int((connected - start) / .microseconds(1)))
-                    writer.member("roundTripMicroseconds", Int((end - connected) / .microseconds(1)))
-                    writer.endObject()
-                    print(String(decoding: writer.bytes, as: UTF8.self))
+                    var envelope = JSONEnvelope(command: "ping")
+                    envelope.member("server", server)
+                    envelope.member("socket", daemon.path)
+                    envelope.member("connectMicroseconds", Int((connected - start) / .microseconds(1)))
+                    envelope.member("roundTripMicroseconds", Int((end - connected) / .microseconds(1)))
+                    envelope.emit()
                 } else {
                     print("\(server) at \(daemon.path): pong in \(Int((end - connected) / .microseconds(1))) µs (connect + hello \(Int((connected - start) / .microseconds(1))) µs)")
                 }
@@ -65,7 +76,11 @@ extension SignupCtl {
     struct Verify: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Check a login token and print whose it is.",
-            discussion: "Tokens are base64url and may begin with \"-\": pass them after \"--\", as in `signupctl verify -- \"$TOKEN\"`."
+            discussion: """
+                Tokens are base64url and may begin with "-": pass them after "--", as in \
+                `signupctl verify -- "$TOKEN"`. Exit 1 (code invalid_token) for an unknown, \
+                malformed or expired token. JSON: {"ok":true,"command":"verify","user":U}
+                """
         )
 
         @Argument(help: "The token `signupctl login` printed.")
@@ -78,7 +93,13 @@ extension SignupCtl {
                 let daemon = try connection.connect()
                 let reply = try daemon.reply(to: try daemon.request(.verify(token: token)))
                 let user = reply["user"]?.stringValue ?? ""
-                print(connection.json ? RawLine.text(of: reply) : user)
+                if connection.json {
+                    var envelope = JSONEnvelope(command: "verify")
+                    envelope.member("user", user)
+                    envelope.emit()
+                } else {
+                    print(user)
+                }
             } catch {
                 Report.fail(error)
             }
@@ -95,8 +116,12 @@ extension String {
 /// Re-encodes a parsed message as one JSON line.
 enum RawLine {
     static func text(of object: JSONObject) -> String {
+        text(of: .object(object))
+    }
+
+    static func text(of value: JSONValue) -> String {
         var out = ""
-        write(.object(object), into: &out)
+        write(value, into: &out)
         return out
     }
 

@@ -13,7 +13,7 @@ struct FormInputOptions: ParsableArguments {
     @Flag(help: "Read the password from the first line of standard input.")
     var passwordStdin = false
 
-    @Option(help: ArgumentHelp("Read the password from the first line of this file.", valueName: "path"))
+    @Option(help: ArgumentHelp("Read the password from the first line of this file.", valueName: "path"), completion: .file())
     var passwordFile: String?
 
     @Flag(help: "Never open the interactive form, even on a terminal.")
@@ -21,25 +21,45 @@ struct FormInputOptions: ParsableArguments {
 
     func validate() throws {
         if passwordStdin && passwordFile != nil { throw ValidationError("use either --password-stdin or --password-file") }
+        if let username, username.isEmpty { throw ValidationError("--username needs a name") }
     }
 
-    /// Interactive when standard input and output are terminals and nothing was given by flag.
+    /// Interactive when standard input is a terminal and nothing was given by flag; the
+    /// form itself draws on /dev/tty, so standard output may be a pipe.
     var interactive: Bool {
-        !noInteractive && username == nil && !passwordStdin && passwordFile == nil && isatty(0) == 1 && isatty(1) == 1
+        !noInteractive && username == nil && !passwordStdin && passwordFile == nil && isatty(0) == 1
     }
 
-    /// The password from where the flags say, or standard input when it is not a terminal.
-    func password() throws(CommandFailure) -> String {
+    /// The value of every secret field, from where the flags say, standard input when it
+    /// is not a terminal, or else one prompt per secret field on the terminal (so a
+    /// signup asks for the password and then for its repetition).
+    func secrets(for fields: [FormDescription.Field]) throws(CommandFailure) -> [String: String] {
+        let secret = fields.filter(\.secret)
         if let passwordFile {
             let fd = open(passwordFile, O_RDONLY | O_CLOEXEC)
             guard fd >= 0 else {
-                throw CommandFailure(.invalidInput, "cannot read --password-file \(passwordFile): \(errnoText())")
+                throw CommandFailure(.usage, "cannot read --password-file \(passwordFile): \(errnoText())", code: "usage")
             }
             defer { close(fd) }
-            return Self.firstLine(of: fd)
+            let password = Self.firstLine(of: fd)
+            return Dictionary(uniqueKeysWithValues: secret.map { ($0.name, password) })
         }
-        if passwordStdin || isatty(0) == 0 { return Self.firstLine(of: 0) }
-        return PasswordPrompt.read("Password: ")
+        if passwordStdin || isatty(0) == 0 {
+            let password = Self.firstLine(of: 0)
+            return Dictionary(uniqueKeysWithValues: secret.map { ($0.name, password) })
+        }
+        guard let tty = Terminal.open() else {
+            throw CommandFailure(.usage, "no terminal to ask for the password on: use --password-stdin or --password-file", code: "usage")
+        }
+        defer { close(tty) }
+        var values: [String: String] = [:]
+        for field in secret {
+            guard let value = PasswordPrompt.read("\(field.label): ", fd: tty, secret: true) else {
+                throw CommandFailure(.cancelled, "cancelled", code: "cancelled")
+            }
+            values[field.name] = value
+        }
+        return values
     }
 
     /// Reads up to the first newline, byte by byte, so nothing after it is consumed.
@@ -62,47 +82,41 @@ enum ScriptedForm {
     static func run(form: String, inputs: FormInputOptions, connection options: ConnectionOptions, printToken: Bool) throws {
         do throws(CommandFailure) {
             guard let username = inputs.username else {
-                throw CommandFailure(.invalidInput, "--username is required when not on a terminal")
+                throw CommandFailure(.usage, "--username is required when standard input is not a terminal (or with --no-interactive)", code: "usage")
             }
-            let password = try inputs.password()
             let client = try FormClient(connection: try options.connect(), formName: form)
-            var values: [String: String] = [:]
-            for field in client.view.form.fields {
-                values[field.name] = field.secret ? password : username
-            }
+            var values = try inputs.secrets(for: client.view.form.fields)
+            for field in client.view.form.fields where !field.secret { values[field.name] = username }
             let result = try client.fillAndSubmit(values: values)
-            if options.json {
-                print(ResultJSON.encode(result, session: client.view.session))
-            } else if result.ok {
-                print(printToken ? (result.token ?? "") : "\(result.message): \(result.user ?? username)")
-            }
-            guard result.ok else { throw CommandFailure(.refused, result.message) }
+            guard result.ok else { throw CommandFailure(.refused, result.message, code: "refused") }
+            FormOutput.print(result, form: form, session: client.view.session, json: options.json, printToken: printToken, tty: nil)
         } catch {
             Report.fail(error)
         }
     }
 }
 
-/// JSON output of a result.
-enum ResultJSON {
-    static func encode(_ result: SessionView.Result, session: String) -> String {
-        var writer = JSONWriter()
-        writer.beginObject()
-        writer.member("ok", result.ok)
-        writer.member("message", result.message)
-        writer.member("session", session)
-        if let user = result.user { writer.member("user", user) }
-        if let token = result.token { writer.member("token", token) }
-        writer.endObject()
-        return String(decoding: writer.bytes, as: UTF8.self)
-    }
-}
-
-/// One-line failure reports on stderr, then the documented exit status.
-enum Report {
-    static func fail(_ failure: CommandFailure) -> Never {
-        var line = "signupctl: \(failure.description)\n"
-        line.withUTF8 { _ = write(2, $0.baseAddress, $0.count) }
-        exit(failure.status.rawValue)
+/// Prints a successful result: the JSON envelope; or the token alone (login) or
+/// "Signed up: NAME" (signup) on standard output, with the human message also on the
+/// terminal when standard output is not one.
+enum FormOutput {
+    static func print(_ result: SessionView.Result, form: String, session: String, json: Bool, printToken: Bool, tty: Int32?) {
+        let summary = "\(result.message): \(result.user ?? "")"
+        if json {
+            var envelope = JSONEnvelope(command: form)
+            envelope.member("message", result.message)
+            envelope.member("session", session)
+            if let user = result.user { envelope.member("user", user) }
+            if let token = result.token { envelope.member("token", token) }
+            envelope.emit()
+            return
+        }
+        if let tty, isatty(1) == 0 { writeAll(tty, Array((summary + "\n").utf8)) }
+        if printToken, let token = result.token {
+            if tty != nil && isatty(1) == 1 { Swift.print(summary) }
+            Swift.print(token)
+        } else {
+            Swift.print(summary)
+        }
     }
 }

@@ -6,10 +6,17 @@ extension SignupCtl {
     struct Monitor: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Attach to a live session and print its events until it ends.",
-            discussion: "Only the user who opened the session may attach to it."
+            discussion: """
+                Only the user who opened the session may attach to it; `signupctl sessions` lists \
+                yours, and the form shows its id in its footer. With --json each event is one \
+                envelope: {"ok":true,"command":"monitor","event":E,...the event's members}.
+                """
         )
 
-        @Option(help: ArgumentHelp("The session id (from the `opened` event).", valueName: "id"))
+        @Option(help: ArgumentHelp("The session id (`signupctl sessions` lists yours).", valueName: "id"),
+                completion: .custom { _, _, _ in
+                    (try? Sessions.list(ConnectionOptions.fromEnvironment()))?.map(\.session) ?? []
+                })
         var session: String
 
         @OptionGroup var connection: ConnectionOptions
@@ -20,14 +27,23 @@ extension SignupCtl {
                 let id = try daemon.request(.attach(session: session))
                 var attached = false
                 while true {
-                    guard let line = try daemon.receiveLineWithoutTimeout() else { return }
+                    // The attach answer comes within --timeout; then events come when they come.
+                    guard let line = try attached ? daemon.receiveLineWithoutTimeout() : daemon.receiveLine() else {
+                        throw CommandFailure(.protocolError, "signupd closed the connection", code: "disconnected")
+                    }
                     guard let message = try? JSONParser.parse(line).objectValue else { continue }
                     let event = message["event"]?.stringValue ?? ""
                     if !attached, message["id"] == id.jsonValue {
                         if event == "error" { throw CommandFailure.fromError(message) }
                         attached = true
                     }
-                    print(connection.json ? String(decoding: line, as: UTF8.self) : Self.describe(message))
+                    if connection.json {
+                        var envelope = JSONEnvelope(command: "monitor")
+                        envelope.members(of: message)
+                        envelope.emit()
+                    } else {
+                        print(Self.describe(message))
+                    }
                     fflushStdout()
                     if event == "closed" || event == "bye" { return }
                 }

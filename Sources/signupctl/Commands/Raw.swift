@@ -12,7 +12,9 @@ extension SignupCtl {
             discussion: """
                 For debugging and for jq: `echo '{"op":"describe"}' | signupctl raw | jq .` \
                 The greeting is printed too. At the end of input signupctl half-closes the \
-                connection; signupd answers what is pending, then closes, and signupctl exits.
+                connection; signupd answers what is pending, then closes, and signupctl exits. \
+                The lines are the protocol's own (PROTOCOL.md); --json only changes how a failure \
+                to connect is reported.
                 """
         )
 

@@ -6,8 +6,10 @@ extension SignupCtl {
         static let configuration = CommandConfiguration(
             abstract: "Create an account.",
             discussion: """
-                Interactive on a terminal. For scripts: \
-                `printf '%s\\n' "$PASSWORD" | signupctl signup --username alice --password-stdin`
+                Interactive on a terminal. With --username alone it asks for the password twice \
+                on the terminal. For scripts: \
+                `printf '%s\\n' "$PASSWORD" | signupctl signup --username alice --password-stdin`. \
+                JSON: {"ok":true,"command":"signup","message":M,"session":S,"user":U}
                 """
         )
 
@@ -25,7 +27,9 @@ extension SignupCtl {
             abstract: "Log in and print a session token.",
             discussion: """
                 Interactive on a terminal. For scripts the token alone is printed on standard output: \
-                `TOKEN=$(signupctl login --username alice --password-file ~/.pw)`
+                `TOKEN=$(signupctl login --username alice --password-file ~/.pw)`. The interactive \
+                form draws on /dev/tty, so `TOKEN=$(signupctl login)` works too. \
+                JSON: {"ok":true,"command":"login","message":M,"session":S,"user":U,"token":T}
                 """
         )
 
@@ -41,10 +45,23 @@ extension SignupCtl {
 /// Picks the interactive or the scripted form, as the inputs say.
 enum FormRun {
     static func run(_ form: String, inputs: FormInputOptions, connection: ConnectionOptions, printToken: Bool) throws {
-        if inputs.interactive {
-            try InteractiveForm.run(form: form, connection: connection)
-        } else {
-            try ScriptedForm.run(form: form, inputs: inputs, connection: connection, printToken: printToken)
+        guard inputs.interactive, let tty = Terminal.open() else {
+            return try ScriptedForm.run(form: form, inputs: inputs, connection: connection, printToken: printToken)
+        }
+        let client: FormClient
+        do {
+            client = try FormClient(connection: try connection.connect(), formName: form)
+        } catch {
+            Report.fail(error)
+        }
+        let outcome = Terminal.canAddressCursor ? InteractiveForm.run(client: client, tty: tty) : LineModeForm.run(client: client, tty: tty)
+        switch outcome {
+        case .finished(let result):
+            FormOutput.print(result, form: form, session: client.view.session, json: connection.json, printToken: printToken, tty: tty)
+        case .cancelled:
+            Report.fail(CommandFailure(.cancelled, "cancelled", code: "cancelled"))
+        case .failed(let failure):
+            Report.fail(failure)
         }
     }
 }

@@ -1,8 +1,12 @@
-/// What the interactive form shows, as a pure function of its state: one line per field,
-/// its validation under it, the submit button, and the result or a spinner. Fits 80×24.
+import Protocol
+
+/// What the interactive form shows, as a pure function of its state and the window size.
+/// Every frame is exactly `rows` lines, none wider than `columns - 1`, so that drawing
+/// never wraps or scrolls. Three layouts: roomy (a field takes four lines), compact (two),
+/// and below the minimum a one-line "terminal too small" notice.
 struct FormScreen {
     var view: SessionView
-    var values: [String: String] = [:]
+    var editors: [String: LineEditor] = [:]
     var focus = 0
     var spinnerFrame = 0
     var color: Bool
@@ -11,56 +15,155 @@ struct FormScreen {
     var notice: String?
 
     static let spinner = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"]
+    static let minimumColumns = 48
 
-    private func paint(_ text: String, _ code: String) -> String {
-        color ? "\u{1B}[\(code)m\(text)\u{1B}[0m" : text
+    /// A run of text in one style (an SGR parameter string, or nil for plain).
+    struct Span {
+        var text: String
+        var style: String?
+        init(_ text: String, _ style: String? = nil) {
+            self.text = text
+            self.style = style
+        }
     }
 
-    /// The screen's lines, top to bottom, and where the cursor goes (row, column), 0-based.
-    func render(width: Int) -> (lines: [String], cursor: (row: Int, column: Int)?) {
-        var lines = ["", "  " + paint("\(view.form.submitLabel) — \(server)", "1"), ""]
+    struct Frame {
+        var lines: [[Span]]
+        /// Where the cursor goes (row, column), 0-based; nil hides it.
+        var cursor: (row: Int, column: Int)?
+        var tooSmall = false
+    }
+
+    func value(of field: String) -> String { editors[field]?.text ?? "" }
+
+    var fieldCount: Int { view.form.fields.count }
+    /// Rows the roomy layout needs.
+    var roomyRows: Int { 4 * fieldCount + 9 }
+    /// Rows the compact layout needs: the smallest the form can be.
+    var compactRows: Int { 2 * fieldCount + 5 }
+
+    func render(columns: Int, rows: Int) -> Frame {
+        let width = columns - 1
+        var frame: Frame
+        if columns < Self.minimumColumns || rows < compactRows {
+            let text = "Terminal too small (\(columns)×\(rows)); need \(Self.minimumColumns)×\(compactRows). Esc quits."
+            frame = Frame(lines: [[Span(text, "1;33")]], cursor: nil, tooSmall: true)
+        } else if columns >= 60 && rows >= roomyRows {
+            frame = roomy(width: width)
+        } else {
+            frame = compact(width: width)
+        }
+        frame.lines = frame.lines.prefix(rows).map { clip($0, to: width) }
+        while frame.lines.count < rows { frame.lines.append([]) }
+        if let cursor = frame.cursor, cursor.row >= rows || cursor.column >= width { frame.cursor = nil }
+        return frame
+    }
+
+    private func roomy(width: Int) -> Frame {
+        var lines: [[Span]] = [[], [Span("  "), Span("\(view.form.submitLabel) — \(server)", "1")], []]
         var cursor: (Int, Int)?
         for (index, field) in view.form.fields.enumerated() {
-            let value = values[field.name] ?? ""
-            let shown = field.secret ? String(repeating: "•", count: value.count) : value
             let focused = index == focus
-            lines.append("  " + (focused ? paint(field.label, "1") : field.label))
-            let room = max(10, width - 8)
-            let visible = shown.count > room ? "…" + String(shown.suffix(room - 1)) : shown
-            lines.append("  " + (focused ? paint("›", "36") : " ") + " " + visible)
-            if focused { cursor = (lines.count - 1, 4 + visible.count) }
-            lines.append("    " + status(of: field.name))
-            lines.append("")
+            lines.append([Span("  "), Span(field.label, focused ? "1" : nil)])
+            let (shown, column) = window(of: field, room: width - 5)
+            lines.append([Span("  "), Span(focused ? "›" : " ", "36"), Span(" " + shown)])
+            if focused { cursor = (lines.count - 1, 4 + column) }
+            lines.append([Span("    ")] + status(of: field.name))
+            lines.append([])
         }
-        let button = "[ \(view.form.submitLabel) ]"
-        if view.busy {
-            lines.append("  " + paint(button, "2") + "  " + paint("\(Self.spinner[spinnerFrame % Self.spinner.count]) working…", "33"))
-        } else if view.enabled {
-            lines.append("  " + paint(button, "1;7") + "  " + paint("Enter to submit", "2"))
-        } else {
-            lines.append("  " + paint(button, "2") + paint(color ? "" : "  (disabled)", "2"))
-        }
-        lines.append("")
-        if let result = view.result {
-            let mark = result.ok ? paint("✓ \(result.message)", "1;32") : paint("✗ \(result.message)", "1;31")
-            lines.append("  " + mark + (result.user.map { "  (\($0))" } ?? ""))
-            if let token = result.token { lines.append("  token: \(token)") }
-        } else {
-            lines.append("")
-        }
-        lines.append(notice.map { "  " + paint($0, "33") } ?? "")
-        lines.append("")
-        lines.append("  " + paint("Tab/↑/↓ move · Enter submit · Ctrl-U clear · Esc quit", "2"))
-        return (lines, cursor)
+        lines.append([Span("  ")] + button())
+        lines.append([])
+        lines.append([Span("  ")] + outcome())
+        lines.append(notice.map { [Span("  "), Span($0, "33")] } ?? [])
+        lines.append([Span("  "), Span("Tab/↑/↓ move · ←/→ Home End edit · Enter submit · Ctrl-U clear · Esc quit", "2")])
+        lines.append([Span("  "), Span(footer, "2")])
+        return Frame(lines: lines, cursor: cursor)
     }
 
-    private func status(of field: String) -> String {
+    private func compact(width: Int) -> Frame {
+        var lines: [[Span]] = [[Span("\(view.form.submitLabel) — \(server)", "1")]]
+        var cursor: (Int, Int)?
+        let labelWidth = min(18, (view.form.fields.map(\.label.count).max() ?? 0) + 1)
+        for (index, field) in view.form.fields.enumerated() {
+            let focused = index == focus
+            let prefix = (focused ? "›" : " ") + " " + field.label.padding(labelWidth)
+            let (shown, column) = window(of: field, room: width - prefix.count)
+            lines.append([Span(focused ? "›" : " ", "36"), Span(" "), Span(field.label.padding(labelWidth), focused ? "1" : nil), Span(shown)])
+            if focused { cursor = (lines.count - 1, prefix.count + column) }
+            lines.append([Span("    ")] + status(of: field.name))
+        }
+        lines.append(view.result == nil ? button() : outcome())
+        lines.append(notice.map { [Span($0, "33")] } ?? [])
+        lines.append([Span("Tab move · ←/→ edit · Enter submit · Esc quit", "2")])
+        lines.append([Span(footer, "2")])
+        return Frame(lines: lines, cursor: cursor)
+    }
+
+    private var footer: String { "session \(view.session.isEmpty ? "—" : view.session)" }
+
+    /// The part of a field's value that fits in `room`, scrolled so the cursor shows, and
+    /// the cursor's column within it.
+    private func window(of field: FormDescription.Field, room: Int) -> (String, Int) {
+        let editor = editors[field.name] ?? LineEditor()
+        var shown = field.secret ? Array(repeating: Character("•"), count: editor.characters.count) : editor.characters
+        let room = max(1, room - 1)
+        var cursor = editor.cursor
+        if shown.count > room {
+            let start = max(0, min(cursor - room + 1, shown.count - room))
+            shown = Array(shown[start..<min(shown.count, start + room)])
+            cursor -= start
+        }
+        return (String(shown), cursor)
+    }
+
+    private func button() -> [Span] {
+        let label = "[ \(view.form.submitLabel) ]"
+        if view.busy {
+            return [Span(label, "2"), Span("  "), Span("\(Self.spinner[spinnerFrame % Self.spinner.count]) working…", "33")]
+        } else if view.enabled {
+            return [Span(label, "1;7"), Span("  "), Span("Enter to submit", "2")]
+        }
+        return [Span(label, "2"), Span("  (disabled)", "2")]
+    }
+
+    private func outcome() -> [Span] {
+        guard let result = view.result else { return [] }
+        var spans = [result.ok ? Span("✓ \(result.message)", "1;32") : Span("✗ \(result.message)", "1;31")]
+        if let user = result.user { spans.append(Span("  (\(user))")) }
+        if let token = result.token { spans.append(Span("  token: \(token)")) }
+        return spans
+    }
+
+    private func status(of field: String) -> [Span] {
         let state = view.fields[field] ?? SessionView.FieldState()
         switch state.state {
-        case "ok": return paint("✓ \(state.message)", "32")
-        case "failed": return paint("✗ \(state.message)", "31")
-        case "validating": return paint("… checking", "2")
-        default: return ""
+        case "ok": return [Span("✓ \(state.message)", "32")]
+        case "failed": return [Span("✗ \(state.message)", "31")]
+        case "validating": return [Span("… checking", "2")]
+        default: return []
         }
     }
+
+    /// Cuts a line to `width` characters.
+    private func clip(_ spans: [Span], to width: Int) -> [Span] {
+        var room = width
+        var out: [Span] = []
+        for span in spans where room > 0 {
+            let text = span.text.count > room ? String(span.text.prefix(max(0, room - 1))) + "…" : span.text
+            room -= text.count
+            out.append(Span(text, span.style))
+        }
+        return out
+    }
+
+    /// The line as terminal bytes, styled when colour is on.
+    func encode(_ spans: [Span]) -> String {
+        spans.map { span in
+            guard color, let style = span.style, !span.text.isEmpty else { return span.text }
+            return "\u{1B}[\(style)m\(span.text)\u{1B}[0m"
+        }.joined()
+    }
+
+    /// Plain text of a line (for tests).
+    static func plain(_ spans: [Span]) -> String { spans.map(\.text).joined() }
 }

@@ -4,111 +4,174 @@ import Protocol
 import Glibc
 #endif
 
-/// The full-screen form: keys go to the daemon as `set`, its events come back and are
-/// drawn. The terminal is restored however the loop ends.
+/// The full-screen form on the controlling terminal: keys go to the daemon as `set`, its
+/// events come back and are drawn. Enter on the last field always sends `submit` and the
+/// daemon decides; when it answers `not_ready` only because a check is still running,
+/// the form submits again as soon as the daemon says `enabled`.
 enum InteractiveForm {
-    static func run(form name: String, connection options: ConnectionOptions) throws {
-        let client: FormClient
-        do {
-            client = try FormClient(connection: try options.connect(), formName: name)
-        } catch {
-            Report.fail(error)
-        }
-        var screen = FormScreen(view: client.view, color: Terminal.colorAllowed)
-        screen.server = client.connection.hello["server"]?.stringValue ?? "signupd"
-        Terminal.enter()
-        let outcome = loop(client: client, screen: &screen)
-        Terminal.restore()
-        switch outcome {
-        case .finished(let result):
-            print(result.ok ? "\(result.message): \(result.user ?? "")" : result.message)
-            if let token = result.token { print(token) }
-            exit(result.ok ? ExitStatus.success.rawValue : ExitStatus.refused.rawValue)
-        case .cancelled:
-            exit(130)
-        case .failed(let failure):
-            Report.fail(failure)
-        }
-    }
-
     enum Outcome {
         case finished(SessionView.Result)
         case cancelled
         case failed(CommandFailure)
     }
 
-    private static func loop(client: FormClient, screen: inout FormScreen) -> Outcome {
-        var decoder = KeyDecoder()
-        let fields = client.view.form.fields
-        var input = [UInt8](repeating: 0, count: 1024)
-        draw(screen)
-        while true {
-            var fds = [pollfd(fd: 0, events: Int16(POLLIN), revents: 0), pollfd(fd: client.connection.fd, events: Int16(POLLIN), revents: 0)]
-            // While busy, wake up to turn the spinner.
-            let ready = poll(&fds, 2, screen.view.busy ? 100 : -1)
-            if ready < 0 && errno != EINTR { return .failed(CommandFailure(.protocolError, "poll: \(errnoText())")) }
-            if ready == 0 { screen.spinnerFrame += 1 }
-            if fds[1].revents != 0 {
-                do {
-                    guard try client.connection.fill() else {
-                        return .failed(CommandFailure(.protocolError, "signupd went away"))
-                    }
-                    while let line = client.connection.bufferedLine() {
-                        guard let message = try? JSONParser.parse(line).objectValue else { continue }
-                        if message["event"]?.stringValue == "bye" {
-                            return .failed(CommandFailure(.protocolError, "signupd closed the connection: \(message["reason"]?.stringValue ?? "")"))
-                        }
-                        screen.view.apply(message)
-                        if message["event"]?.stringValue == "error" { screen.notice = message["message"]?.stringValue }
-                        if let result = screen.view.result, result.ok {
-                            screen.notice = "Press any key to exit."
-                        }
-                    }
-                } catch {
-                    return .failed(error)
-                }
-            }
-            if fds[0].revents != 0 {
-                let count = input.withUnsafeMutableBytes { read(0, $0.baseAddress, $0.count) }
-                if count == 0 { return .cancelled }
-                for key in decoder.decode(count > 0 ? Array(input[..<count]) : []) {
-                    if let result = screen.view.result, result.ok { return .finished(result) }
-                    let field = fields[screen.focus]
-                    var value = screen.values[field.name] ?? ""
-                    switch key {
-                    case .escape, .interrupt: return .cancelled
-                    case .next: screen.focus = (screen.focus + 1) % fields.count
-                    case .previous: screen.focus = (screen.focus + fields.count - 1) % fields.count
-                    case .enter:
-                        screen.notice = nil
-                        if screen.view.enabled {
-                            do { try client.submit() } catch { return .failed(error) }
-                        } else if screen.focus < fields.count - 1 {
-                            screen.focus += 1
-                        } else {
-                            screen.notice = "Not ready: every field must be ✓ first."
-                        }
-                    case .backspace, .clearField, .character:
-                        if key == .backspace { if !value.isEmpty { value.removeLast() } }
-                        if key == .clearField { value = "" }
-                        if case .character(let c) = key { value.append(c) }
-                        screen.values[field.name] = value
-                        screen.view.result = nil
-                        do { try client.set(field.name, value) } catch { return .failed(error) }
-                    }
-                }
-            }
-            draw(screen)
+    /// Runs the form that `client` holds on the terminal `tty`.
+    static func run(client: FormClient, tty: Int32) -> Outcome {
+        var screen = FormScreen(view: client.view, color: Terminal.colorAllowed)
+        screen.server = client.connection.hello["server"]?.stringValue ?? "signupd"
+        for field in client.view.form.fields { screen.editors[field.name] = LineEditor() }
+        let resize = Terminal.makeResizePipe()
+        Terminal.enter(.fullScreen, fd: tty, resizePipe: resize?.write ?? -1)
+        var loop = Loop(client: client, tty: tty, resizeRead: resize?.read ?? -1)
+        let outcome = loop.run(&screen)
+        Terminal.restore()
+        if let resize {
+            close(resize.read)
+            close(resize.write)
         }
+        return outcome
     }
 
-    private static func draw(_ screen: FormScreen) {
-        let size = Terminal.size
-        let (lines, cursor) = screen.render(width: size.columns)
-        var out = "\u{1B}[?25l\u{1B}[H"
-        for line in lines.prefix(size.rows) { out += line + "\u{1B}[K\r\n" }
-        out += "\u{1B}[J"
-        if let cursor { out += "\u{1B}[\(cursor.row + 1);\(cursor.column + 1)H\u{1B}[?25h" }
-        Terminal.write(out)
+    private struct Loop {
+        let client: FormClient
+        let tty: Int32
+        let resizeRead: Int32
+        var decoder = KeyDecoder()
+        /// The id of the last `submit`, while the user wants the form submitted.
+        var pendingSubmit: RequestID?
+
+        init(client: FormClient, tty: Int32, resizeRead: Int32) {
+            self.client = client
+            self.tty = tty
+            self.resizeRead = resizeRead
+        }
+
+        mutating func run(_ screen: inout FormScreen) -> Outcome {
+            var input = [UInt8](repeating: 0, count: 4096)
+            draw(screen)
+            while true {
+                var fds = [
+                    pollfd(fd: tty, events: Int16(POLLIN), revents: 0),
+                    pollfd(fd: client.connection.fd, events: Int16(POLLIN), revents: 0),
+                    pollfd(fd: resizeRead, events: Int16(POLLIN), revents: 0),
+                ]
+                // A cut-off escape sequence waits 50 ms for its rest; the spinner turns every 100 ms.
+                let timeout: Int32 = decoder.hasPending ? 50 : screen.view.busy ? 100 : -1
+                let ready = poll(&fds, nfds_t(fds.count), timeout)
+                if ready < 0 && errno != EINTR { return .failed(CommandFailure(.protocolError, "poll: \(errnoText())")) }
+                if ready == 0 {
+                    if decoder.hasPending {
+                        if let outcome = handle(decoder.flush(), &screen) { return outcome }
+                    } else {
+                        screen.spinnerFrame += 1
+                    }
+                }
+                if ready > 0 && fds[2].revents != 0 {
+                    var drain = [UInt8](repeating: 0, count: 64)
+                    _ = read(resizeRead, &drain, drain.count)
+                    Terminal.write("\u{1B}[2J")
+                }
+                if ready > 0 && fds[1].revents != 0 {
+                    if let outcome = receive(&screen) { return outcome }
+                }
+                if ready > 0 && fds[0].revents != 0 {
+                    let count = input.withUnsafeMutableBytes { read(tty, $0.baseAddress, $0.count) }
+                    if count == 0 || (count < 0 && errno != EINTR && errno != EAGAIN) { return .cancelled }
+                    if count > 0, let outcome = handle(decoder.decode(Array(input[..<count])), &screen) { return outcome }
+                }
+                draw(screen)
+            }
+        }
+
+        /// Applies what the daemon sent.
+        mutating func receive(_ screen: inout FormScreen) -> Outcome? {
+            do {
+                guard try client.connection.fill() else {
+                    return .failed(CommandFailure(.protocolError, "signupd went away", code: "disconnected"))
+                }
+                while let line = client.connection.bufferedLine() {
+                    guard let message = try? JSONParser.parse(line).objectValue else { continue }
+                    let event = message["event"]?.stringValue
+                    if event == "bye" {
+                        return .failed(CommandFailure(.protocolError, "signupd closed the connection: \(message["reason"]?.stringValue ?? "")", code: "disconnected"))
+                    }
+                    screen.view.apply(message)
+                    if event == "error" {
+                        let code = message["code"]?.stringValue
+                        if code == "not_ready", pendingSubmit != nil, message["id"] == pendingSubmit?.jsonValue,
+                            screen.view.validating || screen.view.busy {
+                            screen.notice = "Waiting for the checks to finish…"  // submitted again on `enabled`
+                        } else {
+                            if message["id"] == pendingSubmit?.jsonValue { pendingSubmit = nil }
+                            screen.notice = message["message"]?.stringValue
+                        }
+                    }
+                    if event == "enabled", screen.view.enabled, pendingSubmit != nil {
+                        try submit(&screen)
+                    } else if pendingSubmit != nil, !screen.view.validating,
+                        let problem = screen.view.firstProblem, problem.state.state == "failed" {
+                        // The check it waited for failed: the daemon will not enable submit.
+                        pendingSubmit = nil
+                        screen.notice = "Not submitted: \(problem.field.label) — \(problem.state.message)"
+                    }
+                    if event == "result" {
+                        pendingSubmit = nil
+                        screen.notice = screen.view.result?.ok == true ? "Press any key to exit." : nil
+                    }
+                }
+            } catch {
+                return .failed(error)
+            }
+            return nil
+        }
+
+        mutating func submit(_ screen: inout FormScreen) throws(CommandFailure) {
+            screen.notice = nil
+            pendingSubmit = try client.submit()
+        }
+
+        /// Applies keys.
+        mutating func handle(_ keys: [Key], _ screen: inout FormScreen) -> Outcome? {
+            let fields = client.view.form.fields
+            for key in keys {
+                if let result = screen.view.result, result.ok { return .finished(result) }
+                let field = fields[screen.focus]
+                switch key {
+                case .escape, .interrupt: return .cancelled
+                case .tab, .down: screen.focus = (screen.focus + 1) % fields.count
+                case .backTab, .up: screen.focus = (screen.focus + fields.count - 1) % fields.count
+                case .redraw: Terminal.write("\u{1B}[2J")
+                case .enter:
+                    if screen.focus < fields.count - 1 {
+                        screen.focus += 1
+                    } else {
+                        do { try submit(&screen) } catch { return .failed(error) }
+                    }
+                default:
+                    var editor = screen.editors[field.name] ?? LineEditor()
+                    guard editor.apply(key) else {
+                        screen.editors[field.name] = editor  // the cursor may have moved
+                        continue
+                    }
+                    screen.editors[field.name] = editor
+                    screen.view.result = nil
+                    pendingSubmit = nil  // an edit after Enter withdraws it
+                    screen.notice = nil
+                    do { try client.set(field.name, editor.text) } catch { return .failed(error) }
+                }
+            }
+            return nil
+        }
+
+        func draw(_ screen: FormScreen) {
+            let size = Terminal.size(of: tty)
+            let frame = screen.render(columns: size.columns, rows: size.rows)
+            var out = "\u{1B}[?25l"
+            for (row, line) in frame.lines.enumerated() {
+                out += "\u{1B}[\(row + 1);1H" + screen.encode(line) + "\u{1B}[K"
+            }
+            if let cursor = frame.cursor { out += "\u{1B}[\(cursor.row + 1);\(cursor.column + 1)H\u{1B}[?25h" }
+            Terminal.write(out)
+        }
     }
 }

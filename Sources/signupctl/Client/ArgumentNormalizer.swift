@@ -1,0 +1,69 @@
+/// Lets the shared options come before the subcommand, as with `systemctl --user status`
+/// or `swaymsg -s PATH`: `signupctl --socket X --json ping` becomes `signupctl ping
+/// --socket X --json`. It also catches a mistyped subcommand early, with a suggestion.
+enum ArgumentNormalizer {
+    /// Options every subcommand takes, and whether each takes a value.
+    static let shared: [String: Bool] = ["--socket": true, "--timeout": true, "--json": false]
+
+    enum Outcome: Equatable {
+        case arguments([String])
+        /// Not a subcommand, or none after the shared options: the message to print (exit 64).
+        case usage(String)
+    }
+
+    /// `arguments` without the program name.
+    static func normalize(_ arguments: [String], subcommands: [String]) -> Outcome {
+        var leading: [String] = []
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            let name = argument.split(separator: "=", maxSplits: 1).first.map(String.init) ?? argument
+            guard let takesValue = shared[name] else { break }
+            leading.append(argument)
+            if takesValue && !argument.contains("=") {
+                guard index + 1 < arguments.count else { return .arguments(arguments) }  // let the parser say what is missing
+                leading.append(arguments[index + 1])
+                index += 1
+            }
+            index += 1
+        }
+        guard index < arguments.count else {
+            if leading.isEmpty { return .arguments(arguments) }  // no arguments: the parser prints help
+            return .usage("no command after \(leading.joined(separator: " ")) (commands: \(subcommands.joined(separator: ", ")); see signupctl --help)")
+        }
+        let verb = arguments[index]
+        // Other options (--help, --version, --generate-completion-script) go to the parser as they are.
+        if verb.hasPrefix("-") { return .arguments(arguments) }
+        guard subcommands.contains(verb) || verb == "help" else {
+            var message = "unknown command '\(verb)'"
+            if let guess = suggestion(for: verb, among: subcommands) { message += "; did you mean '\(guess)'?" }
+            return .usage(message + " (commands: \(subcommands.joined(separator: ", ")); see signupctl --help)")
+        }
+        return .arguments([verb] + leading + arguments[(index + 1)...])
+    }
+
+    /// The closest subcommand, if it is close enough to be a typo.
+    static func suggestion(for word: String, among candidates: [String]) -> String? {
+        let scored = candidates.map { ($0, distance(word.lowercased(), $0)) }
+        guard let best = scored.min(by: { $0.1 < $1.1 }) else { return nil }
+        if best.1 <= max(1, min(2, best.0.count / 3)) { return best.0 }
+        return candidates.first { $0.hasPrefix(word.lowercased()) && word.count >= 2 }
+    }
+
+    /// Optimal string alignment distance: edits, with a swap of neighbours counting once.
+    static func distance(_ a: String, _ b: String) -> Int {
+        let a = Array(a), b = Array(b)
+        if a.isEmpty || b.isEmpty { return max(a.count, b.count) }
+        var d = [[Int]](repeating: [Int](repeating: 0, count: b.count + 1), count: a.count + 1)
+        for i in 0...a.count { d[i][0] = i }
+        for j in 0...b.count { d[0][j] = j }
+        for i in 1...a.count {
+            for j in 1...b.count {
+                let cost = a[i - 1] == b[j - 1] ? 0 : 1
+                d[i][j] = min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost)
+                if i > 1, j > 1, a[i - 1] == b[j - 2], a[i - 2] == b[j - 1] { d[i][j] = min(d[i][j], d[i - 2][j - 2] + 1) }
+            }
+        }
+        return d[a.count][b.count]
+    }
+}

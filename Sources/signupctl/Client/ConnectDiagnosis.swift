@@ -1,0 +1,75 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Why `connect(2)` to the socket failed, said so that the reader knows what to do next.
+enum ConnectDiagnosis {
+    /// The failure for `connect` having failed with `error` on `path`.
+    static func failure(path: String, errno error: Int32) -> CommandFailure {
+        var info = stat()
+        let exists = stat(path, &info) == 0
+        if exists && (info.st_mode & S_IFMT) != S_IFSOCK {
+            return CommandFailure(
+                .unreachable,
+                "\(path) is \(kind(info.st_mode)), not a socket: check --socket or SIGNUPD_SOCKET",
+                code: "not_a_socket")
+        }
+        switch error {
+        case ENOENT, ENOTDIR:
+            return CommandFailure(
+                .unreachable,
+                "signupd is not running: no socket at \(path) (start it with `systemctl start signupd.socket`, or point --socket / SIGNUPD_SOCKET at it)",
+                code: "no_daemon")
+        case EACCES, EPERM:
+            return CommandFailure(.unreachable, permissionHint(path: path, socket: exists ? info : nil), code: "permission_denied")
+        case ECONNREFUSED:
+            return CommandFailure(
+                .unreachable,
+                "nothing listens on \(path): signupd stopped without removing its socket (start it with `systemctl start signupd.socket`)",
+                code: "connection_refused")
+        default:
+            return CommandFailure(.unreachable, "cannot connect to signupd at \(path): \(String(cString: strerror(error)))", code: "unreachable")
+        }
+    }
+
+    /// Names what refuses access: the socket's group and mode, or a directory on the way.
+    private static func permissionHint(path: String, socket: stat?) -> String {
+        // A directory on the way that cannot be searched is the more common cause.
+        var directory = path
+        while let slash = directory.lastIndex(of: "/"), slash != directory.startIndex {
+            directory = String(directory[..<slash])
+            if access(directory, X_OK) != 0 {
+                var info = stat()
+                if stat(directory, &info) == 0 {
+                    return "permission denied: cannot enter \(directory) (owner group \(groupName(info.st_gid)), mode \(mode(info.st_mode))); "
+                        + "join the group with `sudo usermod -aG \(groupName(info.st_gid)) $USER`, then log in again"
+                }
+                return "permission denied: cannot enter \(directory)"
+            }
+        }
+        guard let socket else { return "permission denied on \(path)" }
+        let group = groupName(socket.st_gid)
+        return "permission denied on \(path) (group \(group), mode \(mode(socket.st_mode))): "
+            + "only members of \(group) may connect; join with `sudo usermod -aG \(group) $USER`, then log in again"
+    }
+
+    private static func groupName(_ gid: gid_t) -> String {
+        guard let entry = getgrgid(gid), let name = entry.pointee.gr_name else { return String(gid) }
+        return String(cString: name)
+    }
+
+    private static func mode(_ mode: mode_t) -> String {
+        let octal = String(mode & 0o7777, radix: 8)
+        return String(repeating: "0", count: max(0, 4 - octal.count)) + octal
+    }
+
+    private static func kind(_ mode: mode_t) -> String {
+        switch mode & S_IFMT {
+        case S_IFREG: "a regular file"
+        case S_IFDIR: "a directory"
+        case S_IFIFO: "a FIFO"
+        case S_IFLNK: "a symbolic link"
+        default: "not a socket"
+        }
+    }
+}

@@ -1,0 +1,71 @@
+import ArgumentParser
+import Protocol
+
+extension SignupCtl {
+    /// `signupctl sessions`
+    struct Sessions: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "List your live form sessions (for `monitor --session`).",
+            discussion: """
+                Only sessions opened by your own user are listed. VIEWS counts the connections \
+                attached besides the one that opened it. JSON: {"ok":true,"command":"sessions",\
+                "sessions":[{"session":ID,"form":F,"ageSeconds":N,"views":N}]}
+                """
+        )
+
+        @OptionGroup var connection: ConnectionOptions
+
+        func run() throws {
+            do {
+                let summaries = try Self.list(connection)
+                if connection.json {
+                    var envelope = JSONEnvelope(command: "sessions")
+                    envelope.member("sessions", json: .array(summaries.map { summary in
+                        .object(JSONObject([
+                            .init(key: "session", value: .string(summary.session)),
+                            .init(key: "form", value: .string(summary.form)),
+                            .init(key: "ageSeconds", value: .number(String(summary.ageSeconds))),
+                            .init(key: "views", value: .number(String(summary.views))),
+                        ]))
+                    }))
+                    envelope.emit()
+                    return
+                }
+                guard !summaries.isEmpty else {
+                    print("no live sessions")
+                    return
+                }
+                print("SESSION".padding(18) + "FORM".padding(8) + "AGE".padding(8) + "VIEWS")
+                for summary in summaries {
+                    print(summary.session.padding(18) + summary.form.padding(8) + Self.age(summary.ageSeconds).padding(8) + String(summary.views))
+                }
+            } catch {
+                Report.fail(error)
+            }
+        }
+
+        /// The caller's live sessions, as the daemon lists them.
+        static func list(_ options: ConnectionOptions) throws(CommandFailure) -> [SessionSummary] {
+            let daemon = try options.connect()
+            let reply = try daemon.reply(to: try daemon.request(.sessions))
+            return (reply["sessions"]?.arrayValue ?? []).compactMap { value in
+                guard let object = value.objectValue, let id = object["session"]?.stringValue else { return nil }
+                return SessionSummary(
+                    session: id, form: object["form"]?.stringValue ?? "?",
+                    ageSeconds: Int(object["ageSeconds"]?.numberText ?? "") ?? 0, views: Int(object["views"]?.numberText ?? "") ?? 0)
+            }
+        }
+
+        static func age(_ seconds: Int) -> String {
+            seconds < 60 ? "\(seconds)s" : seconds < 3600 ? "\(seconds / 60)m\(seconds % 60)s" : "\(seconds / 3600)h\(seconds / 60 % 60)m"
+        }
+    }
+}
+
+extension JSONValue {
+    /// The literal text of a number.
+    var numberText: String? {
+        if case .number(let text) = self { return text }
+        return nil
+    }
+}

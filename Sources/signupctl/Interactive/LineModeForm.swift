@@ -1,0 +1,54 @@
+import Protocol
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The form for terminals without cursor addressing (`TERM=dumb`, no terminfo entry):
+/// plain prompts, one field at a time, each validated by the daemon before the next.
+enum LineModeForm {
+    static func run(client: FormClient, tty: Int32) -> InteractiveForm.Outcome {
+        let fields = client.view.form.fields
+        let say = { (text: String) in writeAll(tty, Array((text + "\n").utf8)) }
+        say("\(client.view.form.submitLabel) — \(client.connection.hello["server"]?.stringValue ?? "signupd") (session \(client.view.session); end of input cancels)")
+        do throws(CommandFailure) {
+            while true {
+                var index = 0
+                while index < fields.count {
+                    let field = fields[index]
+                    guard let value = PasswordPrompt.read("\(field.label): ", fd: tty, secret: field.secret) else { return .cancelled }
+                    try client.set(field.name, value)
+                    try client.settle()
+                    while client.view.fields[field.name]?.state == "validating" { try client.pump() }
+                    let state = client.view.fields[field.name] ?? SessionView.FieldState()
+                    if state.state == "ok" {
+                        index += 1
+                    } else {
+                        say("  ✗ \(state.state == "empty" ? "\(field.label) is required" : state.message)")
+                        // A repeat that no longer matches sends the user back to it, not further.
+                    }
+                }
+                // Fields checked together (a repeated password) may have changed since.
+                if let problem = client.view.firstProblem {
+                    say("  ✗ \(problem.state.message.isEmpty ? "\(problem.field.label) is required" : problem.state.message)")
+                    continue
+                }
+                while !client.view.enabled, client.view.validating { try client.pump() }
+                let id = try client.submit()
+                while client.view.result == nil {
+                    let message = try client.pump()
+                    if message["event"]?.stringValue == "error", message["id"] == id.jsonValue {
+                        say("  ✗ \(message["message"]?.stringValue ?? "refused")")
+                        break
+                    }
+                }
+                if let result = client.view.result {
+                    if result.ok { return .finished(result) }
+                    say("  ✗ \(result.message)")
+                }
+            }
+        } catch {
+            return .failed(error)
+        }
+    }
+}

@@ -1,0 +1,118 @@
+import Protocol
+import Testing
+
+@testable import signupctl
+
+@Suite("The form's screen")
+struct FormScreenTests {
+    static let signup = FormDescription(
+        name: "signup",
+        fields: [.init(name: "username", secret: false, label: "Username"), .init(name: "password", secret: true, label: "Password"),
+                 .init(name: "repeatedPassword", secret: true, label: "Repeat password")],
+        submitLabel: "Sign up")
+
+    static func screen(value: String = "alice") -> FormScreen {
+        var view = SessionView(form: signup)
+        view.session = "0123456789abcdef"
+        var screen = FormScreen(view: view, color: false)
+        var editor = LineEditor()
+        editor.apply(.text(value))
+        screen.editors["username"] = editor
+        return screen
+    }
+
+    @Test("every frame fills the window exactly and no line reaches the last column", arguments: [
+        (80, 24), (60, 20), (48, 11), (100, 40), (40, 12), (47, 30), (80, 10), (20, 3), (1, 1),
+    ])
+    func fits(_ columns: Int, _ rows: Int) {
+        for value in ["", "alice", String(repeating: "x", count: 200)] {
+            let frame = Self.screen(value: value).render(columns: columns, rows: rows)
+            #expect(frame.lines.count == rows)
+            #expect(frame.lines.allSatisfy { FormScreen.plain($0).count < max(columns, 1) })
+            if let cursor = frame.cursor {
+                #expect(cursor.row < rows && cursor.column < columns - 1)
+                #expect(FormScreen.plain(frame.lines[cursor.row]).contains("›"))
+            }
+        }
+    }
+
+    @Test("layouts by size: roomy, compact, too small; hints and the session id always shown")
+    func layouts() {
+        let screen = Self.screen()
+        let roomy = screen.render(columns: 80, rows: 24).lines.map(FormScreen.plain)
+        #expect(roomy.contains { $0.contains("Tab/↑/↓ move") && $0.contains("Esc quit") })
+        #expect(roomy.contains { $0.contains("session 0123456789abcdef") })
+        let compact = screen.render(columns: 60, rows: 20).lines.map(FormScreen.plain)
+        #expect(compact.contains { $0.contains("Esc quit") })
+        #expect(compact.contains { $0.contains("session 0123456789abcdef") })
+        #expect(compact.contains { $0.contains("› Username") && $0.hasSuffix("alice") })
+        let small = screen.render(columns: 40, rows: 12)
+        #expect(small.tooSmall)
+        #expect(small.cursor == nil ? true : false)
+        #expect(FormScreen.plain(small.lines[0]).hasPrefix("Terminal too small"))
+        #expect(small.lines.dropFirst().allSatisfy { $0.isEmpty })
+    }
+
+    @Test("a long value scrolls so that the cursor stays visible")
+    func scrolls() {
+        var screen = Self.screen(value: String(repeating: "a", count: 100) + "Z")
+        var frame = screen.render(columns: 60, rows: 20)
+        let cursor = try! #require(frame.cursor)
+        let line = FormScreen.plain(frame.lines[cursor.row])
+        #expect(line.contains("Z") && cursor.column == line.count)
+        var editor = screen.editors["username"]!
+        editor.apply(.home)
+        screen.editors["username"] = editor
+        frame = screen.render(columns: 60, rows: 20)
+        #expect(!FormScreen.plain(frame.lines[frame.cursor!.row]).contains("Z"))
+    }
+}
+
+@Suite("Argument order and typos")
+struct ArgumentNormalizerTests {
+    static let verbs = ["signup", "login", "describe", "ping", "verify", "sessions", "monitor", "raw"]
+
+    @Test("shared options before the subcommand move after it", arguments: [
+        (["--socket", "/s", "ping"], ["ping", "--socket", "/s"]),
+        (["--json", "--socket=/s", "--timeout", "3", "describe", "--x"], ["describe", "--json", "--socket=/s", "--timeout", "3", "--x"]),
+        (["verify", "--", "-abc"], ["verify", "--", "-abc"]),
+        (["--json", "verify", "--", "-abc"], ["verify", "--json", "--", "-abc"]),
+        (["--help"], ["--help"]),
+        (["--socket"], ["--socket"]),
+        ([], []),
+        (["--generate-completion-script", "bash"], ["--generate-completion-script", "bash"]),
+        (["help", "ping"], ["help", "ping"]),
+    ])
+    func moves(_ input: [String], _ output: [String]) {
+        #expect(ArgumentNormalizer.normalize(input, subcommands: Self.verbs) == .arguments(output))
+    }
+
+    @Test("an unknown subcommand gets the closest one", arguments: [
+        ("pnig", "ping"), ("sigup", "signup"), ("lgoin", "login"), ("sesions", "sessions"), ("descr", "describe"), ("monitr", "monitor"),
+    ])
+    func suggests(_ typo: String, _ guess: String) {
+        guard case .usage(let message) = ArgumentNormalizer.normalize([typo], subcommands: Self.verbs) else {
+            Issue.record("\(typo) was accepted")
+            return
+        }
+        #expect(message.contains("did you mean '\(guess)'?"))
+    }
+
+    @Test("shared options and no command is a usage error, not an unknown option")
+    func noCommand() {
+        guard case .usage(let message) = ArgumentNormalizer.normalize(["--json", "--socket", "/s"], subcommands: Self.verbs) else {
+            Issue.record("accepted")
+            return
+        }
+        #expect(message.hasPrefix("no command after --json --socket /s"))
+    }
+
+    @Test("nothing close, no suggestion")
+    func noGuess() {
+        guard case .usage(let message) = ArgumentNormalizer.normalize(["frobnicate"], subcommands: Self.verbs) else {
+            Issue.record("accepted")
+            return
+        }
+        #expect(!message.contains("did you mean"))
+    }
+}
