@@ -21,6 +21,10 @@
 # and exits 0 as skipped ("SKIP: ..." on stdout).
 #
 # usage: scripts/systemd-boot-test.sh dist/signupd_VERSION_ARCH.deb
+#        SANDBOX_ONLY=1 [SANDBOX_SECONDS=1800] scripts/systemd-boot-test.sh PACKAGE
+#          boots the sandbox with the package in /run/sandbox-pkg, installs nothing, prints
+#          how to enter it (nsenter) and leaves it running for SANDBOX_SECONDS: a clean
+#          Debian machine with systemd as PID 1 to try the README's steps in by hand.
 set -u
 DEB=$(realpath "$1")
 skip() { echo "SKIP: $*"; exit 0; }
@@ -89,7 +93,7 @@ INIT
 chmod +x "$STATE/init.sh"
 
 bash -c "for h in systemd unified; do mkdir -p /sys/fs/cgroup/\$h/$CG 2>/dev/null && echo \$\$ > /sys/fs/cgroup/\$h/$CG/cgroup.procs 2>/dev/null; done
-         exec timeout -s KILL 420 unshare --pid --fork --mount --mount-proc --uts --ipc --net --cgroup --kill-child=SIGKILL $STATE/init.sh" > "$STATE/out.log" 2>&1 &
+         exec timeout -s KILL ${SANDBOX_SECONDS:-420} unshare --pid --fork --mount --mount-proc --uts --ipc --net --cgroup --kill-child=SIGKILL $STATE/init.sh" > "$STATE/out.log" 2>&1 &
 WRAPPER=$!
 PID1=
 for _ in $(seq 1 100); do
@@ -111,6 +115,10 @@ state=$(ns_exec systemctl is-system-running 2>/dev/null)
 if [ "$state" != running ] && [ "$state" != degraded ]; then
   reason=$(tail -3 "$STATE/out.log" | tr '\n' ' ')
   down; rm -rf "$STATE"; skip "systemd did not boot in namespaces here (${state:-no answer}): $reason"
+fi
+if [ -n "${SANDBOX_ONLY:-}" ]; then
+  echo "sandbox running for ${SANDBOX_SECONDS:-420} s: nsenter -t $PID1 -a bash   (stop: nsenter -t $PID1 -a systemctl poweroff)"
+  exit 0
 fi
 show() { ns_exec systemctl show -p "$1" --value signupd.service; }
 wait_for() {  # wait_for PROPERTY VALUE: systemd's state, polled (no event reaches the host)
