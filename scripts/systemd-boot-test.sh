@@ -15,7 +15,7 @@
 # counts; the journal has no warning; the database is 0600 in a 0700 directory; the socket's
 # directory keeps its owner; `systemctl help signupd`, `man signupctl` and completions work;
 # installing a newer package while a client pings in a loop fails no ping and keeps the
-# accounts; purge removes the state.
+# accounts; purge removes the state; then the README's by-hand steps, run from its text.
 #
 # Needs root and a kernel that allows the namespaces and overlayfs; otherwise it says why
 # and exits 0 as skipped ("SKIP: ..." on stdout).
@@ -68,6 +68,8 @@ for d in usr etc var home; do
   mount -t overlay overlay -o lowerdir=/\$d,upperdir=$STATE/ov/\$d/up,workdir=$STATE/ov/\$d/work /\$d
 done
 mount -t tmpfs -o mode=755 tmpfs /run
+# A clean machine: nothing of signupd's from the build host (say, a database made by hand).
+rm -rf /var/lib/signupd /var/lib/private/signupd
 mkdir -p /run/systemd/system /run/lock /run/sandbox-units /run/sandbox-nogen /run/sandbox-pkg
 for u in sysinit basic sockets timers paths slices shutdown poweroff final umount exit halt local-fs local-fs-pre swap; do
   cp /usr/lib/systemd/system/\$u.target /run/sandbox-units/; done
@@ -245,6 +247,23 @@ ns_exec test ! -e /run/signupd/signupd.sock || fail "removal left the socket"
 [ "$(ns_exec systemctl is-active signupd.socket)" != active ] || fail "signupd.socket still active after purge"
 pass
 
+# 10. The README's by-hand alternative, line by line from its code block, on the same
+# machine (the user and group a purge leaves behind are reused, as they would be). The
+# block's own build lines ran on the build host: scripts/build-deb.sh made .build/release.
+HERE=$(cd "$(dirname "$0")/.." && pwd)
+byhand=$(awk '/^### Without the package/{f=1} f&&/^```sh/{b=1;next} b&&/^```/{exit} b' "$HERE/README.md")
+[ -n "$byhand" ] || fail "README.md has no by-hand block under 'Without the package'"
+while IFS= read -r line; do
+  cmd=${line%%#*}
+  case "$cmd" in ""|scripts/install-deps.sh*|"swift build"*) continue ;; esac
+  out=$(ns_exec bash -c "cd '$HERE' && $cmd" 2>&1) || fail "README by-hand step failed: $cmd: $out"
+done <<< "$byhand"
+out=$(as alice signupctl ping 2>&1) || fail "alice's ping after the by-hand install: $out"
+[ "$(ns_exec stat -c '%U %a' /var/lib/signupd/accounts.sqlite)" = "signupd 600" ] || fail "by hand, accounts.sqlite is $(ns_exec stat -c '%U %a' /var/lib/signupd/accounts.sqlite)"
+out=$(as bob signupctl ping 2>&1); code=$?
+[ $code = 3 ] || fail "by hand, bob (not a member) got exit $code, not 3"
+pass
+
 down
 rm -rf "$STATE"
-echo "PASS: systemd boot test, installed from the package ($checks groups: socket activation as a group member, refusal naming the group, root, private state, status counts, $journal_note, man pages and completions, idle exit, restart, upgrade under $pings pings with none failed, purge)"
+echo "PASS: systemd boot test, installed from the package ($checks groups: socket activation as a group member, refusal naming the group, root, private state, status counts, $journal_note, man pages and completions, idle exit, restart, upgrade under $pings pings with none failed, purge, the README's by-hand install)"
