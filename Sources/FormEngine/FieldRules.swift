@@ -8,6 +8,12 @@ public enum UsernameRules {
     public static let maxLength = 39
     /// Most bytes of UTF-8 in a (normalised) username.
     public static let maxBytes = 255
+    /// Most bytes of UTF-8 of a username as sent, before normalisation.
+    public static let maxInputBytes = 4 * maxBytes
+    /// Most combining marks (Mn Mc) in one grapheme cluster of a username.
+    public static let maxMarksPerCharacter = 4
+    /// Most code points in one grapheme cluster of a username.
+    public static let maxCodePointsPerCharacter = 8
 
     /// Whether every scalar is a letter (general category L*) or a decimal digit (Nd).
     public static func hasOnlyLettersAndDigits(_ value: String) -> Bool {
@@ -30,6 +36,12 @@ public enum UsernameVerdict: Sendable, Equatable {
     case tooLong
     case tooManyBytes
     case mixedScripts
+    /// Only modifier letters (ʼ ๆ), no other letter or digit.
+    case noLetter
+    /// A grapheme cluster with too many combining marks or code points.
+    case overloadedCharacter
+    /// Right-to-left text in an order the RFC 5893 Bidi Rule refuses.
+    case bidiOrder
 }
 
 /// The username character and length rule a form applies.
@@ -89,6 +101,9 @@ extension FieldRule {
             case .tooLong: messages.usernameTooLong
             case .tooManyBytes: messages.usernameTooManyBytes
             case .mixedScripts: messages.usernameMixedScripts
+            case .noLetter: messages.usernameNoLetter
+            case .overloadedCharacter: messages.usernameOverloadedCharacter
+            case .bidiOrder: messages.usernameBidiOrder
             }
             if let failure { return Validation(.failed, failure) }
             return availabilityCheck ? Validation(.validating, messages.usernameChecking) : Validation(.ok, messages.usernameValid)

@@ -12,6 +12,9 @@ extension UsernameRule {
         case .failure(.tooLong): .tooLong
         case .failure(.tooManyBytes): .tooManyBytes
         case .failure(.mixedScripts): .mixedScripts
+        case .failure(.noLetter): .noLetter
+        case .failure(.overloadedCharacter): .overloadedCharacter
+        case .failure(.bidiOrder): .bidiOrder
         }
     }
 }
