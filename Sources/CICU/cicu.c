@@ -230,3 +230,17 @@ int32_t signupd_bidi_rule(const uint16_t *source, int32_t length) {
     }
     return !hasRTL || passesBidiRule(source, length);
 }
+
+int32_t signupd_script(int32_t c) {
+    UErrorCode status = U_ZERO_ERROR;
+    UScriptCode script = uscript_getScript(c, &status);
+    return U_SUCCESS(status) ? (int32_t)script : -1;
+}
+
+int32_t signupd_has_script(int32_t c, int32_t script) {
+    return uscript_hasScript(c, (UScriptCode)script) ? 1 : 0;
+}
+
+int32_t signupd_bidi_class(int32_t c) {
+    return (int32_t)u_charDirection(c);
+}

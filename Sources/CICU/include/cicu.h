@@ -61,6 +61,14 @@ int32_t signupd_to_lower(const uint16_t *source, int32_t length, uint16_t *desti
 /// letters, which UTS #39's skeleton does not do; same conventions as signupd_nfc.
 int32_t signupd_strip_diacritics(const uint16_t *source, int32_t length, uint16_t *destination, int32_t capacity);
 
+/// For clients of describe's rules (the tests): the Script property of a code point (an
+/// ICU UScriptCode; 0 Common, 1 Inherited), whether its Script_Extensions contain a
+/// script, and its Bidi_Class (an ICU UCharDirection: 0 L, 1 R, 2 EN, 3 ES, 4 ET, 5 AN,
+/// 6 CS, 7 B, 8 S, 9 WS, 10 ON, 13 AL, 17 NSM, 18 BN, others controls).
+int32_t signupd_script(int32_t c);
+int32_t signupd_has_script(int32_t c, int32_t script);
+int32_t signupd_bidi_class(int32_t c);
+
 /// The Unicode version of the linked ICU (e.g. 15.0) and ICU's own (e.g. 72.1).
 void signupd_unicode_version(uint8_t version[4]);
 void signupd_icu_version(uint8_t version[4]);
