@@ -54,10 +54,14 @@ public struct UsernameRule: Sendable {
 
     /// Without ICU: bytes as typed, no default-ignorable code points, letters and digits,
     /// at most `UsernameRules.maxLength` grapheme clusters. No normalisation.
+    /// Also without marks: no U+0640 ARABIC TATWEEL, a letter other than a modifier letter
+    /// or a digit, at most `UsernameRules.maxCodePointsPerCharacter` code points a character.
     public static let basic = UsernameRule { value in
         guard value.utf8.count <= UsernameRules.maxBytes else { return .tooManyBytes }
         guard !value.unicodeScalars.contains(where: { $0.properties.isDefaultIgnorableCodePoint }) else { return .invisibleCharacters }
-        guard UsernameRules.hasOnlyLettersAndDigits(value) else { return .invalidCharacters }
+        guard UsernameRules.hasOnlyLettersAndDigits(value), !value.unicodeScalars.contains("\u{0640}") else { return .invalidCharacters }
+        guard value.unicodeScalars.contains(where: { $0.properties.generalCategory != .modifierLetter }) else { return .noLetter }
+        guard value.allSatisfy({ $0.unicodeScalars.count <= UsernameRules.maxCodePointsPerCharacter }) else { return .overloadedCharacter }
         guard value.count <= UsernameRules.maxLength else { return .tooLong }
         return .valid
     }
