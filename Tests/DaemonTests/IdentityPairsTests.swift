@@ -122,10 +122,11 @@ struct IdentityPairsTests {
 
 @Suite("Look-alike signups racing")
 struct ConfusableRaceTests {
-    @Test("two look-alike names submitted at once: one account, the other told why", arguments: StoreUnderTest.allCases)
-    func race(store: StoreUnderTest) throws {
+    @Test("two look-alike names submitted at once: one account, the other told why", arguments: StoreUnderTest.allCases, [
+        ["ape", "\u{0430}\u{0440}\u{0435}"], ["raceab1", "raceabl"], ["RACEI", "racel"], ["PACEX", "\u{0420}\u{0410}\u{0421}\u{0415}\u{0425}"],
+    ])
+    func race(store: StoreUnderTest, names: [String]) throws {
         let daemon = try DaemonPerStore.get("race", store)
-        let names = ["ape", "\u{0430}\u{0440}\u{0435}"]
         var clients: [LineClient] = []
         // Both forms get "Username available" before either submits.
         for name in names {
