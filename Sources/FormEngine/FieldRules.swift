@@ -137,7 +137,9 @@ extension FieldRule {
         case .username:
             FieldRulesDescription(
                 maxCharacters: UsernameRules.maxLength, maxBytes: UsernameRules.maxBytes,
-                allowedCategories: ["Lu", "Ll", "Lt", "Lm", "Lo", "Nd"], refusedProperties: ["Default_Ignorable_Code_Point"]
+                allowedCategories: ["Lu", "Ll", "Lt", "Lm", "Lo", "Nd"], refusedProperties: ["Default_Ignorable_Code_Point"],
+                refusedCodePoints: ["U+0640"], requiredCategories: ["Lu", "Ll", "Lt", "Lo", "Nd"],
+                maxCodePointsPerCharacter: UsernameRules.maxCodePointsPerCharacter
             )
         case .newPassword:
             FieldRulesDescription(minCharacters: PasswordRules.minLength, maxCharacters: PasswordRules.maxLength, maxBytes: PasswordRules.maxBytes)
