@@ -125,7 +125,7 @@ int32_t signupd_strip_diacritics(const uint16_t *source, int32_t length, uint16_
         U16_NEXT(decomposed, i, decomposedLength, c);
         int8_t type = u_charType(c);
         if ((type == U_NON_SPACING_MARK || type == U_ENCLOSING_MARK) && uscript_getScript(c, &status) == USCRIPT_INHERITED) continue;
-        UChar32 mapped = type == U_LOWERCASE_LETTER ? capitalOfSmallCapital(c) : c;
+        UChar32 mapped = type == U_LOWERCASE_LETTER && c > 0x7F ? capitalOfSmallCapital(c) : c;  // no ASCII small capital
         if (mapped == c) {
             for (int32_t j = start; j < i; j++) {
                 if (written < capacity) destination[written] = decomposed[j];

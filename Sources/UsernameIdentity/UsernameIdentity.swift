@@ -90,6 +90,17 @@ public enum Usernames {
     /// Applies the username rule (PROTOCOL.md, "Usernames", in the same order) and returns
     /// the name's identity.
     public static func identity(of name: String) -> Result<UsernameIdentity, UsernameRejection> {
+        checked(name, withSimilarityKeys: true)
+    }
+
+    /// Applies the username rule only: nil when the name is valid. What the form checks on
+    /// every keystroke; the similarity keys are computed when a store is asked.
+    public static func rejection(of name: String) -> UsernameRejection? {
+        if case .failure(let rejection) = checked(name, withSimilarityKeys: false) { return rejection }
+        return nil
+    }
+
+    private static func checked(_ name: String, withSimilarityKeys: Bool) -> Result<UsernameIdentity, UsernameRejection> {
         guard name.utf8.count <= maxInputBytes else { return .failure(.tooManyBytes) }
         guard let display = ICU.nfc(name) else { return .failure(.unavailable) }
         guard display.utf8.count <= maxBytes else { return .failure(.tooManyBytes) }
@@ -104,6 +115,9 @@ public enum Usernames {
         default: return .failure(.mixedScripts)
         }
         guard ICU.passesBidiRule(display), ICU.passesBidiRule(key) else { return .failure(.bidiOrder) }
+        guard withSimilarityKeys else {
+            return .success(UsernameIdentity(display: display, key: key, similarityKeys: [], skeleton: "", legacyKey: ""))
+        }
         guard let similarityKeys = similarityKeys(display: display, key: key), let skeleton = similarityKey(key) else {
             return .failure(.unavailable)
         }

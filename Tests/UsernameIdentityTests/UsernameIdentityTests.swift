@@ -74,6 +74,7 @@ struct UsernameIdentityTests {
         ]
         for (name, rejection) in cases {
             #expect(Usernames.identity(of: name) == .failure(rejection), "\(name.unicodeScalars.map { String($0.value, radix: 16) })")
+            #expect(Usernames.rejection(of: name) == rejection, "the rule alone says the same")
         }
     }
 
@@ -85,6 +86,7 @@ struct UsernameIdentityTests {
     ])
     func marksAndBidi(_ name: String) {
         #expect(throws: Never.self, "\(name.unicodeScalars.map { String($0.value, radix: 16) })") { try identity(name) }
+        #expect(Usernames.rejection(of: name) == nil)
     }
 
     @Test("any way of writing a name shares a similarity key with its look-alikes", arguments: [
