@@ -19,10 +19,13 @@ struct SessionServices: Sendable {
     func availability(of username: String, on eventLoop: EventLoop) -> EventLoopFuture<Availability> {
         let fromStore = accounts.storeAvailability(of: username, on: eventLoop)
         guard let http else { return fromStore }
-        // The service is asked about the name as it would be stored and shown: NFC.
-        let display = (try? Usernames.identity(of: username).get())?.display ?? username
+        // The service is asked about the name as it would be stored and shown (NFC) and/or
+        // its identity key, as the URL template says. The store only answers "available"
+        // for a name the rule accepts, so the identity exists whenever the service is asked.
+        guard let identity = try? Usernames.identity(of: username).get() else { return fromStore }
         return fromStore.flatMap { availability in
-            availability == .available ? http.check(display, on: eventLoop) : eventLoop.makeSucceededFuture(availability)
+            availability == .available
+                ? http.check(username: identity.display, key: identity.key, on: eventLoop) : eventLoop.makeSucceededFuture(availability)
         }
     }
 }
