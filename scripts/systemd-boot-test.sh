@@ -105,8 +105,8 @@ for _ in $(seq 1 100); do
   sleep 0.1  # polling the boot of a separate init: there is no event to wait on from outside
 done
 ns_exec() { timeout 60 nsenter -t "$PID1" -a "$@"; }
-# A command as a user of the sandbox, with the environment a login would give.
-as() { local user=$1; shift; ns_exec runuser -u "$user" -- env -i PATH=/usr/bin:/bin HOME=/tmp LANG=C.UTF-8 "$@"; }
+# A command as a user of the sandbox, with the environment a login would give (Debian's PATH).
+as() { local user=$1; shift; ns_exec runuser -u "$user" -- env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/tmp LANG=C.UTF-8 "$@"; }
 down() {
   [ -n "$PID1" ] && timeout 10 nsenter -t "$PID1" -a systemctl poweroff >/dev/null 2>&1
   for _ in $(seq 1 50); do kill -0 $WRAPPER 2>/dev/null || break; sleep 0.1; done
@@ -246,6 +246,8 @@ ns_exec test ! -e /var/lib/signupd || fail "purge left /var/lib/signupd"
 ns_exec test ! -e /run/signupd/signupd.sock || fail "removal left the socket"
 [ "$(ns_exec systemctl is-active signupd.socket)" != active ] || fail "signupd.socket still active after purge"
 pass
+# The administrator's own drop-in is theirs to remove (a purge leaves /etc/systemd alone).
+ns_exec rm -rf /etc/systemd/system/signupd.service.d
 
 # 10. The README's by-hand alternative, line by line from its code block, on the same
 # machine (the user and group a purge leaves behind are reused, as they would be). The
