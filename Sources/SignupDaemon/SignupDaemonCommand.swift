@@ -22,7 +22,7 @@ struct SignupDaemonCommand: AsyncParsableCommand {
             Clients connect to the socket, open a form session and send what the user types; \
             signupd validates every field as it changes, decides when submit is enabled, runs \
             the signup or login against its account store, and streams every change back as \
-            newline-delimited JSON (see PROTOCOL.md).
+            newline-delimited JSON (signupd-protocol(7); PROTOCOL.md in /usr/share/doc/signupd).
 
             Under systemd it takes its listening socket from socket activation (signupd.socket) \
             and reports readiness and status with sd_notify. Run by hand, it binds --socket itself.
@@ -38,15 +38,15 @@ struct SignupDaemonCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Seconds without any connection after which to exit (0: never). Default: 60 under socket activation, 0 by hand.", valueName: "seconds"))
     var idleExit: Int?
 
-    @Option(help: ArgumentHelp("Event loop threads.", valueName: "n"))
-    var threads: Int = System.coreCount
+    @Option(help: ArgumentHelp("Event loop threads (default: the number of cores).", valueName: "n"))
+    var threads: Int?
 
     @Option(help: ArgumentHelp("Log level: trace, debug, info, notice, warning, error, critical.", valueName: "level"))
     var logLevel: String = "info"
 
     func validate() throws {
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level \"\(logLevel)\"") }
-        guard threads >= 1 else { throw ValidationError("--threads must be at least 1") }
+        if let threads, threads < 1 { throw ValidationError("--threads must be at least 1") }
         if let idleExit, idleExit < 0 { throw ValidationError("--idle-exit must not be negative") }
     }
 
@@ -152,7 +152,7 @@ struct SignupDaemonCommand: AsyncParsableCommand {
             idleExitSeconds: idleExit.map { $0 == 0 ? nil : $0 } ?? (inherited != nil ? 60 : nil),
             hashCost: security.hashCost,
             hashConcurrency: security.hashConcurrency ?? max(1, System.coreCount),
-            eventLoopThreads: threads
+            eventLoopThreads: threads ?? System.coreCount
         )
         configuration.limits = ServerLimits(
             maxLineBytes: limits.maxLineBytes,
