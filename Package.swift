@@ -33,8 +33,11 @@ let package = Package(
 
         // Wire types and the NDJSON codec: no dependencies, usable by any Swift client.
         .target(name: "Protocol", swiftSettings: strict),
-        // The pure form state machine (no I/O, no clock): shared by the daemon, tests and the fuzzer.
-        .target(name: "FormEngine", dependencies: ["Protocol"], swiftSettings: strict),
+        // The built-in forms and message catalogues, as text in the operators' file formats.
+        .target(name: "BuiltinForms", swiftSettings: strict),
+        // The pure form state machine (no I/O, no clock) and the form/catalogue file readers:
+        // shared by the daemon, tests and the fuzzer.
+        .target(name: "FormEngine", dependencies: ["Protocol", "BuiltinForms"], swiftSettings: strict),
 
         .executableTarget(
             name: "SignupDaemon",

@@ -44,6 +44,8 @@ struct SignupDaemonCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Log level: trace, debug, info, notice, warning, error, critical.", valueName: "level"))
     var logLevel: String = "info"
 
+    @OptionGroup(title: "Forms and messages") var forms: FormOptions
+
     func validate() throws {
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level \"\(logLevel)\"") }
         guard threads >= 1 else { throw ValidationError("--threads must be at least 1") }
@@ -51,6 +53,20 @@ struct SignupDaemonCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        if forms.checkConfig {
+            // Like sshd -t and nginx -t: read everything, say what is wrong, start nothing.
+            switch forms.directories.load() {
+            case .success(let library):
+                let names = library.forms.map { "\($0.name) (\(library.sources[$0.name] ?? "?"))" }.joined(separator: ", ")
+                print("signupd: configuration OK: \(library.forms.count) forms: \(names); locales: \(library.catalogues.locales.joined(separator: ", "))")
+                return
+            case .failure(let errors):
+                var stderr = StandardError()
+                for error in errors.errors { print(error.description, to: &stderr) }
+                print("signupd: configuration has \(errors.errors.count) error\(errors.errors.count == 1 ? "" : "s")", to: &stderr)
+                throw ExitCode(1)
+            }
+        }
         let level = Logger.Level(rawValue: logLevel) ?? .info
         LoggingSystem.bootstrap { label in
             if DefaultPaths.environment("JOURNAL_STREAM") != nil {
@@ -80,6 +96,13 @@ struct SignupDaemonCommand: AsyncParsableCommand {
         // under; the socket gets --socket-mode explicitly once bound.
         umask(0o077)
         try PasswordHasher.initialise()
+        let library: FormLibrary
+        switch forms.directories.load() {
+        case .success(let loaded): library = loaded
+        case .failure(let errors):
+            for error in errors.errors { logger.critical("\(error.description)") }
+            throw DaemonError.startup("the form configuration has \(errors.errors.count) error(s); check it with signupd --check-config")
+        }
         let inherited = try SystemdListenFDs.take()
         let configuration = try makeConfiguration(inherited: inherited)
         FileLimit.raise(logger: logger)
@@ -101,6 +124,7 @@ struct SignupDaemonCommand: AsyncParsableCommand {
             accounts: accounts,
             http: configuration.availabilityURL.map { HTTPAvailabilityClient(template: $0, timeout: configuration.availabilityTimeout) },
             formConfiguration: configuration.formConfiguration,
+            forms: FormLibraryHolder(library),
             registry: ConnectionRegistry(maxConnections: configuration.maxConnections, maxConnectionsPerUID: configuration.maxConnectionsPerUID),
             directory: SessionDirectory()
         )
@@ -163,6 +187,7 @@ struct SignupDaemonCommand: AsyncParsableCommand {
         configuration.expensiveRequestsPerSecond = limits.maxExpensiveRequestsPerSecond
         configuration.loginAttemptsPerMinute = security.loginAttemptsPerMinute
         configuration.tokenLifetimeSeconds = Int64(security.tokenLifetime)
+        configuration.formDirectories = forms.directories
         configuration.availabilityTimeout = Duration.milliseconds(Int64(availability.availabilityTimeout * 1000))
         if let template = availability.availabilityURL {
             do {
