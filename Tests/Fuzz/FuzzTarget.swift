@@ -71,7 +71,8 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
                 checkEncodes(.session(session: "s", seq: seq, event, id: request.id))
             }
             for effect in step.effects {
-                if case .startCheck(let id, let username, _) = effect {
+                if case .startCheck(let id, let identity, _) = effect {
+                    let username = identity.value
                     require(UsernameRules.hasOnlyLettersAndDigits(username) && !username.isEmpty, "only valid names are checked")
                     require(id > 0, "check ids start at 1")
                 }
