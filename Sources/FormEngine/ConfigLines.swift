@@ -56,7 +56,7 @@ enum ConfigLines {
                 let inner = String(String.UnicodeScalarView(scalars[(first + 1)..<last]))
                 let words = inner.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
                 guard !words.isEmpty else { throw ConfigError(file: file, line: lineNumber, column: first + 2, message: "empty section header") }
-                result.append(ConfigLine(content: .section(words), line: lineNumber, keyColumn: first + 2, valueColumn: first + 2))
+                result.append(ConfigLine(content: .section(words), line: lineNumber, keyColumn: first + 1, valueColumn: first + 2))
                 continue
             }
             guard let equals = scalars[first...last].firstIndex(of: "=") else {

@@ -241,7 +241,7 @@ public enum FormFile {
         func finish() throws(ConfigError) -> FormDefinition {
             guard let header = formHeader else { throw ConfigError(file: file, line: 1, column: 1, message: "no [form] section") }
             func required(_ key: String) throws(ConfigError) -> (String, ConfigLine) {
-                guard let value = formValues[key] else { throw header.error(file, "[form] needs \"\(key) = ...\"") }
+                guard let value = formValues[key] else { throw header.error(file, "[form] needs \"\(key) = ...\"", atValue: false) }
                 return value
             }
             let (name, nameLine) = try required("name")
@@ -251,12 +251,12 @@ public enum FormFile {
             let (actionText, actionLine) = try required("action")
             guard let action = SubmitAction(rawValue: actionText) else { throw actionLine.error(file, "unknown action \"\(actionText)\"; known: signup, login") }
             _ = try required("submit")
-            guard !fields.isEmpty else { throw header.error(file, "form \"\(name)\" has no [field NAME] sections") }
+            guard !fields.isEmpty else { throw header.error(file, "form \"\(name)\" has no [field NAME] sections", atValue: false) }
 
             var definitions: [FieldDefinition] = []
             for field in fields {
-                guard let kind = field.kind else { throw field.header.error(file, "[field \(field.name)] needs \"kind = ...\"") }
-                guard let english = field.labels["en"] else { throw field.header.error(file, "[field \(field.name)] needs \"label = ...\" (the English label)") }
+                guard let kind = field.kind else { throw field.header.error(file, "[field \(field.name)] needs \"kind = ...\"", atValue: false) }
+                guard let english = field.labels["en"] else { throw field.header.error(file, "[field \(field.name)] needs \"label = ...\" (the English label)", atValue: false) }
                 for (spec, line) in field.rules {
                     switch spec.rule {
                     case .equals(let other), .notContaining(let other):
@@ -268,6 +268,10 @@ public enum FormFile {
                         throw line.error(file, "rule phone needs kind = phone")
                     case .email where kind != .email:
                         throw line.error(file, "rule email needs kind = email")
+                    case .available where action == .login:
+                        throw line.error(file, "a login form does not check availability (action = login)")
+                    case .available where formValues["identity"]?.0 != field.name:
+                        throw line.error(file, "only the identity field (identity = \(formValues["identity"]?.0 ?? "?")) can be checked for availability")
                     default: break
                     }
                 }

@@ -128,6 +128,8 @@ struct SignupDaemonCommand: AsyncParsableCommand {
             registry: ConnectionRegistry(maxConnections: configuration.maxConnections, maxConnectionsPerUID: configuration.maxConnectionsPerUID),
             directory: SessionDirectory()
         )
+        let reloads = await FormReloader.start(FormReloader(directories: configuration.formDirectories, holder: services.forms, notifier: ServiceNotifier(), logger: logger))
+        defer { reloads.cancel() }
         let server = SignupServer(configuration: configuration, services: services, group: group, notifier: ServiceNotifier(), logger: logger)
         let serviceGroup = ServiceGroup(
             configuration: .init(
