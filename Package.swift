@@ -24,6 +24,10 @@ let package = Package(
         // libsodium (Debian: libsodium-dev): Argon2id password hashing, CSPRNG, SHA-256.
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
 
+        // libpwquality (Debian: libpwquality-dev; dictionary checks need cracklib-runtime's
+        // dictionary): the system's own password policy, /etc/security/pwquality.conf.
+        .systemLibrary(name: "CPWQuality", pkgConfig: "pwquality", providers: [.apt(["libpwquality-dev"])]),
+
         // ICU (Debian: libicu-dev): NFKC_Casefold, UTS #39 skeletons and restriction levels.
         // A C target, not a system library: Debian's ICU exports versioned symbols
         // (uspoof_open_72) behind header macros Swift cannot import; cicu.c calls them.
@@ -42,7 +46,7 @@ let package = Package(
         .executableTarget(
             name: "SignupDaemon",
             dependencies: [
-                "Protocol", "FormEngine", "UsernameIdentity", "CSystemd", "CSodium",
+                "Protocol", "FormEngine", "UsernameIdentity", "CSystemd", "CSodium", "CPWQuality",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

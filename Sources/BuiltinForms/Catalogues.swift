@@ -51,6 +51,15 @@ public enum BuiltinCatalogues {
         password.repeated = Password repeated
         password.different = Password different
         password.valid = Password valid
+        password.quality.too_short = Password must be at least {min} characters
+        password.quality.too_few_classes = Password needs more kinds of characters (upper and lower case, digits, symbols)
+        password.quality.too_simple = Password is too simple
+        password.quality.dictionary = Password is based on a dictionary word
+        password.quality.contains_user = Password contains the user name
+        password.quality.palindrome = Password is a palindrome
+        password.quality.repeated = Password repeats the same characters too often
+        password.quality.sequence = Password contains a too long sequence (abcd, 1234)
+        password.quality.rejected = Password rejected by the system's password policy
         # Other fields
         field.too_short = Must be at least {min} characters
         field.too_long = Must be at most {max} characters
@@ -110,6 +119,15 @@ public enum BuiltinCatalogues {
         password.repeated = 密码有效
         password.different = 两次输入的密码不一致
         password.valid = 密码有效
+        password.quality.too_short = 密码至少需要 {min} 个字符
+        password.quality.too_few_classes = 密码需要包含更多种类的字符（大小写字母、数字、符号）
+        password.quality.too_simple = 密码过于简单
+        password.quality.dictionary = 密码基于字典中的单词
+        password.quality.contains_user = 密码包含用户名
+        password.quality.palindrome = 密码是回文
+        password.quality.repeated = 密码中重复的字符过多
+        password.quality.sequence = 密码包含过长的连续序列（abcd、1234）
+        password.quality.rejected = 密码不符合系统的密码策略
         field.too_short = 至少需要 {min} 个字符
         field.too_long = 最多 {max} 个字符
         field.too_many_bytes = 最多 {max} 个字节

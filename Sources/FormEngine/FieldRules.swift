@@ -21,9 +21,40 @@ public enum FieldRule: Sendable, Codable, Equatable {
     case equals(field: String)
     /// Must not contain the value of another field (case-insensitively).
     case notContaining(field: String)
+    /// The configured password-quality check (`FormConfiguration.passwordQuality`: the
+    /// daemon's is libpwquality with the system's policy), told the value of `userField`
+    /// so that it can refuse a password built from the user's name.
+    case passwordQuality(userField: String?)
     /// A value that passes every other rule is then checked for availability (store, and
     /// the HTTP service for usernames).
     case available
+}
+
+/// Why a password fails the quality check; each maps to a message id
+/// `password.quality.<rawValue>`.
+public enum PasswordQualityVerdict: String, Sendable, Codable, CaseIterable {
+    case tooShort = "too_short"
+    case tooFewClasses = "too_few_classes"
+    case tooSimple = "too_simple"
+    case dictionary
+    case containsUser = "contains_user"
+    case palindrome
+    case repeated
+    case sequence
+    case rejected
+}
+
+/// The password-quality check a form's `password-quality` rule applies: nil means good
+/// enough. Given the password and the user's name (possibly empty).
+public struct PasswordQualityCheck: Sendable {
+    public let check: @Sendable (_ password: String, _ user: String) -> (PasswordQualityVerdict, [LocalizedMessage.Parameter])?
+
+    public init(_ check: @escaping @Sendable (String, String) -> (PasswordQualityVerdict, [LocalizedMessage.Parameter])?) {
+        self.check = check
+    }
+
+    /// No policy: every password passes (engine tests, the fuzzer).
+    public static let none = PasswordQualityCheck { _, _ in nil }
 }
 
 /// Classes of `FieldRule.characters`.
@@ -221,6 +252,10 @@ extension FieldRule {
             let other = valueOf(field)
             guard !other.isEmpty, value.utf8.count <= 4096, other.utf8.count <= 1024 else { return nil }
             return value.lowercased().contains(other.lowercased()) ? MessageRef("\(prefix).contains_other", [.init("field", .string(field))]) : nil
+        case .passwordQuality(let userField):
+            guard value.utf8.count <= 4096 else { return MessageRef("\(prefix).too_many_bytes", [.init("max", .integer(4096))]) }
+            guard let (verdict, params) = configuration.passwordQuality.check(value, userField.map(valueOf) ?? "") else { return nil }
+            return MessageRef("password.quality.\(verdict.rawValue)", params)
         case .available:
             return nil
         }
@@ -261,6 +296,7 @@ extension FieldDefinition {
             case .email: description.email = true
             case .equals(let field): description.equalsField = field
             case .notContaining(let field): description.notContainingField = field
+            case .passwordQuality: description.passwordQuality = "libpwquality"
             case .available: break
             }
         }

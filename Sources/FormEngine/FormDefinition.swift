@@ -101,6 +101,7 @@ public struct FieldDefinition: Sendable, Codable, Equatable {
         rules.compactMap { spec in
             switch spec.rule {
             case .equals(let field), .notContaining(let field): field
+            case .passwordQuality(let field): field
             default: nil
             }
         }

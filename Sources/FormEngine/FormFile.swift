@@ -31,7 +31,7 @@ public enum FormFile {
     }
 
     /// Rule names as written in files.
-    public static let ruleNames = ["min-length", "max-length", "max-bytes", "characters", "username", "phone", "email", "equals", "not-containing", "available"]
+    public static let ruleNames = ["min-length", "max-length", "max-bytes", "characters", "username", "phone", "email", "equals", "not-containing", "password-quality", "available"]
 
     private struct PendingField {
         var name: String
@@ -229,6 +229,9 @@ public enum FormFile {
             case "not-containing":
                 try count(1...1, "not-containing FIELD")
                 rule = .notContaining(field: try fieldName(1))
+            case "password-quality":
+                try count(0...1, "password-quality [USER-FIELD]")
+                rule = .passwordQuality(userField: arguments.isEmpty ? nil : try fieldName(1))
             case "available":
                 try count(0...0, "available")
                 rule = .available
@@ -259,6 +262,10 @@ public enum FormFile {
                 guard let english = field.labels["en"] else { throw field.header.error(file, "[field \(field.name)] needs \"label = ...\" (the English label)", atValue: false) }
                 for (spec, line) in field.rules {
                     switch spec.rule {
+                    case .passwordQuality where kind != .secret:
+                        throw line.error(file, "rule password-quality needs kind = secret")
+                    case .passwordQuality(let other?):
+                        guard fields.contains(where: { $0.name == other }) else { throw line.error(file, "unknown field \"\(other)\" in rule; fields: \(fields.map(\.name).joined(separator: ", "))") }
                     case .equals(let other), .notContaining(let other):
                         guard fields.contains(where: { $0.name == other }) else { throw line.error(file, "unknown field \"\(other)\" in rule; fields: \(fields.map(\.name).joined(separator: ", "))") }
                         guard other != field.name else { throw line.error(file, "a field cannot be compared with itself") }

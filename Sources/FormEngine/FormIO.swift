@@ -111,10 +111,16 @@ public struct FormConfiguration: Sendable {
     public var catalogues: MessageCatalogues
     /// The username character and length rule (the daemon's is ICU's, see UsernameIdentity).
     public var usernameRule: UsernameRule
+    /// What `password-quality` rules apply (the daemon's is libpwquality's).
+    public var passwordQuality: PasswordQualityCheck
 
-    public init(checkTimeout: Duration = .seconds(3), catalogues: MessageCatalogues = .builtin, usernameRule: UsernameRule = .basic) {
+    public init(
+        checkTimeout: Duration = .seconds(3), catalogues: MessageCatalogues = .builtin, usernameRule: UsernameRule = .basic,
+        passwordQuality: PasswordQualityCheck = .none
+    ) {
         self.checkTimeout = checkTimeout
         self.catalogues = catalogues
         self.usernameRule = usernameRule
+        self.passwordQuality = passwordQuality
     }
 }

@@ -123,7 +123,7 @@ struct SignupDaemonCommand: AsyncParsableCommand {
         let services = SessionServices(
             accounts: accounts,
             http: configuration.availabilityURL.map { HTTPAvailabilityClient(template: $0, timeout: configuration.availabilityTimeout) },
-            formConfiguration: configuration.formConfiguration,
+            formConfiguration: Self.formConfiguration(configuration, logger: logger),
             forms: FormLibraryHolder(library),
             registry: ConnectionRegistry(maxConnections: configuration.maxConnections, maxConnectionsPerUID: configuration.maxConnectionsPerUID),
             directory: SessionDirectory()
@@ -199,6 +199,21 @@ struct SignupDaemonCommand: AsyncParsableCommand {
             }
         }
         return configuration
+    }
+
+    /// The engine's configuration, with the system's password-quality policy. Should
+    /// libpwquality fail to initialise, `password-quality` rules refuse every password
+    /// (fail closed) and the reason is logged.
+    private static func formConfiguration(_ configuration: DaemonConfiguration, logger: Logger) -> FormConfiguration {
+        var formConfiguration = configuration.formConfiguration
+        if let quality = SystemPasswordQuality() {
+            if let problem = quality.problem { logger.warning("libpwquality: /etc/security/pwquality.conf not used (\(problem)); its defaults apply") }
+            formConfiguration.passwordQuality = quality.check
+        } else {
+            logger.critical("libpwquality cannot initialise: password-quality rules refuse every password")
+            formConfiguration.passwordQuality = PasswordQualityCheck { _, _ in (.rejected, []) }
+        }
+        return formConfiguration
     }
 
     /// Says once, at start, which accounts from before Unicode identity keys collide

@@ -9,7 +9,8 @@ separate process, over its socket, with the shipped operator examples.
      phone signup, then a login whose token `verify` accepts.
   3. A live locale switch re-renders every message of the session with the same ids.
   4. The operator's e-mail signup (examples/forms.d/email-signup.form) through the
-     unchanged third-party client class, driven only by `describe`.
+     unchanged third-party client class, driven only by `describe`; its opt-in
+     password-quality rule (libpwquality) and not-containing rule.
   5. The same form in signupctl's interactive form (tmux), labels in zh-CN from LANG.
   6. SIGHUP: a changed form applies to new sessions, an open one keeps its own; a broken
      file is refused and the running forms stay; RELOADING=1 / MONOTONIC_USEC / READY=1.
@@ -226,6 +227,17 @@ def email_third_party(path):
     seen = c.barrier()
     check(("failed", "password.contains_other", "Password must not contain the email") in field_messages(seen, "password"),
           "not-containing: %s" % seen)
+    # The system's policy (libpwquality with cracklib's dictionary), opt-in by this form.
+    c.send("set", field="password", value="password")
+    seen = c.barrier()
+    check(("failed", "password.quality.dictionary", "Password is based on a dictionary word") in field_messages(seen, "password"),
+          "libpwquality's dictionary check: %s" % seen)
+    c.send("set", field="password", value="aaaaaaaaaaaa")
+    seen = c.barrier()
+    check(("failed", "password.quality.palindrome", "Password is a palindrome") in field_messages(seen, "password"), "libpwquality: %s" % seen)
+    described_rules = next(f for f in form["fields"] if f["name"] == "password")["rules"]
+    check(described_rules.get("passwordQuality") == "libpwquality" and described_rules.get("notContainingField") == "email",
+          "describe states the quality rule: %s" % described_rules)
     for field in form["fields"]:
         c.send("set", field=field["name"], value=values[field["name"]])
     c.until(lambda m: m.get("event") == "enabled" and m["value"])

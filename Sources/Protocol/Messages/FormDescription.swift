@@ -87,6 +87,9 @@ public struct FieldRulesDescription: Sendable, Equatable, Codable {
     public var notContainingField: String?
     /// The value must have the form local@domain.
     public var email: Bool?
+    /// The password must pass the server's quality policy: "libpwquality" (the system's
+    /// /etc/security/pwquality.conf, with dictionary checks).
+    public var passwordQuality: String?
 
     public init(
         minCharacters: Int? = nil, maxCharacters: Int? = nil, maxBytes: Int? = nil, normalization: String? = nil,
