@@ -51,6 +51,7 @@ public enum BuiltinCatalogues {
         password.repeated = Password repeated
         password.different = Password different
         password.valid = Password valid
+        password.checking = Checking the password
         password.quality.too_short = Password must be at least {min} characters
         password.quality.too_few_classes = Password needs more kinds of characters (upper and lower case, digits, symbols)
         password.quality.too_simple = Password is too simple
@@ -119,6 +120,7 @@ public enum BuiltinCatalogues {
         password.repeated = 密码有效
         password.different = 两次输入的密码不一致
         password.valid = 密码有效
+        password.checking = 正在检查密码
         password.quality.too_short = 密码至少需要 {min} 个字符
         password.quality.too_few_classes = 密码需要包含更多种类的字符（大小写字母、数字、符号）
         password.quality.too_simple = 密码过于简单

@@ -44,12 +44,25 @@ public enum PasswordQualityVerdict: String, Sendable, Codable, CaseIterable {
     case rejected
 }
 
-/// The password-quality check a form's `password-quality` rule applies: nil means good
-/// enough. Given the password and the user's name (possibly empty).
-public struct PasswordQualityCheck: Sendable {
-    public let check: @Sendable (_ password: String, _ user: String) -> (PasswordQualityVerdict, [LocalizedMessage.Parameter])?
+/// A password's quality verdict with its message parameters.
+public struct PasswordQualityFailure: Sendable, Codable, Equatable {
+    public var verdict: PasswordQualityVerdict
+    public var params: [LocalizedMessage.Parameter]
 
-    public init(_ check: @escaping @Sendable (String, String) -> (PasswordQualityVerdict, [LocalizedMessage.Parameter])?) {
+    public init(_ verdict: PasswordQualityVerdict, _ params: [LocalizedMessage.Parameter] = []) {
+        self.verdict = verdict
+        self.params = params
+    }
+}
+
+/// The password-quality check a form's `password-quality` rule applies: nil means good
+/// enough. Given the password and the user's name (possibly empty). It may be slow (a
+/// dictionary lookup): the engine never calls it, it asks its shell to
+/// (`FormEffect.checkPassword`) and takes the answer as `FormInput.passwordChecked`.
+public struct PasswordQualityCheck: Sendable {
+    public let check: @Sendable (_ password: String, _ user: String) -> PasswordQualityFailure?
+
+    public init(_ check: @escaping @Sendable (String, String) -> PasswordQualityFailure?) {
         self.check = check
     }
 
@@ -202,7 +215,7 @@ extension FieldDefinition {
                 return Validation(.failed, spec.messageID.map { MessageRef($0, failure.params) } ?? failure)
             }
         }
-        return checksAvailability ? Validation(.validating, MessageRef("\(prefix).checking")) : Validation(.ok, MessageRef(okMessageID))
+        return checksAvailability || checksQuality ? Validation(.validating, MessageRef("\(prefix).checking")) : Validation(.ok, MessageRef(okMessageID))
     }
 }
 
@@ -252,11 +265,8 @@ extension FieldRule {
             let other = valueOf(field)
             guard !other.isEmpty, value.utf8.count <= 4096, other.utf8.count <= 1024 else { return nil }
             return value.lowercased().contains(other.lowercased()) ? MessageRef("\(prefix).contains_other", [.init("field", .string(field))]) : nil
-        case .passwordQuality(let userField):
-            guard value.utf8.count <= 4096 else { return MessageRef("\(prefix).too_many_bytes", [.init("max", .integer(4096))]) }
-            guard let (verdict, params) = configuration.passwordQuality.check(value, userField.map(valueOf) ?? "") else { return nil }
-            return MessageRef("password.quality.\(verdict.rawValue)", params)
-        case .available:
+        case .passwordQuality, .available:
+            // Both run after the other rules pass, through an effect (FormSession).
             return nil
         }
     }

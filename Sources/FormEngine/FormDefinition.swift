@@ -96,6 +96,14 @@ public struct FieldDefinition: Sendable, Codable, Equatable {
     /// Whether a valid value is then checked for availability.
     public var checksAvailability: Bool { rules.contains { $0.rule == .available } }
 
+    /// Whether a value that passes the other rules is then checked by the password-quality
+    /// policy, and against which field's value as the user's name.
+    public var checksQuality: Bool { rules.contains { if case .passwordQuality = $0.rule { true } else { false } } }
+    public var qualityUserField: String? {
+        for spec in rules { if case .passwordQuality(let field) = spec.rule { return field } }
+        return nil
+    }
+
     /// The fields this one's validity depends on besides itself.
     public var dependencies: [String] {
         rules.compactMap { spec in

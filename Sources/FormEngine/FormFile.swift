@@ -285,6 +285,9 @@ public enum FormFile {
                 if let (_, line) = field.rules.dropLast().first(where: { $0.0.rule == .available }) {
                     throw line.error(file, "available must be the last rule of a field (it runs after the others pass)")
                 }
+                if let (_, line) = field.rules.dropLast().first(where: { if case .passwordQuality = $0.0.rule { true } else { false } }) {
+                    throw line.error(file, "password-quality must be the last rule of a field (it runs after the others pass)")
+                }
                 var labels = field.labels
                 labels.removeValue(forKey: "en")
                 definitions.append(FieldDefinition(name: field.name, kind: kind, labels: LocalizedText(english, labels), rules: field.rules.map(\.0), okMessageID: field.ok))

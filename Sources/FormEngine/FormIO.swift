@@ -64,6 +64,8 @@ public enum FormInput: Sendable, Equatable {
     /// The answer to the check the engine started with `FormEffect.startCheck(id:...)`.
     case availability(check: UInt64, Availability)
     case submitCompleted(SubmitOutcome)
+    /// The answer to `FormEffect.checkPassword(id:...)`: nil when the password is good enough.
+    case passwordChecked(check: UInt64, PasswordQualityFailure?)
     /// Time has passed: expires a check whose deadline is due.
     case tick
 }
@@ -73,6 +75,10 @@ public enum FormEffect: Sendable, Equatable {
     /// Check whether `identity` is available; answer with `.availability(check: id, ...)`.
     /// The engine expires it itself at `deadline` (on a `.tick` at or after it).
     case startCheck(id: UInt64, identity: IdentityValue, deadline: Moment)
+    /// Check a password with `FormConfiguration.passwordQuality` (off the caller's thread:
+    /// it may read a dictionary); answer with `.passwordChecked(check: id, ...)`. A newer
+    /// value makes the answer stale, and it is ignored.
+    case checkPassword(id: UInt64, password: String, user: String)
     /// The check's answer is no longer wanted; stop it if possible.
     case cancelCheck(id: UInt64)
     /// Run the form's submit action with the values as they were at submit.

@@ -31,6 +31,8 @@ public struct FormSession: Sendable, Codable, Equatable {
         public var user: String?
     }
     var pendingCheck: PendingCheck?
+    /// Password-quality checks in flight, at most one per field.
+    var pendingQuality: [PendingCheck] = []
     var lastCheckID: UInt64 = 0
 
     public init(form: FormDefinition, locale: String = "en") {
@@ -90,6 +92,13 @@ public struct FormSession: Sendable, Codable, Equatable {
             }
             setValidation(validation, at: check.field, configuration: configuration, into: &step)
             updateEnabled(into: &step)
+        case .passwordChecked(let id, let failure):
+            guard let index = pendingQuality.firstIndex(where: { $0.id == id }) else { return step }  // stale
+            let check = pendingQuality.remove(at: index)
+            let validation = failure.map { Validation(.failed, MessageRef("password.quality.\($0.verdict.rawValue)", $0.params)) }
+                ?? Validation(.ok, MessageRef(form.fields[check.field].okMessageID))
+            setValidation(validation, at: check.field, configuration: configuration, into: &step)
+            updateEnabled(into: &step)
         case .submitCompleted(let outcome):
             guard busy else { return step }
             complete(outcome, configuration: configuration, into: &step)
@@ -105,6 +114,9 @@ public struct FormSession: Sendable, Codable, Equatable {
 
     /// The deadline of the check in flight, which the shell must report with `.tick`.
     public var nextDeadline: Moment? { pendingCheck?.deadline }
+
+    /// Whether a check (availability or password quality) awaits its answer.
+    public var hasPendingCheck: Bool { pendingCheck != nil || !pendingQuality.isEmpty }
 
     private mutating func revalidate(changed: Int, now: Moment, configuration: FormConfiguration, into step: inout FormStep) {
         let changedName = form.fields[changed].name
@@ -131,6 +143,16 @@ public struct FormSession: Sendable, Codable, Equatable {
                     let check = PendingCheck(id: lastCheckID, field: index, value: values[index], deadline: now + configuration.checkTimeout)
                     pendingCheck = check
                     step.effects.append(.startCheck(id: check.id, identity: IdentityValue(form.identityKind, check.value), deadline: check.deadline))
+                }
+            }
+            if field.checksQuality {
+                // A newer value (or user name): the older answer is stale, and ignored.
+                pendingQuality.removeAll { $0.field == index }
+                if validation.state == .validating {
+                    lastCheckID += 1
+                    pendingQuality.append(PendingCheck(id: lastCheckID, field: index, value: values[index], deadline: now))
+                    let user = field.qualityUserField.flatMap { form.index(of: $0) }.map { values[$0] } ?? ""
+                    step.effects.append(.checkPassword(id: lastCheckID, password: values[index], user: user))
                 }
             }
             setValidation(validation, at: index, configuration: configuration, into: &step)

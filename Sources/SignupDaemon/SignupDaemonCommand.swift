@@ -211,7 +211,7 @@ struct SignupDaemonCommand: AsyncParsableCommand {
             formConfiguration.passwordQuality = quality.check
         } else {
             logger.critical("libpwquality cannot initialise: password-quality rules refuse every password")
-            formConfiguration.passwordQuality = PasswordQualityCheck { _, _ in (.rejected, []) }
+            formConfiguration.passwordQuality = PasswordQualityCheck { _, _ in PasswordQualityFailure(.rejected) }
         }
         return formConfiguration
     }

@@ -57,23 +57,28 @@ struct FormFileTests {
         #expect(throws: ConfigError.self) { try MessageFile.parse("x = y\n", locale: "not a tag", file: "x.messages") }
     }
 
-    @Test("the password-quality rule maps the configured check's verdict to its id and is told the user field")
+    @Test("the password-quality rule asks its shell to check, told the user field; the verdict maps to its id; stale answers are dropped")
     func passwordQuality() throws {
         let form = try FormFile.parse(head + user + pw + "rule = password-quality user\n", file: "f.form")
-        let told = UserBox()
-        let configuration = FormConfiguration(passwordQuality: PasswordQualityCheck { password, user in
-            told.set(user)
-            return password == "hunter2" ? (.dictionary, []) : nil
-        })
         var session = FormSession(form: form)
-        _ = try session.handle(.set(field: "user", value: "bob"), now: .zero, configuration: configuration)
-        let step = try session.handle(.set(field: "pw", value: "hunter2"), now: .zero, configuration: configuration)
-        #expect(step.events.first == .validation(field: "pw", state: .failed, message: LocalizedMessage(id: "password.quality.dictionary", text: "Password is based on a dictionary word")))
-        #expect(told.value == "bob")
-        // A new user name re-checks the password against it.
-        let renamed = try session.handle(.set(field: "user", value: "hunter"), now: .zero, configuration: configuration)
-        #expect(told.value == "hunter")
-        #expect(renamed.events.contains { if case .validation("pw", _, _) = $0 { true } else { false } } == false)  // same verdict: no event
+        _ = try session.handle(.set(field: "user", value: "bob"), now: .zero)
+        let first = try session.handle(.set(field: "pw", value: "hunter2"), now: .zero)
+        #expect(first.effects == [.checkPassword(id: 1, password: "hunter2", user: "bob")])
+        #expect(first.events.first?.textOnly == .validation(field: "pw", state: .validating, message: "Checking the password"))
+        #expect(session.hasPendingCheck)
+        // A new user name re-checks the password against it; the first answer is stale.
+        let renamed = try session.handle(.set(field: "user", value: "hunter"), now: .zero)
+        #expect(renamed.effects == [.checkPassword(id: 2, password: "hunter2", user: "hunter")])
+        #expect(try session.handle(.passwordChecked(check: 1, nil), now: .zero) == FormStep())
+        let answer = try session.handle(.passwordChecked(check: 2, PasswordQualityFailure(.containsUser)), now: .zero)
+        #expect(answer.events == [.validation(field: "pw", state: .failed, message: LocalizedMessage(id: "password.quality.contains_user", text: "Password contains the user name"))])
+        #expect(!session.hasPendingCheck && !session.enabled)
+        let good = try session.handle(.set(field: "pw", value: "a long passphrase"), now: .zero)
+        _ = try session.handle(.passwordChecked(check: 3, nil), now: .zero)
+        #expect(good.effects == [.checkPassword(id: 3, password: "a long passphrase", user: "hunter")])
+        #expect(session.shown(1) == Shown(.ok, "Password valid"))
+        #expect(session.enabled)
+        #expect(throws: ConfigError.self) { try FormFile.parse(head + user + pw + "rule = password-quality\nrule = min-length 3\n", file: "f.form") }
     }
 
     @Test("the engine's sources name no form and no field: every built-in one comes from data")
@@ -131,8 +136,3 @@ extension SessionEvent {
     }
 }
 
-/// What the quality check was told, across its @Sendable closure.
-private final class UserBox: @unchecked Sendable {
-    private(set) var value = ""
-    func set(_ value: String) { self.value = value }
-}

@@ -36,6 +36,9 @@ struct VirtualClockHarness {
                 scheduled.append((now + checkDelay, id, answers[identity.value] ?? .available))
             case .cancelCheck(let id):
                 if !deliverCancelledAnswers { scheduled.removeAll { $0.id == id } }
+            case .checkPassword(let id, let password, let user):
+                // A local library call: answered at once, with the configured check.
+                try send(.passwordChecked(check: id, configuration.passwordQuality.check(password, user)))
             case .submit:
                 break
             }

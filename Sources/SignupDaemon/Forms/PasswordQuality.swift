@@ -41,20 +41,22 @@ final class SystemPasswordQuality: @unchecked Sendable {
         }
     }
 
-    static func verdict(_ code: Int32, minimumLength: Int) -> (PasswordQualityVerdict, [LocalizedMessage.Parameter])? {
+    static func verdict(_ code: Int32, minimumLength: Int) -> PasswordQualityFailure? {
         guard code < 0 else { return nil }  // a score of 0…100: accepted
+        let verdict: PasswordQualityVerdict
         switch code {
-        case PWQ_ERROR_MIN_LENGTH: return (.tooShort, [.init("min", .integer(minimumLength))])
+        case PWQ_ERROR_MIN_LENGTH: return PasswordQualityFailure(.tooShort, [.init("min", .integer(minimumLength))])
         case PWQ_ERROR_MIN_CLASSES, PWQ_ERROR_MIN_DIGITS, PWQ_ERROR_MIN_UPPERS, PWQ_ERROR_MIN_LOWERS, PWQ_ERROR_MIN_OTHERS:
-            return (.tooFewClasses, [])
-        case PWQ_ERROR_CRACKLIB_CHECK, PWQ_ERROR_BAD_WORDS: return (.dictionary, [])
-        case PWQ_ERROR_USER_CHECK, PWQ_ERROR_GECOS_CHECK: return (.containsUser, [])
-        case PWQ_ERROR_PALINDROME: return (.palindrome, [])
-        case PWQ_ERROR_MAX_CONSECUTIVE, PWQ_ERROR_MAX_CLASS_REPEAT: return (.repeated, [])
-        case PWQ_ERROR_MAX_SEQUENCE: return (.sequence, [])
-        case PWQ_ERROR_TOO_SIMILAR, PWQ_ERROR_CASE_CHANGES_ONLY, PWQ_ERROR_ROTATED, PWQ_ERROR_SAME_PASSWORD: return (.tooSimple, [])
-        default: return (.rejected, [])
+            verdict = .tooFewClasses
+        case PWQ_ERROR_CRACKLIB_CHECK, PWQ_ERROR_BAD_WORDS: verdict = .dictionary
+        case PWQ_ERROR_USER_CHECK, PWQ_ERROR_GECOS_CHECK: verdict = .containsUser
+        case PWQ_ERROR_PALINDROME: verdict = .palindrome
+        case PWQ_ERROR_MAX_CONSECUTIVE, PWQ_ERROR_MAX_CLASS_REPEAT: verdict = .repeated
+        case PWQ_ERROR_MAX_SEQUENCE: verdict = .sequence
+        case PWQ_ERROR_TOO_SIMILAR, PWQ_ERROR_CASE_CHANGES_ONLY, PWQ_ERROR_ROTATED, PWQ_ERROR_SAME_PASSWORD: verdict = .tooSimple
+        default: verdict = .rejected
         }
+        return PasswordQualityFailure(verdict)
     }
 
     private static func describe(_ code: Int32) -> String {

@@ -1,6 +1,7 @@
 import FormEngine
 import NIOConcurrencyHelpers
 import NIOCore
+import NIOPosix
 import Protocol
 
 /// One live form session: the pure `FormSession` plus the shell that performs its
@@ -44,7 +45,7 @@ final class Session: @unchecked Sendable {
 
     /// Whether the session waits for a check or a submit (a half-closed client is kept
     /// until these are answered).
-    var hasPendingWork: Bool { state.busy || state.nextDeadline != nil }
+    var hasPendingWork: Bool { state.busy || state.hasPendingCheck }
 
     /// Applies a client input; events go to every subscriber, the requester's echo its id.
     func handle(_ input: FormInput, id requestID: RequestID?, from requester: ConnectionOutput?) throws(FormError) {
@@ -137,6 +138,14 @@ final class Session: @unchecked Sendable {
             }
             services.availability(of: identity, on: eventLoop).whenSuccess { [self] availability in
                 feed(.availability(check: checkID, availability))
+            }
+        case .checkPassword(let checkID, let password, let user):
+            // libpwquality reads cracklib's dictionary (milliseconds): never on the event loop.
+            let quality = configuration.passwordQuality
+            NIOThreadPool.singleton.runIfActive(eventLoop: eventLoop) {
+                quality.check(password, user)
+            }.whenSuccess { [self] failure in
+                feed(.passwordChecked(check: checkID, failure))
             }
         case .cancelCheck:
             // The engine ignores a late answer by its id; only the timer needs stopping.
