@@ -208,6 +208,7 @@ struct SignupDaemonCommand: AsyncParsableCommand {
         var formConfiguration = configuration.formConfiguration
         if let quality = SystemPasswordQuality() {
             if let problem = quality.problem { logger.warning("libpwquality: /etc/security/pwquality.conf not used (\(problem)); its defaults apply") }
+            if quality.dictionaryMissing { logger.warning("libpwquality: cracklib's dictionary cannot be loaded (install cracklib-runtime); password-quality rules run without the dictionary check") }
             formConfiguration.passwordQuality = quality.check
         } else {
             logger.critical("libpwquality cannot initialise: password-quality rules refuse every password")

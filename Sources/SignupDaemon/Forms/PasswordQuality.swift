@@ -23,10 +23,23 @@ final class SystemPasswordQuality: @unchecked Sendable {
         var length: Int32 = 0
         _ = pwquality_get_int_value(settings, PWQ_SETTING_MIN_LENGTH, &length)
         minimumLength = Int(length)
+        // Without cracklib's dictionary every check would fail as "based on a dictionary
+        // word": probe once with a password no dictionary holds, and drop only that check.
+        var dictionaryCheck: Int32 = 0
+        _ = pwquality_get_int_value(settings, PWQ_SETTING_DICT_CHECK, &dictionaryCheck)
+        if dictionaryCheck != 0, pwquality_check(settings, "Qx7#vLp9!wZ2kR", nil, nil, nil) == PWQ_ERROR_CRACKLIB_CHECK {
+            _ = pwquality_set_int_value(settings, PWQ_SETTING_DICT_CHECK, 0)
+            dictionaryMissing = true
+        } else {
+            dictionaryMissing = false
+        }
     }
 
     /// Why the configuration file could not be read, if it could not.
     let problem: String?
+    /// cracklib's dictionary could not be loaded (install cracklib-runtime): the other
+    /// checks still apply.
+    let dictionaryMissing: Bool
 
     deinit { pwquality_free_settings(settings) }
 
