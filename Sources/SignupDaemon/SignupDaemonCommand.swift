@@ -98,7 +98,9 @@ struct SignupDaemonCommand: AsyncParsableCommand {
         try PasswordHasher.initialise()
         let library: FormLibrary
         switch forms.directories.load() {
-        case .success(let loaded): library = loaded
+        case .success(let loaded):
+            library = loaded
+            logger.info("forms", metadata: ["forms": "\(loaded.forms.map(\.name).joined(separator: ","))", "locales": "\(loaded.catalogues.locales.joined(separator: ","))"])
         case .failure(let errors):
             for error in errors.errors { logger.critical("\(error.description)") }
             throw DaemonError.startup("the form configuration has \(errors.errors.count) error(s); check it with signupd --check-config")
