@@ -88,6 +88,17 @@ def check_config():
         check(location + expected in run.stderr, "%s: %r not in stderr:\n%s" % (what, location + expected, run.stderr))
         check(run.stdout == "", "%s: nothing on stdout" % what)
         shutil.rmtree(directory)
+    # The daemon itself refuses to start on the same errors, saying where.
+    directory = tempfile.mkdtemp(prefix="signupd-refuse-")
+    os.mkdir(os.path.join(directory, "forms.d"))
+    with open(os.path.join(directory, "forms.d", "x.form"), "w") as f:
+        f.write(BROKEN[1][2])
+    start = subprocess.run([SIGNUPD, "--socket", os.path.join(directory, "s.sock"), "--database", ":memory:",
+                            "--forms-dir", os.path.join(directory, "forms.d")], capture_output=True, text=True, timeout=30)
+    check(start.returncode == 1 and "x.form:11:8: unknown rule \"shiny\"" in start.stderr and "--check-config" in start.stderr,
+          "the daemon refuses to start with the location: %d %r" % (start.returncode, start.stderr))
+    check(not os.path.exists(os.path.join(directory, "s.sock")), "and never binds its socket")
+    shutil.rmtree(directory)
     missing = subprocess.run([SIGNUPD, "--check-config", "--forms-dir", "/nonexistent/forms.d"], capture_output=True, text=True)
     check(missing.returncode == 1 and "/nonexistent/forms.d:0:0: cannot read the directory" in missing.stderr, "a missing --forms-dir: %r" % missing.stderr)
 
