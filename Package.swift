@@ -72,10 +72,11 @@ let package = Package(
         .testTarget(name: "ProtocolTests", dependencies: ["Protocol"], swiftSettings: strict),
         .testTarget(name: "FormEngineTests", dependencies: ["FormEngine"], swiftSettings: strict),
         .testTarget(name: "UsernameIdentityTests", dependencies: ["UsernameIdentity", "FormEngine"], swiftSettings: strict),
-        // GRDB and libsodium only to write a database as the previous schema did (migration test).
+        // GRDB and libsodium only to write a database as the previous schema did (migration
+        // test); ICU (CICU) only to apply describe's username rules as a client would.
         .testTarget(
             name: "DaemonTests",
-            dependencies: ["Protocol", "CSodium", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["Protocol", "CSodium", "CICU", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: strict
         ),
         // signupctl's pure parts: key decoding, field editing, screen layout, argument order.

@@ -13,6 +13,9 @@ public enum BuiltinCatalogues {
         username.too_long = Username must be at most {max} characters
         username.too_many_bytes = Username must be at most {max} bytes
         username.mixed_scripts = Username mixes scripts or number systems
+        username.no_letter = Username must contain a letter or digit other than a modifier letter
+        username.overloaded_character = Username characters can have at most {maxMarks} combining marks and {maxCodePoints} code points each
+        username.bidi_order = Username with right-to-left letters must start with a letter and keep one direction
         username.too_similar = Username is too similar to an existing one
         username.checking = Checking availability
         username.available = Username available
@@ -85,6 +88,9 @@ public enum BuiltinCatalogues {
         username.too_long = 用户名最多 {max} 个字符
         username.too_many_bytes = 用户名最多 {max} 个字节
         username.mixed_scripts = 用户名混用了多种文字或数字系统
+        username.no_letter = 用户名必须包含修饰字母以外的字母或数字
+        username.overloaded_character = 用户名的每个字符最多只能有 {maxMarks} 个组合符号和 {maxCodePoints} 个码位
+        username.bidi_order = 含有从右到左书写字母的用户名必须以字母开头，并保持同一书写方向
         username.too_similar = 用户名与已有用户名过于相似
         username.checking = 正在检查用户名是否可用
         username.available = 用户名可用

@@ -120,6 +120,12 @@ public enum UsernameRules {
     public static let maxLength = 39
     /// Most bytes of UTF-8 in a (normalised) username.
     public static let maxBytes = 255
+    /// Most bytes of UTF-8 of a username as sent, before normalisation.
+    public static let maxInputBytes = 4 * maxBytes
+    /// Most combining marks (Mn Mc) in one grapheme cluster of a username.
+    public static let maxMarksPerCharacter = 4
+    /// Most code points in one grapheme cluster of a username.
+    public static let maxCodePointsPerCharacter = 8
 
     /// Whether every scalar is a letter (general category L*) or a decimal digit (Nd).
     public static func hasOnlyLettersAndDigits(_ value: String) -> Bool {
@@ -135,6 +141,12 @@ public enum UsernameVerdict: Sendable, Equatable {
     case tooLong
     case tooManyBytes
     case mixedScripts
+    /// Only modifier letters (ʼ ๆ), no other letter or digit.
+    case noLetter
+    /// A grapheme cluster with too many combining marks or code points.
+    case overloadedCharacter
+    /// Right-to-left text in an order the RFC 5893 Bidi Rule refuses.
+    case bidiOrder
 }
 
 /// The username character and length rule a form applies.
@@ -147,10 +159,14 @@ public struct UsernameRule: Sendable {
 
     /// Without ICU: bytes as typed, no default-ignorable code points, letters and digits,
     /// at most `UsernameRules.maxLength` grapheme clusters. No normalisation.
+    /// Also without marks: no U+0640 ARABIC TATWEEL, a letter other than a modifier letter
+    /// or a digit, at most `UsernameRules.maxCodePointsPerCharacter` code points a character.
     public static let basic = UsernameRule { value in
         guard value.utf8.count <= UsernameRules.maxBytes else { return .tooManyBytes }
         guard !value.unicodeScalars.contains(where: { $0.properties.isDefaultIgnorableCodePoint }) else { return .invisibleCharacters }
-        guard UsernameRules.hasOnlyLettersAndDigits(value) else { return .invalidCharacters }
+        guard UsernameRules.hasOnlyLettersAndDigits(value), !value.unicodeScalars.contains("\u{0640}") else { return .invalidCharacters }
+        guard value.unicodeScalars.contains(where: { $0.properties.generalCategory != .modifierLetter }) else { return .noLetter }
+        guard value.allSatisfy({ $0.unicodeScalars.count <= UsernameRules.maxCodePointsPerCharacter }) else { return .overloadedCharacter }
         guard value.count <= UsernameRules.maxLength else { return .tooLong }
         return .valid
     }
@@ -251,6 +267,13 @@ extension FieldRule {
             case .tooLong: MessageRef("\(prefix).too_long", [.init("max", .integer(UsernameRules.maxLength))])
             case .tooManyBytes: MessageRef("\(prefix).too_many_bytes", [.init("max", .integer(UsernameRules.maxBytes))])
             case .mixedScripts: MessageRef("\(prefix).mixed_scripts")
+            case .noLetter: MessageRef("\(prefix).no_letter")
+            case .overloadedCharacter:
+                MessageRef(
+                    "\(prefix).overloaded_character",
+                    [.init("maxMarks", .integer(UsernameRules.maxMarksPerCharacter)), .init("maxCodePoints", .integer(UsernameRules.maxCodePointsPerCharacter))]
+                )
+            case .bidiOrder: MessageRef("\(prefix).bidi_order")
             }
         case .phone(let minDigits, let maxDigits):
             guard value.utf8.count <= 64, let digits = PhoneNumbers.digits(of: value), !digits.isEmpty else { return MessageRef("\(prefix).invalid") }
@@ -300,6 +323,9 @@ extension FieldDefinition {
                 description.maxBytes = UsernameRules.maxBytes
                 description.allowedCategories = ["Lu", "Ll", "Lt", "Lm", "Lo", "Nd"]
                 description.refusedProperties = ["Default_Ignorable_Code_Point"]
+                description.refusedCodePoints = ["U+0640"]
+                description.requiredCategories = ["Lu", "Ll", "Lt", "Lo", "Nd"]
+                description.maxCodePointsPerCharacter = UsernameRules.maxCodePointsPerCharacter
             case .phone(let minDigits, let maxDigits):
                 description.minDigits = minDigits
                 description.maxDigits = maxDigits

@@ -84,8 +84,8 @@ struct SignupDaemonCommand: AsyncParsableCommand {
         } catch let error as DaemonError {
             logger.critical("cannot start: \(error)")
             throw ExitCode(1)
-        } catch let error as AccountStoreError {
-            logger.critical("cannot open the account store: \(error)")
+        } catch AccountStoreError.unavailable(let reason) {
+            logger.critical("cannot open the account store: \(reason)")
             throw ExitCode(1)
         }
     }
@@ -114,6 +114,7 @@ struct SignupDaemonCommand: AsyncParsableCommand {
         case .memory:
             store = InMemoryAccountStore()
         case .sqlite(let path):
+            try PrivateDirectory.checkDatabaseOwner(path)
             store = try SQLiteAccountStore(path: path)
             for file in PrivateDirectory.restrictDatabaseFiles(path) {
                 logger.notice("made \(file) private (mode 0600): it was readable by others")

@@ -21,12 +21,24 @@ struct SignupRulesTests {
 
     @Test("anything else fails with the character message", arguments: [
         "under_score", "da-sh", "do.t", "spa ce", "emoji👍", "tab\t", "nul\u{0}", "e\u{301}", "half½", "ⅻ", "@", "a+b",
-        String(repeating: "_", count: 50),
+        String(repeating: "_", count: 50), "\u{0639}\u{0640}\u{0644}\u{064A}", "\u{0640}",
     ])
     func invalidCharacters(_ name: String) throws {
         var session = FormSession(form: .signup)
         let result = try validation("username", name, in: &session)
         #expect(result == Shown(.failed, "Username can only contain letters or digits"))
+    }
+
+    @Test("modifier letters alone are not a name; one character of many code points is refused", arguments: [
+        ("\u{02BC}\u{02BC}", "Username must contain a letter or digit other than a modifier letter"),
+        ("\u{0E46}\u{0E46}", "Username must contain a letter or digit other than a modifier letter"),
+        ("\u{A717}\u{A717}", "Username must contain a letter or digit other than a modifier letter"),
+        ("\u{02D1}", "Username must contain a letter or digit other than a modifier letter"),
+        (String(repeating: "\u{1100}", count: 85), "Username characters can have at most 4 combining marks and 8 code points each"),
+    ])
+    func basicRuleRefusals(_ name: String, _ message: String) throws {
+        var session = FormSession(form: .signup)
+        #expect(try validation("username", name, in: &session) == Shown(.failed, message))
     }
 
     @Test("invisible code points fail with their own message, even beside letters", arguments: [
@@ -63,12 +75,29 @@ struct SignupRulesTests {
         (.invisibleCharacters, "Username cannot contain invisible characters"),
         (.tooLong, "Username must be at most 39 characters"),
         (.invalidCharacters, "Username can only contain letters or digits"),
+        (.noLetter, "Username must contain a letter or digit other than a modifier letter"),
+        (.overloadedCharacter, "Username characters can have at most 4 combining marks and 8 code points each"),
+        (.bidiOrder, "Username with right-to-left letters must start with a letter and keep one direction"),
     ])
     func configuredRule(_ verdict: UsernameVerdict, _ message: String) throws {
         let configuration = FormConfiguration(usernameRule: UsernameRule { _ in verdict })
         var session = FormSession(form: .signup)
         _ = try session.handle(.set(field: "username", value: "alice"), now: .zero, configuration: configuration)
         #expect(session.shown(0) == Shown(.failed, message))
+    }
+
+    @Test("the identity rule's refusals have message ids, parameters and zh-CN texts", arguments: [
+        (UsernameVerdict.noLetter, "username.no_letter", "用户名必须包含修饰字母以外的字母或数字"),
+        (.overloadedCharacter, "username.overloaded_character", "用户名的每个字符最多只能有 4 个组合符号和 8 个码位"),
+        (.bidiOrder, "username.bidi_order", "含有从右到左书写字母的用户名必须以字母开头，并保持同一书写方向"),
+    ])
+    func refusalIDs(_ verdict: UsernameVerdict, _ id: String, _ chinese: String) throws {
+        let configuration = FormConfiguration(usernameRule: UsernameRule { _ in verdict })
+        var session = FormSession(form: .signup)
+        _ = try session.handle(.set(field: "username", value: "alice"), now: .zero, configuration: configuration)
+        let message = session.validations[0].message
+        #expect(message.id == id)
+        #expect(MessageCatalogues.builtin.render(message, locale: "zh-CN").text == chinese)
     }
 
     @Test("39 characters pass, 40 fail", arguments: [(39, true), (40, false), (41, false), (38, true)])

@@ -187,17 +187,17 @@ extension ServerEvent {
         if let value = rules.minCharacters { writer.member("minCharacters", value) }
         if let value = rules.maxCharacters { writer.member("maxCharacters", value) }
         if let value = rules.maxBytes { writer.member("maxBytes", value) }
+        if let value = rules.maxInputBytes { writer.member("maxInputBytes", value) }
         if let value = rules.normalization { writer.member("normalization", value) }
-        if let values = rules.allowedCategories {
-            writer.beginArray("allowedCategories")
-            values.forEach { writer.element($0) }
-            writer.endArray()
-        }
-        if let values = rules.refusedProperties {
-            writer.beginArray("refusedProperties")
-            values.forEach { writer.element($0) }
-            writer.endArray()
-        }
+        write(rules.appliesTo, as: "appliesTo", to: &writer)
+        write(rules.allowedCategories, as: "allowedCategories", to: &writer)
+        write(rules.refusedProperties, as: "refusedProperties", to: &writer)
+        write(rules.refusedCodePoints, as: "refusedCodePoints", to: &writer)
+        write(rules.requiredCategories, as: "requiredCategories", to: &writer)
+        if let value = rules.combiningMarks { writer.member("combiningMarks", value) }
+        if let value = rules.maxMarksPerCharacter { writer.member("maxMarksPerCharacter", value) }
+        if let value = rules.maxCodePointsPerCharacter { writer.member("maxCodePointsPerCharacter", value) }
+        if let value = rules.bidiRule { writer.member("bidiRule", value) }
         if let value = rules.scriptRestriction { writer.member("scriptRestriction", value) }
         if let value = rules.identity { writer.member("identity", value) }
         if let value = rules.confusables { writer.member("confusables", value) }
@@ -209,6 +209,13 @@ extension ServerEvent {
         if let value = rules.email { writer.member("email", value) }
         if let value = rules.passwordQuality { writer.member("passwordQuality", value) }
         writer.endObject()
+    }
+
+    private static func write(_ values: [String]?, as name: String, to writer: inout JSONWriter) {
+        guard let values else { return }
+        writer.beginArray(name)
+        values.forEach { writer.element($0) }
+        writer.endArray()
     }
 
     /// The event encoded as one line of UTF-8, newline included.

@@ -9,11 +9,13 @@ struct HTTPAvailabilityClient: Sendable {
     let template: AvailabilityURLTemplate
     let timeout: Duration
 
-    func check(_ username: String, on eventLoop: EventLoop) -> EventLoopFuture<Availability> {
+    /// Asks the service about a name: `username` in NFC as typed, `key` its identity key
+    /// (`AvailabilityURLTemplate`).
+    func check(username: String, key: String, on eventLoop: EventLoop) -> EventLoopFuture<Availability> {
         let promise = eventLoop.makePromise(of: Availability.self)
         let nanoseconds = timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000
         let deadline = eventLoop.scheduleTask(in: .nanoseconds(nanoseconds)) { promise.succeed(.unreachable) }
-        let target = template.target(for: username)
+        let target = template.target(username: username, key: key)
         let host = template.host
         let port = template.port
         ClientBootstrap(group: eventLoop)

@@ -30,7 +30,7 @@ struct PathOptions: ParsableArguments {
 /// The optional outside availability check.
 struct AvailabilityOptions: ParsableArguments {
     @Option(help: ArgumentHelp(
-        "HTTP service asked whether a name is free, e.g. http://127.0.0.1:8080/users/{username}: 404 means available, 2xx taken, anything else an error.",
+        "HTTP service asked whether a name is free, e.g. http://127.0.0.1:8080/users/{key}: {username} is the name in NFC as typed, {key} its identity key (case-folded, NFKC); 404 means available, 2xx taken, anything else an error.",
         valueName: "template"))
     var availabilityURL: String?
 

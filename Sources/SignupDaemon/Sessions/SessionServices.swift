@@ -29,11 +29,13 @@ struct SessionServices: Sendable {
     func availability(of identity: IdentityValue, on eventLoop: EventLoop) -> EventLoopFuture<Availability> {
         let fromStore = accounts.storeAvailability(of: identity, on: eventLoop)
         guard let http, identity.kind == .username else { return fromStore }
-        let username = identity.value
-        // The service is asked about the name as it would be stored and shown: NFC.
-        let display = (try? Usernames.identity(of: username).get())?.display ?? username
+        // The service is asked about the name as it would be stored and shown (NFC) and/or
+        // its identity key, as the URL template says. The store only answers "available"
+        // for a name the rule accepts, so the identity exists whenever the service is asked.
+        guard let username = try? Usernames.identity(of: identity.value).get() else { return fromStore }
         return fromStore.flatMap { availability in
-            availability == .available ? http.check(display, on: eventLoop) : eventLoop.makeSucceededFuture(availability)
+            availability == .available
+                ? http.check(username: username.display, key: username.key, on: eventLoop) : eventLoop.makeSucceededFuture(availability)
         }
     }
 }
