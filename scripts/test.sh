@@ -6,7 +6,8 @@
 #      real systemd as PID 1 in namespaces and used as an administrator and users would
 #      (skips cleanly where the kernel refuses the namespaces)
 #   4. a third-party client in Python (standard library only), and signupctl's
-#      scripted commands with every documented exit code
+#      scripted commands with every documented exit code; operator forms, --check-config,
+#      locales and reload (forms_and_locales_test.py)
 #   5. the interactive form driven in tmux
 #   6. robustness: hostile peers, faults, load, kill -9, and a 30-second fuzz run
 #   7. the Swift suite again under ThreadSanitizer and AddressSanitizer
@@ -21,6 +22,7 @@ scripts/check-units.sh "$BIN/signupd"
 scripts/build-deb.sh
 scripts/systemd-boot-test.sh dist/signupd_*.deb
 python3 Tests/clients/third_party_client.py "$BIN/signupd"
+python3 Tests/clients/forms_and_locales_test.py "$BIN/signupd" "$BIN/signupctl"
 python3 Tests/clients/signupctl_commands.py "$BIN/signupd" "$BIN/signupctl"
 python3 Tests/clients/interactive_form_test.py "$BIN/signupd" "$BIN/signupctl"
 scripts/robustness.sh "$BIN/signupd"

@@ -44,6 +44,8 @@ struct SignupDaemonCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Log level: trace, debug, info, notice, warning, error, critical.", valueName: "level"))
     var logLevel: String = "info"
 
+    @OptionGroup(title: "Forms and messages") var forms: FormOptions
+
     func validate() throws {
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level \"\(logLevel)\"") }
         if let threads, threads < 1 { throw ValidationError("--threads must be at least 1") }
@@ -51,6 +53,20 @@ struct SignupDaemonCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        if forms.checkConfig {
+            // Like sshd -t and nginx -t: read everything, say what is wrong, start nothing.
+            switch forms.directories.load() {
+            case .success(let library):
+                let names = library.forms.map { "\($0.name) (\(library.sources[$0.name] ?? "?"))" }.joined(separator: ", ")
+                print("signupd: configuration OK: \(library.forms.count) forms: \(names); locales: \(library.catalogues.locales.joined(separator: ", "))")
+                return
+            case .failure(let errors):
+                var stderr = StandardError()
+                for error in errors.errors { print(error.description, to: &stderr) }
+                print("signupd: configuration has \(errors.errors.count) error\(errors.errors.count == 1 ? "" : "s")", to: &stderr)
+                throw ExitCode(1)
+            }
+        }
         let level = Logger.Level(rawValue: logLevel) ?? .info
         LoggingSystem.bootstrap { label in
             if DefaultPaths.environment("JOURNAL_STREAM") != nil {
@@ -80,6 +96,15 @@ struct SignupDaemonCommand: AsyncParsableCommand {
         // under; the socket gets --socket-mode explicitly once bound.
         umask(0o077)
         try PasswordHasher.initialise()
+        let library: FormLibrary
+        switch forms.directories.load() {
+        case .success(let loaded):
+            library = loaded
+            logger.info("forms", metadata: ["forms": "\(loaded.forms.map(\.name).joined(separator: ","))", "locales": "\(loaded.catalogues.locales.joined(separator: ","))"])
+        case .failure(let errors):
+            for error in errors.errors { logger.critical("\(error.description)") }
+            throw DaemonError.startup("the form configuration has \(errors.errors.count) error(s); check it with signupd --check-config")
+        }
         let inherited = try SystemdListenFDs.take()
         let configuration = try makeConfiguration(inherited: inherited)
         FileLimit.raise(logger: logger)
@@ -101,10 +126,13 @@ struct SignupDaemonCommand: AsyncParsableCommand {
         let services = SessionServices(
             accounts: accounts,
             http: configuration.availabilityURL.map { HTTPAvailabilityClient(template: $0, timeout: configuration.availabilityTimeout) },
-            formConfiguration: configuration.formConfiguration,
+            formConfiguration: Self.formConfiguration(configuration, logger: logger),
+            forms: FormLibraryHolder(library),
             registry: ConnectionRegistry(maxConnections: configuration.maxConnections, maxConnectionsPerUID: configuration.maxConnectionsPerUID),
             directory: SessionDirectory()
         )
+        let reloads = await FormReloader.start(FormReloader(directories: configuration.formDirectories, holder: services.forms, notifier: ServiceNotifier(), logger: logger))
+        defer { reloads.cancel() }
         let server = SignupServer(configuration: configuration, services: services, group: group, notifier: ServiceNotifier(), logger: logger)
         let serviceGroup = ServiceGroup(
             configuration: .init(
@@ -164,6 +192,7 @@ struct SignupDaemonCommand: AsyncParsableCommand {
         configuration.expensiveRequestsPerSecond = limits.maxExpensiveRequestsPerSecond
         configuration.loginAttemptsPerMinute = security.loginAttemptsPerMinute
         configuration.tokenLifetimeSeconds = Int64(security.tokenLifetime)
+        configuration.formDirectories = forms.directories
         configuration.availabilityTimeout = Duration.milliseconds(Int64(availability.availabilityTimeout * 1000))
         if let template = availability.availabilityURL {
             do {
@@ -173,6 +202,22 @@ struct SignupDaemonCommand: AsyncParsableCommand {
             }
         }
         return configuration
+    }
+
+    /// The engine's configuration, with the system's password-quality policy. Should
+    /// libpwquality fail to initialise, `password-quality` rules refuse every password
+    /// (fail closed) and the reason is logged.
+    private static func formConfiguration(_ configuration: DaemonConfiguration, logger: Logger) -> FormConfiguration {
+        var formConfiguration = configuration.formConfiguration
+        if let quality = SystemPasswordQuality() {
+            if let problem = quality.problem { logger.warning("libpwquality: /etc/security/pwquality.conf not used (\(problem)); its defaults apply") }
+            if quality.dictionaryMissing { logger.warning("libpwquality: cracklib's dictionary cannot be loaded (install cracklib-runtime); password-quality rules run without the dictionary check") }
+            formConfiguration.passwordQuality = quality.check
+        } else {
+            logger.critical("libpwquality cannot initialise: password-quality rules refuse every password")
+            formConfiguration.passwordQuality = PasswordQualityCheck { _, _ in PasswordQualityFailure(.rejected) }
+        }
+        return formConfiguration
     }
 
     /// Says once, at start, which accounts from before Unicode identity keys collide

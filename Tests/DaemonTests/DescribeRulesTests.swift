@@ -29,7 +29,7 @@ struct DescribeRulesTests {
     @Test("every tricky name: describe's rules and the daemon say the same")
     func agree() throws {
         let client = try SharedDaemon.client()
-        try client.send(Request(id: .string("d"), .describe))
+        try client.send(Request(id: .string("d"), .describe(locale: nil)))
         let description = try client.next("description")
         let form = try #require(description["forms"]?.arrayValue?.first { $0.objectValue?["name"] == .string("signup") }?.objectValue)
         let field = try #require(form["fields"]?.arrayValue?.first { $0.objectValue?["name"] == .string("username") }?.objectValue)
@@ -51,6 +51,7 @@ struct DescribeRulesTests {
 /// The username rule as `describe` states it, implemented as a third-party client would:
 /// every member of `rules` is read, unknown members make it give up.
 struct DescribedUsernameRule {
+    let minCharacters: Int
     let maxCharacters: Int
     let maxBytes: Int
     let maxInputBytes: Int
@@ -69,13 +70,15 @@ struct DescribedUsernameRule {
 
     init(_ rules: JSONObject) throws {
         let known: Set<String> = [
-            "maxCharacters", "maxBytes", "maxInputBytes", "normalization", "appliesTo", "allowedCategories", "refusedProperties",
+            "minCharacters", "maxCharacters", "maxBytes", "maxInputBytes", "normalization", "appliesTo", "allowedCategories",
+            "refusedProperties",
             "refusedCodePoints", "requiredCategories", "combiningMarks", "maxMarksPerCharacter", "maxCodePointsPerCharacter",
             "bidiRule", "scriptRestriction", "identity", "confusables", "unicodeVersion",
         ]
         if let unknown = rules.members.first(where: { !known.contains($0.key) }) { throw Unsupported(member: unknown.key) }
         func int(_ key: String) throws -> Int { Int(try #require(rules[key]?.int64Value, "describe states \(key)")) }
         func strings(_ key: String) -> [String] { rules[key]?.arrayValue?.compactMap(\.stringValue) ?? [] }
+        minCharacters = rules["minCharacters"]?.int64Value.map { Int($0) } ?? 1
         maxCharacters = try int("maxCharacters")
         maxBytes = try int("maxBytes")
         maxInputBytes = try int("maxInputBytes")
@@ -135,6 +138,7 @@ struct DescribedUsernameRule {
             if marks > maxMarks { return "maxMarksPerCharacter" }
             if character.unicodeScalars.count > maxCodePoints { return "maxCodePointsPerCharacter" }
         }
+        if text.count < minCharacters { return "minCharacters" }
         if text.count > maxCharacters { return "maxCharacters" }
         if bidiRule && hasRTL && !Self.passesRFC5893(text) { return "bidiRule" }
         return nil

@@ -5,16 +5,19 @@ public struct FormDescription: Sendable, Equatable, Codable {
         public var name: String
         /// A secret field is masked by clients and never echoed by the server.
         public var secret: Bool
-        /// A human label, in the server's default language.
+        /// A human label, in the requested locale (`describe`'s `locale`, else English).
         public var label: String
         /// The rules the server validates the value with, precise enough to pre-check it.
         public var rules: FieldRulesDescription?
+        /// What the value is: "text", "secret", "username", "phone", "email" (a hint for input methods).
+        public var kind: String?
 
-        public init(name: String, secret: Bool, label: String, rules: FieldRulesDescription? = nil) {
+        public init(name: String, secret: Bool, label: String, rules: FieldRulesDescription? = nil, kind: String? = nil) {
             self.name = name
             self.secret = secret
             self.label = label
             self.rules = rules
+            self.kind = kind
         }
     }
 
@@ -22,11 +25,17 @@ public struct FormDescription: Sendable, Equatable, Codable {
     public var fields: [Field]
     /// The label of the form's submit button.
     public var submitLabel: String
+    /// A human title of the form, in the requested locale.
+    public var title: String?
+    /// What submit does: "signup" or "login".
+    public var action: String?
 
-    public init(name: String, fields: [Field], submitLabel: String) {
+    public init(name: String, fields: [Field], submitLabel: String, title: String? = nil, action: String? = nil) {
         self.name = name
         self.fields = fields
         self.submitLabel = submitLabel
+        self.title = title
+        self.action = action
     }
 }
 
@@ -87,6 +96,17 @@ public struct FieldRulesDescription: Sendable, Equatable, Codable {
     public var unicodeVersion: String?
     /// The value must equal (byte for byte) the value of this field.
     public var equalsField: String?
+    /// Phone numbers: fewest and most decimal digits; spaces and dashes are ignored and a
+    /// leading `+` is allowed.
+    public var minDigits: Int?
+    public var maxDigits: Int?
+    /// The value must not contain the value of this field (compared case-insensitively).
+    public var notContainingField: String?
+    /// The value must have the form local@domain.
+    public var email: Bool?
+    /// The password must pass the server's quality policy: "libpwquality" (the system's
+    /// /etc/security/pwquality.conf, with dictionary checks).
+    public var passwordQuality: String?
 
     public init(
         minCharacters: Int? = nil, maxCharacters: Int? = nil, maxBytes: Int? = nil, maxInputBytes: Int? = nil, normalization: String? = nil,

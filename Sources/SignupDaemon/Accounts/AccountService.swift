@@ -47,10 +47,10 @@ final class AccountService: Sendable {
         try await storePool.shutdownGracefully()
     }
 
-    /// Whether the store has no account with this name, nor one it could be confused with.
-    func storeAvailability(of username: String, on eventLoop: EventLoop) -> EventLoopFuture<Availability> {
+    /// Whether the store has no account with this identity, nor one it could be confused with.
+    func storeAvailability(of value: IdentityValue, on eventLoop: EventLoop) -> EventLoopFuture<Availability> {
         // The form applied the same rule already; a name failing it here is never free.
-        guard case .success(let identity) = Usernames.identity(of: username) else {
+        guard let identity = AccountIdentity.of(value) else {
             return eventLoop.makeSucceededFuture(.unreachable)
         }
         return storePool.runIfActive(eventLoop: eventLoop) { [store] in
@@ -63,7 +63,7 @@ final class AccountService: Sendable {
     }
 
     /// Hashes and stores a new account. The result is durable before the future completes.
-    func signup(username: String, password: String, on eventLoop: EventLoop) -> EventLoopFuture<SubmitOutcome> {
+    func signup(_ value: IdentityValue, password: String, on eventLoop: EventLoop) -> EventLoopFuture<SubmitOutcome> {
         hashPool.runIfActive(eventLoop: eventLoop) { [self] in
             let hash: String
             do {
@@ -72,7 +72,7 @@ final class AccountService: Sendable {
                 logger.error("password hashing failed", metadata: ["error": "\(error)"])
                 return .storeUnavailable
             }
-            guard case .success(let identity) = Usernames.identity(of: username) else { return .usernameTaken }
+            guard let identity = AccountIdentity.of(value) else { return .usernameTaken }
             do {
                 let now = Int64(wallClockSeconds())
                 switch try store.createAccount(identity, passwordHash: hash, createdAt: now) {
@@ -84,16 +84,16 @@ final class AccountService: Sendable {
                 logger.info("account created", metadata: ["user": "\(identity.display)"])
                 return .signedUp(user: identity.display)
             } catch {
-                logger.error("signup not stored", metadata: ["user": "\(username)", "error": "\(error)"])
+                logger.error("signup not stored", metadata: ["user": "\(identity.display)", "error": "\(error)"])
                 return .storeUnavailable
             }
         }.recover { _ in .storeUnavailable }
     }
 
     /// Checks a password; on success issues a token and upgrades an outdated hash.
-    func login(username: String, password: String, on eventLoop: EventLoop) -> EventLoopFuture<SubmitOutcome> {
+    func login(_ value: IdentityValue, password: String, on eventLoop: EventLoop) -> EventLoopFuture<SubmitOutcome> {
         hashPool.runIfActive(eventLoop: eventLoop) { [self] in
-            guard case .success(let identity) = Usernames.identity(of: username) else {
+            guard let identity = AccountIdentity.of(value) else {
                 // The form applied the same rule already; no account can have this name.
                 _ = hasher.verify(password, against: decoy())
                 return .invalidCredentials

@@ -5,10 +5,10 @@ import UsernameIdentity
 extension FormDefinition {
     /// The form's description with the username rule stated in full: normalisation,
     /// identity, confusables and the Unicode version of the linked ICU.
-    var describedWithIdentity: FormDescription {
-        var description = description
+    func describedWithIdentity(locale: String) -> FormDescription {
+        var description = description(locale: locale)
         for (index, field) in fields.enumerated() {
-            guard case .username = field.rule, var rules = description.fields[index].rules else { continue }
+            guard field.rules.contains(where: { $0.rule == .username }), var rules = description.fields[index].rules else { continue }
             rules.maxInputBytes = Usernames.maxInputBytes
             rules.normalization = "NFC"
             rules.appliesTo = ["NFC", "NFKC_Casefold"]

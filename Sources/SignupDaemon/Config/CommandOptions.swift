@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import ArgumentParser
 
 /// Where signupd listens and keeps its accounts.
@@ -97,5 +100,37 @@ struct SecurityOptions: ParsableArguments {
         if let hashConcurrency, hashConcurrency < 1 { throw ValidationError("--hash-concurrency must be at least 1") }
         guard tokenLifetime >= 1 else { throw ValidationError("--token-lifetime must be at least 1") }
         guard loginAttemptsPerMinute >= 1 else { throw ValidationError("--login-attempts-per-minute must be at least 1") }
+    }
+}
+
+/// Operator forms and message catalogues.
+struct FormOptions: ParsableArguments {
+    @Option(help: ArgumentHelp(
+        "Directory of operator form definitions (*.form, read in name order); a form named like a built-in one replaces it. Default: /etc/signupd/forms.d (may be absent).",
+        valueName: "dir"))
+    var formsDir: String?
+
+    @Option(help: ArgumentHelp(
+        "Directory of message catalogues (LOCALE.messages) adding languages or replacing texts. Default: /etc/signupd/messages.d (may be absent).",
+        valueName: "dir"))
+    var messagesDir: String?
+
+    @Flag(help: "Read the forms and catalogues, report every problem as file:line:column, and exit: 0 when valid, 1 otherwise. Starts nothing.")
+    var checkConfig = false
+
+    var directories: FormDirectories {
+        FormDirectories(
+            forms: formsDir ?? FormDirectories.defaultForms,
+            messages: messagesDir ?? FormDirectories.defaultMessages,
+            required: formsDir != nil || messagesDir != nil
+        )
+    }
+}
+
+/// `print(..., to:)` on standard error.
+struct StandardError: TextOutputStream {
+    mutating func write(_ string: String) {
+        var bytes = Array(string.utf8)
+        _ = bytes.withUnsafeMutableBytes { Glibc.write(2, $0.baseAddress, $0.count) }
     }
 }

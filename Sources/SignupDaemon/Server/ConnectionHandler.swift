@@ -16,8 +16,14 @@ final class ConnectionHandler: ChannelInboundHandler {
         let services: SessionServices
         let limits: ServerLimits
         let expensiveRequestsPerSecond: Int
-        let hello: ServerEvent
+        /// "signupd/VERSION", for `hello`.
+        let serverName: String
         let logger: Logger
+
+        /// The greeting, naming the forms served now (a reload may change them).
+        var hello: ServerEvent {
+            .hello(server: serverName, forms: services.forms.library.forms.map(\.name), limits: limits)
+        }
     }
 
     let shared: Context

@@ -99,7 +99,7 @@ final class SignupServer: Service {
             services: services,
             limits: configuration.limits,
             expensiveRequestsPerSecond: configuration.expensiveRequestsPerSecond,
-            hello: .hello(server: "signupd/\(configuration.serverVersion)", forms: ["signup", "login"], limits: configuration.limits),
+            serverName: "signupd/\(configuration.serverVersion)",
             logger: logger
         )
         let outputCap = configuration.limits.maxOutputBytes

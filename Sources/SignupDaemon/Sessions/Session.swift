@@ -1,6 +1,7 @@
 import FormEngine
 import NIOConcurrencyHelpers
 import NIOCore
+import NIOPosix
 import Protocol
 
 /// One live form session: the pure `FormSession` plus the shell that performs its
@@ -24,14 +25,17 @@ final class Session: @unchecked Sendable {
     private var subscribers: [ConnectionOutput] = []
     private var deadlineTask: Scheduled<Void>?
     private let services: SessionServices
+    /// The forms' catalogues and rules as they were at open: a reload does not change them.
+    private let configuration: FormConfiguration
     private(set) var isClosed = false
 
-    init(id: String, form: FormDefinition, owner: ConnectionOutput, services: SessionServices) {
+    init(id: String, form: FormDefinition, locale: String, owner: ConnectionOutput, services: SessionServices) {
         self.id = id
         eventLoop = owner.eventLoop
         ownerUID = owner.peer.uid
         formName = form.name
-        state = FormSession(form: form)
+        configuration = services.currentFormConfiguration
+        state = FormSession(form: form, locale: configuration.catalogues.resolve(locale))
         subscribers = [owner]
         self.services = services
     }
@@ -41,21 +45,35 @@ final class Session: @unchecked Sendable {
 
     /// Whether the session waits for a check or a submit (a half-closed client is kept
     /// until these are answered).
-    var hasPendingWork: Bool { state.busy || state.nextDeadline != nil }
+    var hasPendingWork: Bool { state.busy || state.hasPendingCheck }
 
     /// Applies a client input; events go to every subscriber, the requester's echo its id.
     func handle(_ input: FormInput, id requestID: RequestID?, from requester: ConnectionOutput?) throws(FormError) {
         eventLoop.preconditionInEventLoop()
         guard !isClosed else { return }
-        let step = try state.handle(input, now: SessionServices.now(), configuration: services.formConfiguration)
+        let step = try state.handle(input, now: SessionServices.now(), configuration: configuration)
         publish(step.events, id: requestID, requester: requester)
         for effect in step.effects { perform(effect) }
+    }
+
+    /// The locale messages are rendered in (resolved).
+    var locale: String { state.locale }
+
+    /// Switches the locale: every subscriber is told, then gets the snapshot re-rendered.
+    func switchLocale(to tag: String, id requestID: RequestID?, from requester: ConnectionOutput) {
+        eventLoop.preconditionInEventLoop()
+        guard !isClosed else { return }
+        guard let step = try? state.handle(.setLocale(tag), now: SessionServices.now(), configuration: configuration) else { return }
+        for subscriber in subscribers {
+            subscriber.deliver(.localeChanged(session: id, locale: state.locale, id: subscriber === requester ? requestID : nil))
+        }
+        publish(step.events, id: requestID, requester: requester)
     }
 
     /// Sends the full state to one subscriber.
     func sendSnapshot(to output: ConnectionOutput, id requestID: RequestID?) {
         eventLoop.preconditionInEventLoop()
-        for event in state.snapshot() {
+        for event in state.snapshot(configuration: configuration) {
             seq += 1
             output.deliver(.session(session: id, seq: seq, event, id: requestID))
         }
@@ -113,23 +131,31 @@ final class Session: @unchecked Sendable {
 
     private func perform(_ effect: FormEffect) {
         switch effect {
-        case .startCheck(let checkID, let username, let deadline):
+        case .startCheck(let checkID, let identity, let deadline):
             deadlineTask?.cancel()
             deadlineTask = eventLoop.scheduleTask(deadline: .uptimeNanoseconds(UInt64(deadline.nanoseconds))) { [self] in
                 feed(.tick)
             }
-            services.availability(of: username, on: eventLoop).whenSuccess { [self] availability in
+            services.availability(of: identity, on: eventLoop).whenSuccess { [self] availability in
                 feed(.availability(check: checkID, availability))
+            }
+        case .checkPassword(let checkID, let password, let user):
+            // libpwquality reads cracklib's dictionary (milliseconds): never on the event loop.
+            let quality = configuration.passwordQuality
+            NIOThreadPool.singleton.runIfActive(eventLoop: eventLoop) {
+                quality.check(password, user)
+            }.whenSuccess { [self] failure in
+                feed(.passwordChecked(check: checkID, failure))
             }
         case .cancelCheck:
             // The engine ignores a late answer by its id; only the timer needs stopping.
             deadlineTask?.cancel()
             deadlineTask = nil
-        case .submit(let action, let username, let password):
+        case .submit(let action, let identity, let password):
             services.registry.submitStarted()
             let outcome = switch action {
-            case .signup: services.accounts.signup(username: username, password: password, on: eventLoop)
-            case .login: services.accounts.login(username: username, password: password, on: eventLoop)
+            case .signup: services.accounts.signup(identity, password: password, on: eventLoop)
+            case .login: services.accounts.login(identity, password: password, on: eventLoop)
             }
             outcome.whenComplete { [self] result in
                 feed(.submitCompleted((try? result.get()) ?? .storeUnavailable))

@@ -7,6 +7,8 @@ struct SessionServices: Sendable {
     let accounts: AccountService
     let http: HTTPAvailabilityClient?
     let formConfiguration: FormConfiguration
+    /// The forms new sessions are opened with (replaced by a reload).
+    let forms: FormLibraryHolder
     let registry: ConnectionRegistry
     let directory: SessionDirectory
 
@@ -15,17 +17,25 @@ struct SessionServices: Sendable {
         Moment(nanoseconds: Int64(NIODeadline.now().uptimeNanoseconds))
     }
 
-    /// The full availability check: the store first, then the HTTP service if configured.
-    func availability(of username: String, on eventLoop: EventLoop) -> EventLoopFuture<Availability> {
-        let fromStore = accounts.storeAvailability(of: username, on: eventLoop)
-        guard let http else { return fromStore }
+    /// The engine configuration of a session opened now: the current catalogues.
+    var currentFormConfiguration: FormConfiguration {
+        var configuration = formConfiguration
+        configuration.catalogues = forms.library.catalogues
+        return configuration
+    }
+
+    /// The full availability check: the store first, then, for usernames, the HTTP service
+    /// if configured.
+    func availability(of identity: IdentityValue, on eventLoop: EventLoop) -> EventLoopFuture<Availability> {
+        let fromStore = accounts.storeAvailability(of: identity, on: eventLoop)
+        guard let http, identity.kind == .username else { return fromStore }
         // The service is asked about the name as it would be stored and shown (NFC) and/or
         // its identity key, as the URL template says. The store only answers "available"
         // for a name the rule accepts, so the identity exists whenever the service is asked.
-        guard let identity = try? Usernames.identity(of: username).get() else { return fromStore }
+        guard let username = try? Usernames.identity(of: identity.value).get() else { return fromStore }
         return fromStore.flatMap { availability in
             availability == .available
-                ? http.check(username: identity.display, key: identity.key, on: eventLoop) : eventLoop.makeSucceededFuture(availability)
+                ? http.check(username: username.display, key: username.key, on: eventLoop) : eventLoop.makeSucceededFuture(availability)
         }
     }
 }

@@ -14,7 +14,7 @@ extension SignupCtl {
         func run() throws {
             do {
                 let daemon = try connection.connect()
-                let reply = try daemon.reply(to: try daemon.request(.describe))
+                let reply = try daemon.reply(to: try daemon.request(.describe(locale: UserLocale.current)))
                 let server = daemon.hello["server"]?.stringValue ?? "signupd"
                 let version = daemon.hello["protocol"]?.stringValue ?? "?"
                 if connection.json {

@@ -7,6 +7,11 @@ import Glibc
 
 /// How a form command gets its input: flags, or the interactive terminal form.
 struct FormInputOptions: ParsableArguments {
+    @Option(help: ArgumentHelp(
+        "Open this form instead of the command's own (an operator's form, e.g. email-signup; `signupctl describe` lists them). Its fields come from the daemon.",
+        valueName: "name"))
+    var form: String?
+
     @Option(help: ArgumentHelp("The username (scripted mode).", valueName: "name"))
     var username: String?
 
@@ -22,6 +27,7 @@ struct FormInputOptions: ParsableArguments {
     func validate() throws {
         if passwordStdin && passwordFile != nil { throw ValidationError("use either --password-stdin or --password-file") }
         if let username, username.isEmpty { throw ValidationError("--username needs a name") }
+        if let form, form.isEmpty { throw ValidationError("--form needs a form name") }
     }
 
     /// Interactive when standard input is a terminal and nothing was given by flag; the
