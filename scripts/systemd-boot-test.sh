@@ -204,6 +204,18 @@ out=$(ns_exec env SYSTEMD_UNIT_PATH=/run/sandbox-units:/etc/systemd/system:/usr/
 [ -z "$out" ] || fail "systemd-analyze verify warns: $out"
 pass
 
+# 6b. An operator's form from the shipped examples: checked, then live after a reload,
+# while the service keeps running (same main process).
+ns_exec cp /usr/share/doc/signupd/examples/forms.d/email-signup.form /etc/signupd/forms.d/ || fail "no example form in /usr/share/doc/signupd/examples"
+out=$(ns_exec runuser -u signupd -- /usr/sbin/signupd --check-config 2>&1) || fail "signupd --check-config on the example form: $out"
+out=$(as alice signupctl ping 2>&1) || fail "alice's ping before the reload: $out"
+running=$(show MainPID)
+ns_exec systemctl reload signupd.service || fail "systemctl reload signupd"
+[ "$(show MainPID)" = "$running" ] || fail "systemctl reload restarted the service"
+out=$(as alice signupctl describe 2>&1) || fail "describe after the reload: $out"
+echo "$out" | grep -q "email-signup" || fail "the operator's form is not served after systemctl reload: $out"
+pass
+
 # 7. The administrator shortens the idle exit with a drop-in, as README says (systemctl edit).
 ns_exec mkdir -p /etc/systemd/system/signupd.service.d
 printf '[Service]\nExecStart=\nExecStart=/usr/sbin/signupd --idle-exit 2\n' | ns_exec tee /etc/systemd/system/signupd.service.d/override.conf >/dev/null
@@ -268,4 +280,4 @@ pass
 
 down
 rm -rf "$STATE"
-echo "PASS: systemd boot test, installed from the package ($checks groups: socket activation as a group member, refusal naming the group, root, private state, status counts, $journal_note, man pages and completions, idle exit, restart, upgrade under $pings pings with none failed, purge, the README's by-hand install)"
+echo "PASS: systemd boot test, installed from the package ($checks groups: socket activation as a group member, refusal naming the group, root, private state, status counts, $journal_note, man pages and completions, an operator form live after reload, idle exit, restart, upgrade under $pings pings with none failed, purge, the README's by-hand install)"
