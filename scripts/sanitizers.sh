@@ -10,7 +10,7 @@ for sanitizer in "$@"; do
   scratch=.build-$sanitizer
   swift build --build-tests --sanitize="$sanitizer" --scratch-path "$scratch"
   marker=$(mktemp)
-  swift test --skip-build --sanitize="$sanitizer" --scratch-path "$scratch" 2>&1 | tee "$scratch/test.log" | grep -E "Test run with|✘" || true
+  SIGNUPD_TEST_SANITIZER=$sanitizer swift test --skip-build --sanitize="$sanitizer" --scratch-path "$scratch" 2>&1 | tee "$scratch/test.log" | grep -E "Test run with|✘" || true
   grep -qE "Test run with [0-9]+ tests? .*passed" "$scratch/test.log" || { echo "FAIL: swift test under $sanitizer sanitizer"; exit 1; }
   reports=$(find /tmp -maxdepth 2 -path '/tmp/signupd-test-*' -name signupd.log -newer "$marker" -exec grep -l -E "ThreadSanitizer|AddressSanitizer|LeakSanitizer" {} + 2>/dev/null || true)
   rm -f "$marker"

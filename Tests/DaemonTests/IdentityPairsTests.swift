@@ -7,7 +7,7 @@ import Testing
 struct IdentityPairsTests {
     static let password = "pair password 1"
 
-    @Test("each pair is one account or a documented refusal", arguments: StoreUnderTest.allCases, IdentityPair.all)
+    @Test("each pair is one account or a documented refusal", arguments: StoreUnderTest.allCases, IdentityPair.forThisRun)
     func pair(store: StoreUnderTest, pair: IdentityPair) throws {
         let client = try DaemonPerStore.get("pairs", store).connect()
         _ = try client.hello()
@@ -54,7 +54,7 @@ struct IdentityPairsTests {
         #expect(again.string("user") == pair.first)
     }
 
-    @Test("the login limiter counts every spelling of a pair as one name", arguments: StoreUnderTest.allCases, IdentityPair.all)
+    @Test("the login limiter counts every spelling of a pair as one name", arguments: StoreUnderTest.allCases, IdentityPair.forThisRun)
     func limiter(store: StoreUnderTest, pair: IdentityPair) throws {
         let limit = 3
         let client = try DaemonPerStore.get("limiter", store, arguments: ["--login-attempts-per-minute", "\(limit)"]).connect()

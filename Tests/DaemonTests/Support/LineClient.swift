@@ -13,7 +13,10 @@ final class LineClient {
     /// Every message received so far, in order.
     private(set) var received: [JSONObject] = []
 
-    init(path: String, timeoutSeconds: Int = 20) throws {
+    /// Reads wait 20 s, three times that under a sanitizer (SIGNUPD_TEST_SANITIZER).
+    static let defaultTimeout = ProcessInfo.processInfo.environment["SIGNUPD_TEST_SANITIZER"] != nil ? 60 : 20
+
+    init(path: String, timeoutSeconds: Int = LineClient.defaultTimeout) throws {
         fd = try UnixSocket.connect(to: path)
         UnixSocket.setReceiveTimeout(fd, seconds: timeoutSeconds)
     }
