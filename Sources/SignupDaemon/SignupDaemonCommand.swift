@@ -46,8 +46,8 @@ struct SignupDaemonCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level \"\(logLevel)\"") }
-        guard threads >= 1 else { throw ValidationError("--threads must be at least 1") }
-        if let idleExit, idleExit < 0 { throw ValidationError("--idle-exit must not be negative") }
+        try checkRange("--threads", threads, 1...256)
+        if let idleExit { try checkRange("--idle-exit", idleExit, 0...31_536_000) }
     }
 
     func run() async throws {
@@ -162,6 +162,8 @@ struct SignupDaemonCommand: AsyncParsableCommand {
         configuration.maxConnectionsPerUID = limits.maxConnectionsPerUser
         configuration.expensiveRequestsPerSecond = limits.maxExpensiveRequestsPerSecond
         configuration.loginAttemptsPerMinute = security.loginAttemptsPerMinute
+        configuration.maxQueuedHashesPerUID = security.maxQueuedHashesPerUser
+        configuration.maxQueuedHashes = security.maxQueuedHashes
         configuration.tokenLifetimeSeconds = Int64(security.tokenLifetime)
         configuration.availabilityTimeout = Duration.milliseconds(Int64(availability.availabilityTimeout * 1000))
         if let template = availability.availabilityURL {

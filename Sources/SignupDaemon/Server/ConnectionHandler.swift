@@ -28,6 +28,17 @@ final class ConnectionHandler: ChannelInboundHandler {
     var budget: RequestBudget
     private var admitted = false
     private var inputClosed = false
+    /// True while a request's answer comes from elsewhere (a token check, a session on
+    /// another event loop): later requests wait in `backlog`, and reading pauses, so that
+    /// answers leave in request order and `ping` is a true barrier.
+    var awaitingReply = false
+    private var backlog: [Frame] = []
+    private var backlogHead = 0
+
+    private enum Frame {
+        case line([UInt8])
+        case tooLong
+    }
 
     init(context: Context) {
         shared = context
@@ -40,6 +51,7 @@ final class ConnectionHandler: ChannelInboundHandler {
         self.output = output
         output.peer = Self.peerCredentials(of: context.channel)
         output.onSessionEnded = { [weak self] id in self?.sessions.removeAll { $0.id == id } }
+        output.onReplyComplete = { [weak self] in self?.replyComplete(context: context) }
         switch shared.services.registry.admit(output, uid: output.peer.uid) {
         case .admitted:
             admitted = true
@@ -73,11 +85,46 @@ final class ConnectionHandler: ChannelInboundHandler {
         buffer.withUnsafeReadableBytes { bytes in
             framer.feed(bytes) { frame in
                 switch frame {
-                case .line(let line): process(line, output: output)
+                case .line(let line):
+                    if awaitingReply { backlog.append(.line(Array(line))) } else { process(line, output: output) }
                 case .tooLong:
-                    output.enqueue(.error(code: .lineTooLong, message: "line longer than \(shared.limits.maxLineBytes) bytes; discarded", session: nil, id: nil))
+                    if awaitingReply { backlog.append(.tooLong) } else { lineTooLong(output) }
                 }
             }
+        }
+        if awaitingReply { context.channel.setOption(ChannelOptions.autoRead, value: false).whenComplete { _ in } }
+    }
+
+    private func lineTooLong(_ output: ConnectionOutput) {
+        output.enqueue(.error(code: .lineTooLong, message: "line longer than \(shared.limits.maxLineBytes) bytes; discarded", session: nil, id: nil))
+    }
+
+    /// The awaited answer has been delivered: the requests that waited behind it run now.
+    private func replyComplete(context: ChannelHandlerContext) {
+        guard awaitingReply, let output else { return }
+        awaitingReply = false
+        // Also called from inside a read batch (an answer that was ready at once).
+        let wasBatching = output.batching
+        output.batching = true
+        while !awaitingReply, backlogHead < backlog.count {
+            let frame = backlog[backlogHead]
+            backlogHead += 1
+            switch frame {
+            case .line(let line): line.withUnsafeBytes { process($0, output: output) }
+            case .tooLong: lineTooLong(output)
+            }
+        }
+        if backlogHead == backlog.count {
+            backlog.removeAll(keepingCapacity: false)
+            backlogHead = 0
+        }
+        output.batching = wasBatching
+        if !wasBatching { output.flush() }
+        guard !awaitingReply else { return }
+        if inputClosed {
+            closeIfDone()
+        } else {
+            context.channel.setOption(ChannelOptions.autoRead, value: true).whenComplete { _ in }
         }
     }
 
@@ -96,7 +143,8 @@ final class ConnectionHandler: ChannelInboundHandler {
         // The client has sent all it will: answer the last line, finish pending work, close.
         output.batching = true
         framer.finish { frame in
-            if case .line(let line) = frame { process(line, output: output) }
+            guard case .line(let line) = frame else { return }
+            if awaitingReply { backlog.append(.line(Array(line))) } else { process(line, output: output) }
         }
         output.batching = false
         output.flush()
@@ -120,7 +168,7 @@ final class ConnectionHandler: ChannelInboundHandler {
     }
 
     private func closeIfDone() {
-        guard inputClosed, let output else { return }
+        guard inputClosed, !awaitingReply, let output else { return }
         let busy = sessions.contains { $0.eventLoop === output.eventLoop && $0.hasPendingWork }
         if !busy { output.channel.close(promise: nil) }
     }

@@ -24,6 +24,10 @@ final class ConnectionOutput: @unchecked Sendable {
     /// Called on this connection's loop when a session it holds has ended elsewhere.
     var onSessionEnded: ((String) -> Void)?
 
+    /// Called on this connection's loop when the answer the connection waits for has
+    /// been delivered (see `ConnectionHandler.awaitingReply`).
+    var onReplyComplete: (() -> Void)?
+
     init(channel: Channel) {
         self.channel = channel
         eventLoop = channel.eventLoop
@@ -49,6 +53,16 @@ final class ConnectionOutput: @unchecked Sendable {
             onSessionEnded?(session)
         } else {
             eventLoop.execute { self.onSessionEnded?(session) }
+        }
+    }
+
+    /// Says, from any thread, that the awaited answer is complete. From another loop it
+    /// is queued behind that loop's earlier `deliver`s to this connection, so it runs after them.
+    func replyComplete() {
+        if eventLoop.inEventLoop {
+            onReplyComplete?()
+        } else {
+            eventLoop.execute { self.onReplyComplete?() }
         }
     }
 

@@ -2,6 +2,7 @@ import FormEngine
 import NIOConcurrencyHelpers
 import NIOCore
 import Protocol
+import Synchronization
 
 /// One live form session: the pure `FormSession` plus the shell that performs its
 /// effects and fans its events out to the connections holding it.
@@ -25,6 +26,8 @@ final class Session: @unchecked Sendable {
     private var deadlineTask: Scheduled<Void>?
     private let services: SessionServices
     private(set) var isClosed = false
+    /// `isClosed`, readable from the hash queue's threads.
+    private let closedFlag = ClosedFlag()
 
     init(id: String, form: FormDefinition, owner: ConnectionOutput, services: SessionServices) {
         self.id = id
@@ -84,6 +87,7 @@ final class Session: @unchecked Sendable {
         eventLoop.preconditionInEventLoop()
         guard !isClosed else { return }
         isClosed = true
+        closedFlag.set()
         deadlineTask?.cancel()
         for subscriber in subscribers.dropFirst() {
             subscriber.deliver(.closed(session: id, id: nil))
@@ -127,9 +131,11 @@ final class Session: @unchecked Sendable {
             deadlineTask = nil
         case .submit(let action, let username, let password):
             services.registry.submitStarted()
+            // Nobody waits for a hash whose session has ended: the queue skips it.
+            let isWanted: @Sendable () -> Bool = { [closedFlag] in !closedFlag.isSet }
             let outcome = switch action {
-            case .signup: services.accounts.signup(username: username, password: password, on: eventLoop)
-            case .login: services.accounts.login(username: username, password: password, on: eventLoop)
+            case .signup: services.accounts.signup(username: username, password: password, uid: ownerUID, isWanted: isWanted, on: eventLoop)
+            case .login: services.accounts.login(username: username, password: password, uid: ownerUID, isWanted: isWanted, on: eventLoop)
             }
             outcome.whenComplete { [self] result in
                 feed(.submitCompleted((try? result.get()) ?? .storeUnavailable))
@@ -137,4 +143,11 @@ final class Session: @unchecked Sendable {
             }
         }
     }
+}
+
+/// A session's closed state, shared with work queued for it on other threads.
+final class ClosedFlag: Sendable {
+    private let value = Atomic<Bool>(false)
+    var isSet: Bool { value.load(ordering: .relaxed) }
+    func set() { value.store(true, ordering: .relaxed) }
 }
