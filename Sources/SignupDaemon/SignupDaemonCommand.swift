@@ -99,7 +99,7 @@ struct SignupDaemonCommand: AsyncParsableCommand {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: configuration.eventLoopThreads)
         let services = SessionServices(
             accounts: accounts,
-            http: configuration.availabilityURL.map { HTTPAvailabilityClient(template: $0, timeout: configuration.availabilityTimeout) },
+            http: configuration.availabilityURL.map { HTTPAvailabilityClient(template: $0, timeout: configuration.availabilityTimeout, group: group) },
             formConfiguration: configuration.formConfiguration,
             registry: ConnectionRegistry(maxConnections: configuration.maxConnections, maxConnectionsPerUID: configuration.maxConnectionsPerUID),
             directory: SessionDirectory()

@@ -3,6 +3,9 @@
  1. one uid flooding submits does not starve another uid's login: the hash queue is
     fair across uids and bounded per uid (refusals are prompt `rate_limited` errors), and
     jobs of a client that went away never start, so SIGTERM does not wait for them;
+ 2. a burst of `set`s with an HTTP availability service costs one check in flight per
+    session (superseded ones are aborted, the newest value is checked next), outbound
+    connections are pooled and capped, and another user's check still works;
  4. failed logins from one uid do not lock the owner out from theirs, and parallel
     wrong logins cannot overshoot the limit (the count is reserved before hashing);
  5. a wrong password costs the same time for an account hashed with older parameters
@@ -114,6 +117,69 @@ if is_root:
         daemon.stop()
 else:
     print("SKIP part 1: needs root to run a client as another user")
+
+# ---- 2. availability checks: latest only, aborted when superseded, pooled
+import http.server
+import threading
+
+http_state = {"requests": 0, "open": 0, "max_open": 0, "names": []}
+lock = threading.Lock()
+
+
+class SlowService(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def setup(self):
+        super().setup()
+        with lock:
+            http_state["open"] += 1
+            http_state["max_open"] = max(http_state["max_open"], http_state["open"])
+
+    def finish(self):
+        super().finish()
+        with lock:
+            http_state["open"] -= 1
+
+    def do_GET(self):
+        with lock:
+            http_state["requests"] += 1
+            http_state["names"].append(self.path.rsplit("/", 1)[-1])
+        time.sleep(0.2)
+        self.send_response(404)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, *args):
+        pass
+
+
+service = http.server.ThreadingHTTPServer(("127.0.0.1", 0), SlowService)
+service.daemon_threads = True
+threading.Thread(target=service.serve_forever, daemon=True).start()
+daemon = Daemon(binary, args=FAST_HASH + ["--availability-url", "http://127.0.0.1:%d/users/{username}" % service.server_address[1]]).start()
+try:
+    burst = 20000 if long else 3000
+    c = Client(daemon.sock)
+    c.open("signup")
+    c.send_raw(b"".join(b'{"op":"set","field":"username","value":"burst%d"}\n' % n for n in range(burst)))
+    c.barrier()
+    fds_during = daemon.fd_count()
+    rss_during = daemon.rss_kib()
+    other = Client(daemon.sock)
+    other.open("signup")
+    other.send("set", field="username", value="someoneelse")
+    got, _ = other.until(lambda m: m.get("event") == "validation" and m["field"] == "username" and m["state"] in ("ok", "failed"))
+    checks.check(got["state"] == "ok", "another session's check works during the burst: %s" % got)
+    got, _ = c.until(lambda m: m.get("event") == "validation" and m["field"] == "username" and m["state"] in ("ok", "failed"))
+    print("  burst of %d sets: %d HTTP requests, at most %d connections open at the service, %d descriptors, %d MiB RSS"
+          % (burst, http_state["requests"], http_state["max_open"], fds_during, rss_during // 1024))
+    checks.check(got["state"] == "ok" and "burst%d" % (burst - 1) in http_state["names"], "the newest value is checked: %s" % got)
+    checks.check(http_state["requests"] <= 10, "a burst of %d sets costs a handful of HTTP requests: %d" % (burst, http_state["requests"]))
+    checks.check(http_state["max_open"] <= 16, "outbound connections are capped: %d" % http_state["max_open"])
+    checks.check(fds_during < 64, "descriptors stay few during the burst: %d" % fds_during)
+finally:
+    checks.check(daemon.stop() == 0, "daemon exits 0")
+    service.shutdown()
 
 # ---- 4. throttling per (uid, identity), reserved before hashing
 if is_root:

@@ -24,6 +24,11 @@ final class Session: @unchecked Sendable {
     /// The owner first, then attached connections.
     private var subscribers: [ConnectionOutput] = []
     private var deadlineTask: Scheduled<Void>?
+    /// The availability check in flight (at most one per session) and the newest value
+    /// waiting to be checked after it: a burst of `set`s costs one check at a time, each
+    /// superseded one is cancelled, and the latest value is checked next.
+    private var checkInFlight: (id: UInt64, cancellation: CheckCancellation)?
+    private var nextCheck: (id: UInt64, username: String)?
     private let services: SessionServices
     private(set) var isClosed = false
     /// `isClosed`, readable from the hash queue's threads.
@@ -89,6 +94,8 @@ final class Session: @unchecked Sendable {
         isClosed = true
         closedFlag.set()
         deadlineTask?.cancel()
+        checkInFlight?.cancellation.cancel()
+        nextCheck = nil
         for subscriber in subscribers.dropFirst() {
             subscriber.deliver(.closed(session: id, id: nil))
             subscriber.sessionEnded(id)
@@ -115,6 +122,19 @@ final class Session: @unchecked Sendable {
         }
     }
 
+    private func startCheck(_ checkID: UInt64, _ username: String) {
+        let cancellation = CheckCancellation()
+        checkInFlight = (checkID, cancellation)
+        services.availability(of: username, cancellation: cancellation, on: eventLoop).whenComplete { [self] result in
+            checkInFlight = nil
+            if !cancellation.isCancelled { feed(.availability(check: checkID, (try? result.get()) ?? .unreachable)) }
+            if let next = nextCheck, !isClosed {
+                nextCheck = nil
+                startCheck(next.id, next.username)
+            }
+        }
+    }
+
     private func perform(_ effect: FormEffect) {
         switch effect {
         case .startCheck(let checkID, let username, let deadline):
@@ -122,13 +142,18 @@ final class Session: @unchecked Sendable {
             deadlineTask = eventLoop.scheduleTask(deadline: .uptimeNanoseconds(UInt64(deadline.nanoseconds))) { [self] in
                 feed(.tick)
             }
-            services.availability(of: username, on: eventLoop).whenSuccess { [self] availability in
-                feed(.availability(check: checkID, availability))
+            if let inFlight = checkInFlight {
+                inFlight.cancellation.cancel()
+                nextCheck = (checkID, username)
+            } else {
+                startCheck(checkID, username)
             }
-        case .cancelCheck:
-            // The engine ignores a late answer by its id; only the timer needs stopping.
+        case .cancelCheck(let checkID):
+            // The engine ignores a late answer by its id; the timer stops, the work is aborted.
             deadlineTask?.cancel()
             deadlineTask = nil
+            if checkInFlight?.id == checkID { checkInFlight?.cancellation.cancel() }
+            if nextCheck?.id == checkID { nextCheck = nil }
         case .submit(let action, let username, let password):
             services.registry.submitStarted()
             // Nobody waits for a hash whose session has ended: the queue skips it.

@@ -16,13 +16,15 @@ struct SessionServices: Sendable {
     }
 
     /// The full availability check: the store first, then the HTTP service if configured.
-    func availability(of username: String, on eventLoop: EventLoop) -> EventLoopFuture<Availability> {
+    /// A cancelled check skips what has not started and aborts its HTTP request.
+    func availability(of username: String, cancellation: CheckCancellation, on eventLoop: EventLoop) -> EventLoopFuture<Availability> {
         let fromStore = accounts.storeAvailability(of: username, on: eventLoop)
         guard let http else { return fromStore }
         // The service is asked about the name as it would be stored and shown: NFC.
         let display = (try? Usernames.identity(of: username).get())?.display ?? username
         return fromStore.flatMap { availability in
-            availability == .available ? http.check(display, on: eventLoop) : eventLoop.makeSucceededFuture(availability)
+            guard availability == .available, !cancellation.isCancelled else { return eventLoop.makeSucceededFuture(availability) }
+            return http.check(display, cancellation: cancellation, on: eventLoop)
         }
     }
 }
