@@ -63,7 +63,7 @@ struct FormInputOptions: ParsableArguments {
     }
 
     /// Reads up to the first newline, byte by byte, so nothing after it is consumed.
-    private static func firstLine(of fd: Int32) -> String {
+    static func firstLine(of fd: Int32) -> String {
         var bytes: [UInt8] = []
         var byte: UInt8 = 0
         while true {
