@@ -160,6 +160,7 @@ struct SignupDaemonCommand: AsyncParsableCommand {
         )
         configuration.maxConnections = limits.maxConnections
         configuration.maxConnectionsPerUID = limits.maxConnectionsPerUser
+        configuration.idleConnectionSeconds = limits.idleConnectionTimeout == 0 ? nil : limits.idleConnectionTimeout
         configuration.expensiveRequestsPerSecond = limits.maxExpensiveRequestsPerSecond
         configuration.loginAttemptsPerMinute = security.loginAttemptsPerMinute
         configuration.maxQueuedHashesPerUID = security.maxQueuedHashesPerUser

@@ -10,6 +10,9 @@
     wrong logins cannot overshoot the limit (the count is reserved before hashing);
  5. a wrong password costs the same time for an account hashed with older parameters
     as for an unknown name;
+ 6. a connection holding no session is closed with `bye` after --idle-connection-timeout
+    without a request, one holding a session is kept; the per-uid connection default
+    leaves room for other users;
  7. answers leave in request order: `verify` then `ping`, and operations on sessions
     owned by another event loop, never let `pong` overtake;
  9. numeric options out of range are refused at start with a clear error.
@@ -261,6 +264,37 @@ try:
     checks.check(known > unknown * 0.6, "an account with old parameters answers no faster than an unknown name: %.4f vs %.4f" % (known, unknown))
 finally:
     checks.check(new.stop() == 0, "daemon exits 0")
+
+# ---- 6. idle connections without sessions are closed; per-uid default leaves room
+daemon = Daemon(binary, args=FAST_HASH + ["--idle-connection-timeout", "1"]).start()
+try:
+    holder = Client(daemon.sock)
+    holder.open("signup")
+    idle = Client(daemon.sock, timeout=10)
+    started = time.monotonic()
+    bye = idle.read()
+    waited = time.monotonic() - started
+    checks.check(bye["event"] == "bye" and bye["reason"].startswith("idle"), "an idle connection without sessions gets bye: %s" % bye)
+    checks.check(0.9 <= waited < 5, "after the idle timeout: %.2f s" % waited)
+    try:
+        idle.read()
+        closed = False
+    except EOFError:
+        closed = True
+    checks.check(closed, "and is closed")
+    pong, _ = holder.reply(holder.send("ping"))
+    checks.check(pong["event"] == "pong", "a connection holding a session is kept past the idle timeout")
+finally:
+    checks.check(daemon.stop() == 0, "daemon exits 0")
+daemon = Daemon(binary, args=FAST_HASH).start()
+try:
+    c = Client(daemon.sock)
+    hello_limits = c.hello["limits"]
+    out = " ".join(subprocess.run([binary, "--help"], capture_output=True, text=True).stdout.split())
+    checks.check("--max-connections-per-user" in out and "(default: 1024)" in out.split("--max-connections-per-user", 1)[1][:400],
+                 "the per-uid connection default is 1024 of 16384")
+finally:
+    checks.check(daemon.stop() == 0, "daemon exits 0")
 
 # ---- 7. answers in request order, across event loops
 daemon = Daemon(binary, args=FAST_HASH + ["--threads", "4", "--max-expensive-requests-per-second", "1000000"]).start()

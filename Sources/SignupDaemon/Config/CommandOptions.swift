@@ -47,8 +47,11 @@ struct LimitOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Connections served at once, in total.", valueName: "n"))
     var maxConnections: Int = 16384
 
-    @Option(help: ArgumentHelp("Connections served at once per peer uid.", valueName: "n"))
-    var maxConnectionsPerUser: Int = 4096
+    @Option(help: ArgumentHelp("Connections served at once per peer uid (a quarter of the total leaves room for other users).", valueName: "n"))
+    var maxConnectionsPerUser: Int = 1024
+
+    @Option(help: ArgumentHelp("Seconds a connection holding no session may stay without a request before it is closed with bye (0: never).", valueName: "seconds"))
+    var idleConnectionTimeout: Int = 600
 
     @Option(help: ArgumentHelp("Sessions one connection may hold.", valueName: "n"))
     var maxSessionsPerConnection: Int = 16
@@ -63,6 +66,7 @@ struct LimitOptions: ParsableArguments {
         try checkRange("--max-line-bytes", maxLineBytes, 256...16_777_216)
         try checkRange("--max-connections", maxConnections, 1...1_000_000)
         try checkRange("--max-connections-per-user", maxConnectionsPerUser, 1...1_000_000)
+        try checkRange("--idle-connection-timeout", idleConnectionTimeout, 0...86_400)
         try checkRange("--max-sessions-per-connection", maxSessionsPerConnection, 1...1024)
         try checkRange("--max-output-bytes", maxOutputBytes, 4096...1_073_741_824)
         try checkRange("--max-expensive-requests-per-second", maxExpensiveRequestsPerSecond, 1...1_000_000)

@@ -27,7 +27,9 @@ struct DaemonConfiguration: Sendable {
     var store: Store
     var limits = ServerLimits()
     var maxConnections = 16384
-    var maxConnectionsPerUID = 4096
+    var maxConnectionsPerUID = 1024
+    /// A connection holding no session is closed after this many seconds without a request; nil: never.
+    var idleConnectionSeconds: Int? = 600
     /// Exit after this many seconds without connections; nil: never.
     var idleExitSeconds: Int?
     var availabilityURL: AvailabilityURLTemplate?

@@ -16,6 +16,8 @@ final class ConnectionHandler: ChannelInboundHandler {
         let services: SessionServices
         let limits: ServerLimits
         let expensiveRequestsPerSecond: Int
+        /// A connection holding no session is closed after this long without a request.
+        let idleConnectionTimeout: TimeAmount?
         let hello: ServerEvent
         let logger: Logger
     }
@@ -33,6 +35,8 @@ final class ConnectionHandler: ChannelInboundHandler {
     /// answers leave in request order and `ping` is a true barrier.
     var awaitingReply = false
     private var backlog: [Frame] = []
+    private var lastRequest = NIODeadline.now()
+    private var idleTimer: Scheduled<Void>?
     private var backlogHead = 0
 
     private enum Frame {
@@ -56,6 +60,7 @@ final class ConnectionHandler: ChannelInboundHandler {
         case .admitted:
             admitted = true
             output.deliver(shared.hello)
+            armIdleTimer(context: context, at: NIODeadline.now())
         case .tooManyConnections:
             refuse(output, "too many connections (limit \(shared.services.registry.maxConnections))")
         case .tooManyForUser:
@@ -72,6 +77,7 @@ final class ConnectionHandler: ChannelInboundHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
+        idleTimer?.cancel()
         guard let output else { return }
         for session in sessions { Self.onLoop(of: session) { $0.unsubscribe(output) } }
         sessions.removeAll()
@@ -80,6 +86,7 @@ final class ConnectionHandler: ChannelInboundHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard admitted, let output else { return }
+        lastRequest = .now()
         let buffer = unwrapInboundIn(data)
         output.batching = true
         buffer.withUnsafeReadableBytes { bytes in
@@ -93,6 +100,24 @@ final class ConnectionHandler: ChannelInboundHandler {
             }
         }
         if awaitingReply { context.channel.setOption(ChannelOptions.autoRead, value: false).whenComplete { _ in } }
+    }
+
+    /// Closes the connection, with `bye`, once it has held no session and sent nothing
+    /// for `idleConnectionTimeout`; otherwise checks again when that could next be true.
+    private func armIdleTimer(context: ChannelHandlerContext, at from: NIODeadline) {
+        guard let timeout = shared.idleConnectionTimeout else { return }
+        idleTimer = context.eventLoop.assumeIsolated().scheduleTask(deadline: from + timeout) { [self] in
+            guard let output, context.channel.isActive else { return }
+            let due = lastRequest + timeout
+            if sessions.isEmpty, !awaitingReply, due <= .now() {
+                output.enqueue(.bye(reason: "idle: no request for \(timeout.nanoseconds / 1_000_000_000) seconds"))
+                output.flush()
+                context.close(promise: nil)
+            } else {
+                // Held sessions, or a request since: look again one timeout after the later of the two.
+                armIdleTimer(context: context, at: due > .now() ? lastRequest : .now())
+            }
+        }
     }
 
     private func lineTooLong(_ output: ConnectionOutput) {

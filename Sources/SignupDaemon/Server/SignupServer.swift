@@ -99,6 +99,7 @@ final class SignupServer: Service {
             services: services,
             limits: configuration.limits,
             expensiveRequestsPerSecond: configuration.expensiveRequestsPerSecond,
+            idleConnectionTimeout: configuration.idleConnectionSeconds.map { TimeAmount.seconds(Int64($0)) },
             hello: .hello(server: "signupd/\(configuration.serverVersion)", forms: ["signup", "login"], limits: configuration.limits),
             logger: logger
         )
