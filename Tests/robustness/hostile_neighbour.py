@@ -15,6 +15,8 @@
     leaves room for other users;
  7. answers leave in request order: `verify` then `ping`, and operations on sessions
     owned by another event loop, never let `pong` overtake;
+ 8. the database file renamed or removed while running: signups are refused, logged at
+    critical, not acknowledged into a file nobody will open again;
  9. numeric options out of range are refused at start with a clear error.
 
 usage: hostile_neighbour.py path/to/signupd [--long]   (parts 1 and 4 need root: setpriv)
@@ -350,6 +352,24 @@ try:
     checks.check(set(order) == {"error"}, "verify's answer precedes the next ping's pong: %s" % order)
 finally:
     checks.check(daemon.stop() == 0, "daemon exits 0")
+
+# ---- 8. the store notices its file replaced or removed
+for how in ("rename", "remove"):
+    daemon = Daemon(binary, args=FAST_HASH).start()
+    try:
+        c = Client(daemon.sock)
+        c.fill_signup("before%s" % how, "password")
+        checks.check(c.submit_and_wait()["ok"] is True, "signup before the file is touched")
+        if how == "rename":
+            os.rename(daemon.database, daemon.database + ".moved")
+        else:
+            os.unlink(daemon.database)
+        c.fill_signup("after%s" % how, "password")
+        result = c.submit_and_wait()
+        checks.check(result["ok"] is False, "a signup after the file was %sd is refused: %s" % (how, result))
+        checks.check("critical" in daemon.log() and "database file" in daemon.log(), "and logged at critical (%s)" % how)
+    finally:
+        checks.check(daemon.stop() == 0, "daemon exits 0")
 
 # ---- 9. numeric options are range-checked at start
 for option, value in [("--token-lifetime", "9223372036854775807"), ("--max-line-bytes", "9223372036854775807"),

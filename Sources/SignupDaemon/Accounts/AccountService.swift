@@ -86,6 +86,9 @@ final class AccountService: Sendable {
                 signupCount.add(1, ordering: .relaxed)
                 logger.info("account created", metadata: ["user": "\(identity.display)"])
                 return .signedUp(user: identity.display)
+            } catch AccountStoreError.fileReplaced(let why) {
+                logger.critical("signup refused: the account store is unavailable", metadata: ["user": "\(username)", "error": "\(why)"])
+                return .storeUnavailable
             } catch {
                 logger.error("signup not stored", metadata: ["user": "\(username)", "error": "\(error)"])
                 return .storeUnavailable
