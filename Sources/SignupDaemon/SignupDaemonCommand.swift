@@ -102,7 +102,8 @@ struct SignupDaemonCommand: AsyncParsableCommand {
             http: configuration.availabilityURL.map { HTTPAvailabilityClient(template: $0, timeout: configuration.availabilityTimeout, group: group) },
             formConfiguration: configuration.formConfiguration,
             registry: ConnectionRegistry(maxConnections: configuration.maxConnections, maxConnectionsPerUID: configuration.maxConnectionsPerUID),
-            directory: SessionDirectory()
+            directory: SessionDirectory(),
+            checkBudget: CheckBudget(perUIDPerSecond: configuration.availabilityChecksPerUIDPerSecond, perSessionPerSecond: configuration.availabilityChecksPerSessionPerSecond)
         )
         let server = SignupServer(configuration: configuration, services: services, group: group, notifier: ServiceNotifier(), logger: logger)
         let serviceGroup = ServiceGroup(
@@ -160,6 +161,8 @@ struct SignupDaemonCommand: AsyncParsableCommand {
         )
         configuration.maxConnections = limits.maxConnections
         configuration.maxConnectionsPerUID = limits.maxConnectionsPerUser
+        configuration.availabilityChecksPerUIDPerSecond = limits.availabilityChecksPerSecond
+        configuration.availabilityChecksPerSessionPerSecond = limits.availabilityChecksPerSessionPerSecond
         configuration.idleConnectionSeconds = limits.idleConnectionTimeout == 0 ? nil : limits.idleConnectionTimeout
         configuration.expensiveRequestsPerSecond = limits.maxExpensiveRequestsPerSecond
         configuration.loginAttemptsPerMinute = security.loginAttemptsPerMinute

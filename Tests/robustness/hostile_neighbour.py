@@ -6,6 +6,8 @@
  2. a burst of `set`s with an HTTP availability service costs one check in flight per
     session (superseded ones are aborted, the newest value is checked next), outbound
     connections are pooled and capped, and another user's check still works;
+ 3. an enumerating client gets at most the availability budget (50 names a second per
+    uid by default), while a person typing sees each answer at once;
  4. failed logins from one uid do not lock the owner out from theirs, and parallel
     wrong logins cannot overshoot the limit (the count is reserved before hashing);
  5. a wrong password costs the same time for an account hashed with older parameters
@@ -185,6 +187,43 @@ try:
 finally:
     checks.check(daemon.stop() == 0, "daemon exits 0")
     service.shutdown()
+
+# ---- 3. enumeration is bounded by the availability budget; typing is not delayed
+daemon = Daemon(binary, args=FAST_HASH).start()
+try:
+    # A person typing ten keys a second sees every answer at once.
+    p = Client(daemon.sock)
+    p.open("signup")
+    worst = 0
+    for prefix in range(3, 12):
+        sent = time.monotonic()
+        p.send("set", field="username", value="alexandersmith"[:prefix])
+        p.until(lambda m: m.get("event") == "validation" and m["field"] == "username" and m["state"] in ("ok", "failed"))
+        worst = max(worst, time.monotonic() - sent)
+        time.sleep(0.1)  # typing speed: ten keys a second
+    print("  a person typing ten keys a second: slowest answer %.1f ms" % (worst * 1000))
+    checks.check(worst < 0.5, "a person typing is not delayed: slowest answer %.3f s" % worst)
+    c = Client(daemon.sock)
+    sessions = [c.open("signup") for _ in range(4)]
+    duration = 10 if long else 2
+    answered = 0
+    start = time.monotonic()
+    n = 0
+    while time.monotonic() - start < duration:
+        for sid in sessions:
+            n += 1
+            c.send("set", session=sid, field="username", value="enum%d" % n)
+        got = 0
+        while got < len(sessions):
+            m = c.read()
+            if m.get("event") == "validation" and m["field"] == "username" and m["state"] in ("ok", "failed"):
+                got += 1
+        answered += got
+    rate = answered / (time.monotonic() - start)
+    print("  enumeration: %.0f names a second on one connection with 4 sessions" % rate)
+    checks.check(rate < 50 + 100 / duration + 10, "enumeration is held to the per-uid budget: %.0f names/s" % rate)
+finally:
+    checks.check(daemon.stop() == 0, "daemon exits 0")
 
 # ---- 4. throttling per (uid, identity), reserved before hashing
 if is_root:

@@ -53,6 +53,12 @@ struct LimitOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Seconds a connection holding no session may stay without a request before it is closed with bye (0: never).", valueName: "seconds"))
     var idleConnectionTimeout: Int = 600
 
+    @Option(help: ArgumentHelp("Username availability checks per peer uid per second, over all its sessions (bursts of twice that); past it checks are delayed, not refused. Raise it for a web bridge serving many people under one uid.", valueName: "n"))
+    var availabilityChecksPerSecond: Int = 50
+
+    @Option(help: ArgumentHelp("Username availability checks per session per second (bursts of twice that).", valueName: "n"))
+    var availabilityChecksPerSessionPerSecond: Int = 20
+
     @Option(help: ArgumentHelp("Sessions one connection may hold.", valueName: "n"))
     var maxSessionsPerConnection: Int = 16
 
@@ -66,6 +72,8 @@ struct LimitOptions: ParsableArguments {
         try checkRange("--max-line-bytes", maxLineBytes, 256...16_777_216)
         try checkRange("--max-connections", maxConnections, 1...1_000_000)
         try checkRange("--max-connections-per-user", maxConnectionsPerUser, 1...1_000_000)
+        try checkRange("--availability-checks-per-second", availabilityChecksPerSecond, 1...1_000_000)
+        try checkRange("--availability-checks-per-session-per-second", availabilityChecksPerSessionPerSecond, 1...1_000_000)
         try checkRange("--idle-connection-timeout", idleConnectionTimeout, 0...86_400)
         try checkRange("--max-sessions-per-connection", maxSessionsPerConnection, 1...1024)
         try checkRange("--max-output-bytes", maxOutputBytes, 4096...1_073_741_824)

@@ -28,6 +28,9 @@ struct DaemonConfiguration: Sendable {
     var limits = ServerLimits()
     var maxConnections = 16384
     var maxConnectionsPerUID = 1024
+    /// Availability answers per peer uid and per session per second (bursts of twice that).
+    var availabilityChecksPerUIDPerSecond = 50
+    var availabilityChecksPerSessionPerSecond = 20
     /// A connection holding no session is closed after this many seconds without a request; nil: never.
     var idleConnectionSeconds: Int? = 600
     /// Exit after this many seconds without connections; nil: never.

@@ -29,6 +29,8 @@ final class Session: @unchecked Sendable {
     /// superseded one is cancelled, and the latest value is checked next.
     private var checkInFlight: (id: UInt64, cancellation: CheckCancellation)?
     private var nextCheck: (id: UInt64, username: String)?
+    /// This session's share of `services.checkBudget`.
+    private var checkBucket: CheckBudget.Bucket
     private let services: SessionServices
     private(set) var isClosed = false
     /// `isClosed`, readable from the hash queue's threads.
@@ -42,6 +44,7 @@ final class Session: @unchecked Sendable {
         state = FormSession(form: form)
         subscribers = [owner]
         self.services = services
+        checkBucket = CheckBudget.Bucket(perSecond: services.checkBudget.perSessionPerSecond)
     }
 
     /// Connections attached besides the opener.
@@ -125,6 +128,21 @@ final class Session: @unchecked Sendable {
     private func startCheck(_ checkID: UInt64, _ username: String) {
         let cancellation = CheckCancellation()
         checkInFlight = (checkID, cancellation)
+        // Past the budget the check starts later; a newer value supersedes it meanwhile.
+        let wait = services.checkBudget.take(uid: ownerUID, session: &checkBucket)
+        guard wait == .zero else {
+            eventLoop.scheduleTask(in: wait) { [self] in
+                checkInFlight = nil
+                guard !isClosed else { return }
+                if !cancellation.isCancelled {
+                    startCheck(checkID, username)
+                } else if let next = nextCheck {
+                    nextCheck = nil
+                    startCheck(next.id, next.username)
+                }
+            }
+            return
+        }
         services.availability(of: username, cancellation: cancellation, on: eventLoop).whenComplete { [self] result in
             checkInFlight = nil
             if !cancellation.isCancelled { feed(.availability(check: checkID, (try? result.get()) ?? .unreachable)) }

@@ -9,6 +9,8 @@ struct SessionServices: Sendable {
     let formConfiguration: FormConfiguration
     let registry: ConnectionRegistry
     let directory: SessionDirectory
+    /// Availability answers per uid and per session.
+    let checkBudget: CheckBudget
 
     /// The engine's clock: NIO's monotonic uptime.
     static func now() -> Moment {
