@@ -83,7 +83,10 @@ final class LoginRateLimiter: Sendable {
             }
             entry.reserved += 1
             state.entries[key] = entry
-            if state.entries.count > 100_000 { Self.prune(&state, now: now, memory: memory) }
+            // Keep memory bounded under a flood of distinct names.
+            if state.entries.count > 100_000 || state.global.count > 100_000 {
+                Self.prune(&state, now: now, memory: memory, globalWindow: globalWindow)
+            }
             return Reservation(uid: key.uid, identity: key.identity)
         }
     }
@@ -118,7 +121,8 @@ final class LoginRateLimiter: Sendable {
         }
     }
 
-    private static func prune(_ state: inout State, now: UInt64, memory: UInt64) {
+    private static func prune(_ state: inout State, now: UInt64, memory: UInt64, globalWindow: UInt64) {
         state.entries = state.entries.filter { $0.value.reserved > 0 || $0.value.failures.contains { now &- $0.at < memory } }
+        state.global = state.global.filter { $0.value.contains { now &- $0 < globalWindow } }
     }
 }

@@ -99,7 +99,7 @@ struct SecurityOptions: ParsableArguments {
     var loginAttemptsPerMinute: Int = 5
 
     @Option(help: ArgumentHelp("Signups and logins queued or hashing at once for one peer uid; a submit past it is refused at once.", valueName: "n"))
-    var maxQueuedHashesPerUser: Int = 32
+    var maxQueuedHashesPerUser: Int = 64
 
     @Option(help: ArgumentHelp("Signups and logins queued or hashing at once in total.", valueName: "n"))
     var maxQueuedHashes: Int = 256

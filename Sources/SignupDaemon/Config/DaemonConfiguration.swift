@@ -42,7 +42,7 @@ struct DaemonConfiguration: Sendable {
     var tokenLifetimeSeconds: Int64 = 86_400
     var loginAttemptsPerMinute = 5
     /// Password hashes queued or running for one peer uid, and in total.
-    var maxQueuedHashesPerUID = 32
+    var maxQueuedHashesPerUID = 64
     var maxQueuedHashes = 256
     /// Expensive requests (open, attach, submit, verify) allowed per connection per second.
     var expensiveRequestsPerSecond = 50
