@@ -132,7 +132,7 @@ def part_1():
             connections, per = (13, 16) if long else (8, 16)
             flood = as_nobody(FLOOD, daemon.sock, str(connections), str(per))
             refused = int(flood.stdout.readline() or -1)
-                        # The uid's queue holds 64 (the default); the rest is refused (a few may slip in as jobs finish).
+            # The uid's queue holds 64 (the default); the rest is refused (a few may slip in as jobs finish).
             checks.check(refused >= connections * per - 64 - 16, "a flood past the per-uid queue bound is refused promptly: %d of %d" % (refused, connections * per))
             busy = sorted(login(c, "rootuser", "right password")[1] for _ in range(5 if not long else 101))
             busy_p50, busy_p99 = busy[len(busy) // 2], busy[int(len(busy) * 0.99)]
