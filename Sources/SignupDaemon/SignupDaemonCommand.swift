@@ -161,6 +161,7 @@ struct SignupDaemonCommand: AsyncParsableCommand {
         )
         configuration.maxConnections = limits.maxConnections
         configuration.maxConnectionsPerUID = limits.maxConnectionsPerUser
+        configuration.maxTotalOutputBytes = limits.maxTotalOutputBytes
         configuration.availabilityChecksPerUIDPerSecond = limits.availabilityChecksPerSecond
         configuration.availabilityChecksPerSessionPerSecond = limits.availabilityChecksPerSessionPerSecond
         configuration.idleConnectionSeconds = limits.idleConnectionTimeout == 0 ? nil : limits.idleConnectionTimeout

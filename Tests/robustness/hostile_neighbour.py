@@ -366,6 +366,30 @@ def part_6():
         checks.check(pong["event"] == "pong", "a connection holding a session is kept past the idle timeout")
     finally:
         checks.check(daemon.stop() == 0, "daemon exits 0")
+    # Many clients that each stay under --max-output-bytes but never read: the total is capped.
+    daemon = Daemon(binary, args=FAST_HASH + ["--max-total-output-bytes", "65536"]).start()
+    try:
+        readers_not = []
+        for n in range(3):
+            r = Client(daemon.sock)
+            r.open("signup")
+            r.send_raw(b"".join(b'{"op":"set","field":"password","value":"%s"}\n' % (b"ab" if i % 2 else b"abcdef") for i in range(6000)))  # each set flips the validation
+            readers_not.append(r)
+        dropped = 0
+        for r in readers_not:
+            try:
+                while r.read().get("event") != "bye":
+                    pass
+                dropped += 1
+            except (EOFError, ConnectionResetError):  # closed with output unread: the bye may be lost
+                dropped += 1
+        checks.check(dropped >= 1 and "the output budget for all clients is exhausted" in daemon.log(),
+                     "clients that never read are dropped at the total output budget (%d dropped)" % dropped)
+        fine = Client(daemon.sock)
+        pong, _ = fine.reply(fine.send("ping"))
+        checks.check(pong["event"] == "pong", "a client that reads is still served")
+    finally:
+        checks.check(daemon.stop() == 0, "daemon exits 0")
     daemon = Daemon(binary, args=FAST_HASH).start()
     try:
         c = Client(daemon.sock)

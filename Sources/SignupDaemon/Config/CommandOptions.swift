@@ -65,6 +65,9 @@ struct LimitOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Unread output buffered for a client before it is dropped as a slow consumer.", valueName: "bytes"))
     var maxOutputBytes: Int = 1 << 20
 
+    @Option(help: ArgumentHelp("Unread output buffered for all clients together; past it, a client holding more than 64 KiB of it is dropped as a slow consumer.", valueName: "bytes"))
+    var maxTotalOutputBytes: Int = 256 << 20
+
     @Option(help: ArgumentHelp("open, attach, submit and verify requests per connection per second (bursts of twice that).", valueName: "n"))
     var maxExpensiveRequestsPerSecond: Int = 50
 
@@ -77,6 +80,7 @@ struct LimitOptions: ParsableArguments {
         try checkRange("--idle-connection-timeout", idleConnectionTimeout, 0...86_400)
         try checkRange("--max-sessions-per-connection", maxSessionsPerConnection, 1...1024)
         try checkRange("--max-output-bytes", maxOutputBytes, 4096...1_073_741_824)
+        try checkRange("--max-total-output-bytes", maxTotalOutputBytes, 65536...68_719_476_736)
         try checkRange("--max-expensive-requests-per-second", maxExpensiveRequestsPerSecond, 1...1_000_000)
     }
 }

@@ -18,6 +18,8 @@ final class ConnectionHandler: ChannelInboundHandler {
         let expensiveRequestsPerSecond: Int
         /// A connection holding no session is closed after this long without a request.
         let idleConnectionTimeout: TimeAmount?
+        /// Unread output of all connections together.
+        let outputBudget: OutputBudget
         let hello: ServerEvent
         let logger: Logger
     }
@@ -56,6 +58,8 @@ final class ConnectionHandler: ChannelInboundHandler {
         output.peer = Self.peerCredentials(of: context.channel)
         output.onSessionEnded = { [weak self] id in self?.sessions.removeAll { $0.id == id } }
         output.onReplyComplete = { [weak self] in self?.replyComplete(context: context) }
+        output.outputBudget = shared.outputBudget
+        output.onOverBudget = { [weak self] in self?.dropSlowConsumer(context: context, why: "the output budget for all clients is exhausted") }
         switch shared.services.registry.admit(output, uid: output.peer.uid) {
         case .admitted:
             admitted = true
@@ -79,6 +83,7 @@ final class ConnectionHandler: ChannelInboundHandler {
     func channelInactive(context: ChannelHandlerContext) {
         idleTimer?.cancel()
         guard let output else { return }
+        output.releaseBudget()
         for session in sessions { Self.onLoop(of: session) { $0.unsubscribe(output) } }
         sessions.removeAll()
         if admitted { shared.services.registry.remove(output, uid: output.peer.uid) }
@@ -179,10 +184,18 @@ final class ConnectionHandler: ChannelInboundHandler {
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
-        guard !context.channel.isWritable, let output else { return }
+        guard let output else { return }
+        output.reportUnread()
+        guard !context.channel.isWritable else { return }
         // The client does not read: it must not make the daemon buffer without bound.
-        shared.logger.notice("dropping a client that stopped reading", metadata: ["pid": "\(output.peer.pid)"])
-        output.enqueue(.bye(reason: "slow consumer: more than \(shared.limits.maxOutputBytes) bytes unread"))
+        dropSlowConsumer(context: context, why: "more than \(shared.limits.maxOutputBytes) bytes unread")
+    }
+
+    private func dropSlowConsumer(context: ChannelHandlerContext, why: String) {
+        guard let output, context.channel.isActive else { return }
+        shared.logger.notice("dropping a client that stopped reading", metadata: ["pid": "\(output.peer.pid)", "why": "\(why)"])
+        output.onOverBudget = nil
+        output.enqueue(.bye(reason: "slow consumer: \(why)"))
         output.flush()
         context.close(promise: nil)
     }

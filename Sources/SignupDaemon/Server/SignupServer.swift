@@ -100,6 +100,7 @@ final class SignupServer: Service {
             limits: configuration.limits,
             expensiveRequestsPerSecond: configuration.expensiveRequestsPerSecond,
             idleConnectionTimeout: configuration.idleConnectionSeconds.map { TimeAmount.seconds(Int64($0)) },
+            outputBudget: OutputBudget(limit: configuration.maxTotalOutputBytes),
             hello: .hello(server: "signupd/\(configuration.serverVersion)", forms: ["signup", "login"], limits: configuration.limits),
             logger: logger
         )
