@@ -84,6 +84,9 @@ final class ConnectionHandler: ChannelInboundHandler {
         idleTimer?.cancel()
         guard let output else { return }
         output.releaseBudget()
+        // These capture the context, which holds this handler, which holds the output: break the cycle.
+        output.onReplyComplete = nil
+        output.onOverBudget = nil
         for session in sessions { Self.onLoop(of: session) { $0.unsubscribe(output) } }
         sessions.removeAll()
         if admitted { shared.services.registry.remove(output, uid: output.peer.uid) }
