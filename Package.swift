@@ -24,6 +24,10 @@ let package = Package(
         // libsodium (Debian: libsodium-dev): Argon2id password hashing, CSPRNG, SHA-256.
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
 
+        // libpwquality (Debian: libpwquality-dev; dictionary checks need cracklib-runtime's
+        // dictionary): the system's own password policy, /etc/security/pwquality.conf.
+        .systemLibrary(name: "CPWQuality", pkgConfig: "pwquality", providers: [.apt(["libpwquality-dev"])]),
+
         // ICU (Debian: libicu-dev): NFKC_Casefold, UTS #39 skeletons and restriction levels.
         // A C target, not a system library: Debian's ICU exports versioned symbols
         // (uspoof_open_72) behind header macros Swift cannot import; cicu.c calls them.
@@ -33,13 +37,16 @@ let package = Package(
 
         // Wire types and the NDJSON codec: no dependencies, usable by any Swift client.
         .target(name: "Protocol", swiftSettings: strict),
-        // The pure form state machine (no I/O, no clock): shared by the daemon, tests and the fuzzer.
-        .target(name: "FormEngine", dependencies: ["Protocol"], swiftSettings: strict),
+        // The built-in forms and message catalogues, as text in the operators' file formats.
+        .target(name: "BuiltinForms", swiftSettings: strict),
+        // The pure form state machine (no I/O, no clock) and the form/catalogue file readers:
+        // shared by the daemon, tests and the fuzzer.
+        .target(name: "FormEngine", dependencies: ["Protocol", "BuiltinForms"], swiftSettings: strict),
 
         .executableTarget(
             name: "SignupDaemon",
             dependencies: [
-                "Protocol", "FormEngine", "UsernameIdentity", "CSystemd", "CSodium",
+                "Protocol", "FormEngine", "UsernameIdentity", "CSystemd", "CSodium", "CPWQuality",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -47,6 +54,8 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                // SIGHUP (reload) as an async sequence.
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: strict
@@ -63,10 +72,11 @@ let package = Package(
         .testTarget(name: "ProtocolTests", dependencies: ["Protocol"], swiftSettings: strict),
         .testTarget(name: "FormEngineTests", dependencies: ["FormEngine"], swiftSettings: strict),
         .testTarget(name: "UsernameIdentityTests", dependencies: ["UsernameIdentity", "FormEngine"], swiftSettings: strict),
-        // GRDB and libsodium only to write a database as the previous schema did (migration test).
+        // GRDB and libsodium only to write a database as the previous schema did (migration
+        // test); ICU (CICU) only to apply describe's username rules as a client would.
         .testTarget(
             name: "DaemonTests",
-            dependencies: ["Protocol", "CSodium", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["Protocol", "CSodium", "CICU", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: strict
         ),
         // signupctl's pure parts: key decoding, field editing, screen layout, argument order.

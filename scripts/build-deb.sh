@@ -23,13 +23,15 @@ version=$(dpkg-parsechangelog -S Version)
 arch=$(dpkg-architecture -qDEB_HOST_ARCH)
 parent=$(cd .. && pwd)
 rm -f "$parent"/signupd_"$version"_*
-# -b: binary package only; -us -uc: unsigned. The Swift build is incremental in .build-deb.
-dpkg-buildpackage -b -us -uc >/tmp/signupd-build-deb.log 2>&1 || { tail -40 /tmp/signupd-build-deb.log; echo "FAIL: dpkg-buildpackage"; exit 1; }
+# dpkg-buildpackage writes the package beside the tree (..) before it is moved to dist/:
+# two checkouts in one directory must not build at the same time.
+# -b: binary package only; -us -uc: unsigned. The Swift build is incremental in .build/release.
+# noautodbgsym: no separate -dbgsym package for the statically linked binaries.
 mkdir -p dist
+log=dist/build-deb.log
+DEB_BUILD_OPTIONS="${DEB_BUILD_OPTIONS:-} noautodbgsym" dpkg-buildpackage -b -us -uc >"$log" 2>&1 || { tail -40 "$log"; echo "FAIL: dpkg-buildpackage (whole log: $log)"; exit 1; }
 rm -f dist/signupd_*
 mv "$parent"/signupd_"$version"_"$arch".deb "$parent"/signupd_"$version"_"$arch".buildinfo "$parent"/signupd_"$version"_"$arch".changes dist/
-rm -f "$parent"/signupd-dbgsym_"$version"_"$arch".deb
-mv "$parent"/signupd-dbgsym_"$version"_"$arch".*deb dist/ 2>/dev/null || true
 deb=dist/signupd_"$version"_"$arch".deb
 # lintian: errors fail the build; warnings are shown.
 lintian_out=$(lintian --fail-on error "$deb" 2>&1) || { echo "$lintian_out"; echo "FAIL: lintian reports errors"; exit 1; }

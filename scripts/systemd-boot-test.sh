@@ -1,80 +1,101 @@
 #!/usr/bin/env bash
-# Boots a real systemd as PID 1 in private namespaces with signupd's own units, and checks
-# what an administrator would see: the first connection starts the service, StatusText
-# shows the counts, a signup works, and after exiting idle the service starts again on
-# demand. Needs root and a kernel that allows the namespaces; otherwise it says why and
-# exits 0 as skipped ("SKIP: ..." on stdout).
+# Installs signupd the way the README tells an administrator to — `apt install` of the
+# Debian package — into a real systemd 252 booted as PID 1 in private namespaces, and uses
+# it the way people do: as a non-root member of the access group, as a user who is not a
+# member, and as root. No test-only override of the socket's owner or group: only the
+# documented `systemctl edit`-style drop-in that shortens the idle exit.
 #
-# usage: scripts/systemd-boot-test.sh path/to/signupd path/to/signupctl
+# The sandbox gets writable copies of /usr, /etc, /var and /home (overlayfs), so that apt, dpkg,
+# systemd-sysusers and useradd change only the sandbox; the host's unit directories are
+# hidden so that only the standard targets and signupd's own units exist inside.
+#
+# Checks: the package installs and starts the socket; connect before the service starts
+# (socket activation), after it started, after idle exit, after `systemctl restart`; a
+# non-member gets exit 3 with a hint naming the group; root works; StatusText shows the
+# counts; the journal has no warning; the database is 0600 in a 0700 directory; the socket's
+# directory keeps its owner; `systemctl help signupd`, `man signupctl` and completions work;
+# installing a newer package while a client pings in a loop fails no ping and keeps the
+# accounts; purge removes the state; then the README's by-hand steps, run from its text.
+#
+# Needs root and a kernel that allows the namespaces and overlayfs; otherwise it says why
+# and exits 0 as skipped ("SKIP: ..." on stdout).
+#
+# usage: scripts/systemd-boot-test.sh dist/signupd_VERSION_ARCH.deb
+#        SANDBOX_ONLY=1 [SANDBOX_SECONDS=1800] scripts/systemd-boot-test.sh PACKAGE
+#          boots the sandbox with the package in /run/sandbox-pkg, installs nothing, prints
+#          how to enter it (nsenter) and leaves it running for SANDBOX_SECONDS: a clean
+#          Debian machine with systemd as PID 1 to try the README's steps in by hand.
 set -u
-BIN=$(realpath "$1"); CTL=$(realpath "$2")
-HERE=$(cd "$(dirname "$0")/.." && pwd)
+DEB=$(realpath "$1")
 skip() { echo "SKIP: $*"; exit 0; }
-fail() { echo "FAIL: $*"; [ -f "$STATE/console.log" ] && tail -20 "$STATE/console.log"; ns_exec journalctl --no-pager -u signupd.service 2>/dev/null | tail -30; down; exit 1; }
+fail() {
+  echo "FAIL: $*"
+  [ -f "$STATE/console.log" ] && tail -20 "$STATE/console.log"
+  ns_exec journalctl --no-pager -u signupd.service -u signupd.socket 2>/dev/null | tail -30
+  [ -n "${KEEP_SANDBOX:-}" ] && { echo "sandbox kept: nsenter -t $PID1 -a"; exit 1; }
+  down; exit 1
+}
+pass() { checks=$((checks + 1)); }
+checks=0
 
 [ "$(id -u)" = 0 ] || skip "needs root to boot systemd in namespaces"
 command -v unshare >/dev/null && command -v nsenter >/dev/null || skip "unshare/nsenter missing"
 [ -x /lib/systemd/systemd ] || skip "systemd is not installed"
-if [ "$(cat /proc/1/comm 2>/dev/null)" = systemd ] && [ -z "${FORCE_SANDBOX:-}" ]; then
-  : # systemd is PID 1 on the host: the sandbox still works, it just is not the only way
-fi
+[ -f "$DEB" ] || { echo "FAIL: no package at $1 (scripts/build-deb.sh builds it)"; exit 1; }
 
 STATE=$(mktemp -d /tmp/signupd-systemd.XXXXXX)
 CG=signupd-test-$$
-UNITS=$STATE/units
-mkdir -p "$UNITS/signupd.service.d" "$UNITS/signupd.socket.d"
-cp "$HERE/systemd/signupd.socket" "$HERE/systemd/signupd.service" "$UNITS/"
-# Test-only drop-ins: the binary from this build, fast idle exit, and root as the socket
-# group (the sandbox's /etc is the host's, read-only, without the signupd group).
-cat > "$UNITS/signupd.service.d/test.conf" <<UNIT
-[Service]
-ExecStart=
-ExecStart=/run/sandbox-bin/signupd --idle-exit 2
-UNIT
-cat > "$UNITS/signupd.socket.d/test.conf" <<UNIT
-[Socket]
-SocketGroup=root
-UNIT
-cat > "$UNITS/sandbox.target" <<UNIT
+mkdir -p "$STATE/units"
+cat > "$STATE/units/sandbox.target" <<UNIT
 [Unit]
 Description=signupd test sandbox
 Requires=basic.target
 After=basic.target
-Wants=signupd.socket systemd-journald.socket
+Wants=systemd-journald.socket
 UNIT
+# A newer build of the same package, for the upgrade: same files, higher version.
+dpkg-deb -R "$DEB" "$STATE/repack"
+sed -i 's/^Version: \(.*\)$/Version: \1+boottest1/' "$STATE/repack/DEBIAN/control"
+dpkg-deb -b "$STATE/repack" "$STATE/signupd_newer.deb" >/dev/null || { echo "FAIL: could not repack the package"; exit 1; }
 
 cat > "$STATE/init.sh" <<INIT
 #!/bin/bash
 set -e
 mount --make-rprivate /
+# Writable copies of the system: what apt, dpkg, sysusers and useradd write stays here.
+for d in usr etc var home; do
+  mkdir -p $STATE/ov/\$d/up $STATE/ov/\$d/work
+  mount -t overlay overlay -o lowerdir=/\$d,upperdir=$STATE/ov/\$d/up,workdir=$STATE/ov/\$d/work /\$d
+done
 mount -t tmpfs -o mode=755 tmpfs /run
-mkdir -p /run/systemd/system /run/lock /run/sandbox-units /run/sandbox-nogen /run/sandbox-bin
+# A clean machine: nothing of signupd's from the build host (say, a database made by hand).
+rm -rf /var/lib/signupd /var/lib/private/signupd
+mkdir -p /run/systemd/system /run/lock /run/sandbox-units /run/sandbox-nogen /run/sandbox-pkg
 for u in sysinit basic sockets timers paths slices shutdown poweroff final umount exit halt local-fs local-fs-pre swap; do
-  cp /lib/systemd/system/\$u.target /run/sandbox-units/; done
-cp /lib/systemd/system/systemd-{poweroff,exit,halt}.service /run/sandbox-units/
-# journald too, so the service's log lands where an administrator would read it.
-cp /lib/systemd/system/systemd-journald{.service,.socket,-dev-log.socket} /run/sandbox-units/
-cp -r $UNITS/* /run/sandbox-units/
-cp $BIN /run/sandbox-bin/signupd
+  cp /usr/lib/systemd/system/\$u.target /run/sandbox-units/; done
+cp /usr/lib/systemd/system/systemd-{poweroff,exit,halt}.service /run/sandbox-units/
+cp /usr/lib/systemd/system/systemd-journald{.service,.socket,-dev-log.socket} /run/sandbox-units/
+cp $STATE/units/* /run/sandbox-units/
+# A container image's policy-rc.d forbids starting services; a Debian system has none.
+rm -f /usr/sbin/policy-rc.d
+cp $DEB $STATE/signupd_newer.deb /run/sandbox-pkg/
+# Only the standard targets above and what the package installs: the host's units stay hidden.
+mount -t tmpfs -o mode=755 tmpfs /usr/lib/systemd/system
+mount -t tmpfs -o mode=755 tmpfs /etc/systemd/system
 mount -t tmpfs tmpfs /var/log
-# All of /var/lib is private: DynamicUser= creates /var/lib/signupd -> private/signupd,
-# which must not appear on the host.
-mount -t tmpfs -o mode=755 tmpfs /var/lib
-mkdir -p /var/lib/systemd /var/lib/private && chmod 700 /var/lib/private
-mount --bind /etc /etc && mount -o remount,bind,ro /etc
 : > $STATE/console.log; mount --bind $STATE/console.log /dev/console
-mount -t tmpfs tmpfs /tmp; mount -t tmpfs tmpfs /var/tmp
+mount -t tmpfs -o mode=1777 tmpfs /tmp; mount -t tmpfs -o mode=1777 tmpfs /var/tmp
 umount -R /sys/fs/cgroup 2>/dev/null || true
 mount -t tmpfs -o mode=755 cgroup_root /sys/fs/cgroup
 mkdir -p /sys/fs/cgroup/systemd /sys/fs/cgroup/unified
 mount -t cgroup -o none,name=systemd cgroup /sys/fs/cgroup/systemd
 mount -t cgroup2 cgroup2 /sys/fs/cgroup/unified
-exec env -i container=signupd-test PATH=/usr/sbin:/usr/bin:/sbin:/bin SYSTEMD_UNIT_PATH=/run/sandbox-units SYSTEMD_GENERATOR_PATH=/run/sandbox-nogen SYSTEMD_ENVIRONMENT_GENERATOR_PATH=/run/sandbox-nogen /lib/systemd/systemd --system --unit=sandbox.target
+exec env -i container=signupd-test PATH=/usr/sbin:/usr/bin:/sbin:/bin SYSTEMD_UNIT_PATH=/run/sandbox-units:/etc/systemd/system:/run/systemd/system:/usr/lib/systemd/system SYSTEMD_GENERATOR_PATH=/run/sandbox-nogen SYSTEMD_ENVIRONMENT_GENERATOR_PATH=/run/sandbox-nogen /lib/systemd/systemd --system --unit=sandbox.target
 INIT
 chmod +x "$STATE/init.sh"
 
 bash -c "for h in systemd unified; do mkdir -p /sys/fs/cgroup/\$h/$CG 2>/dev/null && echo \$\$ > /sys/fs/cgroup/\$h/$CG/cgroup.procs 2>/dev/null; done
-         exec timeout -s KILL 240 unshare --pid --fork --mount --mount-proc --uts --ipc --net --cgroup --kill-child=SIGKILL $STATE/init.sh" > "$STATE/out.log" 2>&1 &
+         exec timeout -s KILL ${SANDBOX_SECONDS:-420} unshare --pid --fork --mount --mount-proc --uts --ipc --net --cgroup --kill-child=SIGKILL $STATE/init.sh" > "$STATE/out.log" 2>&1 &
 WRAPPER=$!
 PID1=
 for _ in $(seq 1 100); do
@@ -83,7 +104,9 @@ for _ in $(seq 1 100); do
   kill -0 $WRAPPER 2>/dev/null || break
   sleep 0.1  # polling the boot of a separate init: there is no event to wait on from outside
 done
-ns_exec() { timeout 30 nsenter -t "$PID1" -a "$@"; }
+ns_exec() { timeout 60 nsenter -t "$PID1" -a "$@"; }
+# A command as a user of the sandbox, with the environment a login would give (Debian's PATH).
+as() { local user=$1; shift; ns_exec runuser -u "$user" -- env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/tmp LANG=C.UTF-8 "$@"; }
 down() {
   [ -n "$PID1" ] && timeout 10 nsenter -t "$PID1" -a systemctl poweroff >/dev/null 2>&1
   for _ in $(seq 1 50); do kill -0 $WRAPPER 2>/dev/null || break; sleep 0.1; done
@@ -93,47 +116,168 @@ down() {
 state=$(ns_exec systemctl is-system-running 2>/dev/null)
 if [ "$state" != running ] && [ "$state" != degraded ]; then
   reason=$(tail -3 "$STATE/out.log" | tr '\n' ' ')
-  down; skip "systemd did not boot in namespaces here (${state:-no answer}): $reason"
+  down; rm -rf "$STATE"; skip "systemd did not boot in namespaces here (${state:-no answer}): $reason"
 fi
-
-SOCK=/proc/$PID1/root/run/signupd/signupd.sock
+if [ -n "${SANDBOX_ONLY:-}" ]; then
+  echo "sandbox running for ${SANDBOX_SECONDS:-420} s: nsenter -t $PID1 -a bash   (stop: nsenter -t $PID1 -a systemctl poweroff)"
+  exit 0
+fi
 show() { ns_exec systemctl show -p "$1" --value signupd.service; }
-[ "$(ns_exec systemctl is-active signupd.socket)" = active ] || fail "signupd.socket is not listening"
+wait_for() {  # wait_for PROPERTY VALUE: systemd's state, polled (no event reaches the host)
+  for _ in $(seq 1 150); do [ "$(show "$1")" = "$2" ] && return 0; sleep 0.1; done; return 1
+}
+
+# 1. Install as the README says; the administrator adds alice to the group; bob is not in it.
+install_log=$(ns_exec env DEBIAN_FRONTEND=noninteractive apt-get install -y -q /run/sandbox-pkg/"$(basename "$DEB")" 2>&1) || fail "apt install: $install_log"
+ns_exec useradd -M alice && ns_exec useradd -M bob || fail "useradd"
+ns_exec usermod -aG signupd-clients alice || fail "usermod -aG signupd-clients alice"
+[ "$(ns_exec systemctl is-active signupd.socket)" = active ] || fail "the package did not start signupd.socket: $install_log"
+[ "$(ns_exec systemctl is-enabled signupd.socket)" = enabled ] || fail "the package did not enable signupd.socket"
 [ "$(show ActiveState)" = inactive ] || fail "signupd.service started before any connection"
+sock_owner() { ns_exec stat -c '%U:%G %a' /run/signupd/signupd.sock; }
+dir_owner() { ns_exec stat -c '%U:%G %a' /run/signupd; }
+[ "$(sock_owner)" = "root:signupd-clients 660" ] || fail "socket is $(sock_owner), not root:signupd-clients 660"
+[ "$(dir_owner)" = "root:root 755" ] || fail "/run/signupd is $(dir_owner), not root:root 755"
+pass
 
-# 1. The first connection starts the service; a signup works through it.
-out=$(printf '%s\n' '{"op":"ping","id":1}' | timeout 20 "$CTL" raw --socket "$SOCK" 2>&1) || fail "first connection: $out"
-echo "$out" | grep -q '"event":"hello"' || fail "no hello on first connection: $out"
+# 2. alice connects before the service runs: socket activation; she signs up and logs in.
+out=$(as alice signupctl ping 2>&1) || fail "alice's first ping (socket activation): $out"
 [ "$(show ActiveState)" = active ] || fail "the first connection did not start signupd.service"
-printf 'p4ssword\n' | timeout 30 "$CTL" signup --socket "$SOCK" --username sandboxuser --password-stdin >/dev/null || fail "signup through systemd failed"
+out=$(printf 'p4ssword\n' | as alice signupctl signup --username alice --password-stdin 2>&1) || fail "alice's signup: $out"
+token=$(printf 'p4ssword\n' | as alice signupctl login --username alice --password-stdin 2>&1) || fail "alice's login: $token"
+out=$(printf '%s\n' "$token" | as alice signupctl verify -- "$token" 2>&1) || fail "verify: $out"
+[ "$(sock_owner)" = "root:signupd-clients 660" ] || fail "after the service started the socket is $(sock_owner)"
+[ "$(dir_owner)" = "root:root 755" ] || fail "after the service started /run/signupd is $(dir_owner)"
+out=$(as alice signupctl ping 2>&1) || fail "alice's ping once the service runs: $out"
+pass
 
-# 2. StatusText shows the counts.
+# 3. bob is not in the group: exit 3 and a hint that names it. root connects.
+out=$(as bob signupctl ping 2>&1); code=$?
+[ $code = 3 ] || fail "bob (not a member) got exit $code, not 3: $out"
+echo "$out" | grep -q "signupd-clients" || fail "bob's error does not name the group signupd-clients: $out"
+out=$(ns_exec signupctl ping 2>&1) || fail "root's ping: $out"
+pass
+
+# 4. The state directory and database are private; the service runs as signupd.
+[ "$(ns_exec stat -c '%U %a' /var/lib/signupd)" = "signupd 700" ] || fail "/var/lib/signupd is $(ns_exec stat -c '%U %a' /var/lib/signupd)"
+[ "$(ns_exec stat -c '%U %a' /var/lib/signupd/accounts.sqlite)" = "signupd 600" ] || fail "accounts.sqlite is $(ns_exec stat -c '%U %a' /var/lib/signupd/accounts.sqlite)"
+[ "$(ns_exec ps -o user= -p "$(show MainPID)")" = signupd ] || fail "the service does not run as signupd"
+pass
+
+# 5. systemctl status shows the counts; the journal of a normal start has no warning.
 status=""
 for _ in $(seq 1 30); do
-  status=$(show StatusText); echo "$status" | grep -q "1 signups" && break; sleep 0.2  # STATUS= is refreshed once a second
+  status=$(ns_exec systemctl status --no-pager signupd.service 2>&1); echo "$status" | grep -q "1 signups" && break; sleep 0.2  # STATUS= is refreshed once a second
 done
-echo "$status" | grep -Eq '[0-9]+ connections, [0-9]+ sessions, 1 signups' || fail "StatusText does not show the counts: $status"
-
-# 3. With no connections it exits 0 after --idle-exit; the next connection starts it again.
-for _ in $(seq 1 100); do [ "$(show ActiveState)" = inactive ] && break; sleep 0.1; done
-[ "$(show ActiveState)" = inactive ] || fail "service did not exit when idle"
-[ "$(show Result)" = success ] || fail "idle exit was not a clean exit: $(show Result)"
-out=$(printf 'p4ssword\n' | timeout 30 "$CTL" login --socket "$SOCK" --username sandboxuser --password-stdin 2>&1) || fail "login after idle exit: $out"
-[ "$(show ActiveState)" = active ] || fail "service was not started again on demand"
-[ "$(show NRestarts)" = 0 ] || fail "service restarted after a failure"
-
-# 4. The log went to the journal with structured fields (when journald runs in the sandbox).
+echo "$status" | grep -Eq 'Status: "[0-9]+ connections, [0-9]+ sessions, 1 signups' || fail "systemctl status does not show the counts: $status"
 if [ "$(ns_exec systemctl is-active systemd-journald.service)" = active ]; then
+  warnings=$(ns_exec journalctl -u signupd.service -p warning -q --no-pager 2>&1)
+  [ -z "$warnings" ] || fail "the journal has warnings from a normal start: $warnings"
+  failed=$(ns_exec journalctl -u signupd.service -q --no-pager 2>&1 | grep -i "fail")
+  # LimitNICE=-4 lets Dispatch give a worker thread nice -4. Where the sandbox's own hard
+  # limit cannot be raised (a container without CAP_SYS_RESOURCE), systemd cannot apply it
+  # and that one message is expected; anywhere else it must not appear.
+  if ! ns_exec grep -Eq "^Max nice priority +24 +24" "/proc/$(show MainPID)/limits" && ! prlimit --nice=24:24 true 2>/dev/null; then
+    failed=$(echo "$failed" | grep -v "Failed to set thread priority for worker thread")
+    journal_note="journal without warnings (LimitNICE not applicable in this container)"
+  fi
+  [ -z "$failed" ] || fail "the journal of a normal start reports a failure: $failed"
   journal=$(ns_exec journalctl -u signupd.service -o verbose --no-pager 2>/dev/null)
-  echo "$journal" | grep -q "MESSAGE=account created" || fail "no 'account created' entry in the journal"
-  echo "$journal" | grep -q "SIGNUPD_USER=sandboxuser" || fail "the journal entry lacks its SIGNUPD_USER field"
+  echo "$journal" | grep -q "SIGNUPD_USER=alice" || fail "the journal lacks the structured SIGNUPD_USER field"
   ! echo "$journal" | grep -q "p4ssword" || fail "the password reached the journal"
-  journal_note=", structured journal entries"
+  journal_note=${journal_note:-journal without warnings}
 else
-  journal_note=" (journald did not start here: journal not checked)"
+  journal_note="journald did not start here: journal not checked"
 fi
+pass
+
+# 6. The documentation is installed: systemctl help, man pages, completions; the units verify.
+out=$(ns_exec env SYSTEMD_PAGER=cat MANPAGER=cat MANWIDTH=80 systemctl help signupd.service 2>&1) || fail "systemctl help signupd: $out"
+echo "$out" | grep -q "SIGNUPD(8)" || fail "systemctl help signupd does not show signupd(8): $(echo "$out" | head -5)"
+out=$(ns_exec env MANPAGER=cat MANWIDTH=80 man signupctl 2>&1) || fail "man signupctl: $out"
+echo "$out" | grep -q "EXIT STATUS" || fail "man signupctl has no EXIT STATUS section"
+out=$(ns_exec env MANPAGER=cat MANWIDTH=80 man 7 signupd-protocol 2>&1) || fail "man 7 signupd-protocol: $out"
+out=$(ns_exec bash -c 'source /usr/share/bash-completion/completions/signupctl && complete -p signupctl' 2>&1) || fail "bash completion: $out"
+ns_exec test -s /usr/share/zsh/vendor-completions/_signupctl || fail "no zsh completion"
+ns_exec test -s /usr/share/fish/vendor_completions.d/signupctl.fish || fail "no fish completion"
+out=$(ns_exec env SYSTEMD_UNIT_PATH=/run/sandbox-units:/etc/systemd/system:/usr/lib/systemd/system systemd-analyze verify /usr/lib/systemd/system/signupd.socket /usr/lib/systemd/system/signupd.service 2>&1) || fail "systemd-analyze verify: $out"
+[ -z "$out" ] || fail "systemd-analyze verify warns: $out"
+pass
+
+# 6b. An operator's form from the shipped examples: checked, then live after a reload,
+# while the service keeps running (same main process).
+ns_exec cp /usr/share/doc/signupd/examples/forms.d/email-signup.form /etc/signupd/forms.d/ || fail "no example form in /usr/share/doc/signupd/examples"
+out=$(ns_exec runuser -u signupd -- /usr/sbin/signupd --check-config 2>&1) || fail "signupd --check-config on the example form: $out"
+out=$(as alice signupctl ping 2>&1) || fail "alice's ping before the reload: $out"
+running=$(show MainPID)
+ns_exec systemctl reload signupd.service || fail "systemctl reload signupd"
+[ "$(show MainPID)" = "$running" ] || fail "systemctl reload restarted the service"
+out=$(as alice signupctl describe 2>&1) || fail "describe after the reload: $out"
+echo "$out" | grep -q "email-signup" || fail "the operator's form is not served after systemctl reload: $out"
+pass
+
+# 7. The administrator shortens the idle exit with a drop-in, as README says (systemctl edit).
+ns_exec mkdir -p /etc/systemd/system/signupd.service.d
+printf '[Service]\nExecStart=\nExecStart=/usr/sbin/signupd --idle-exit 2\n' | ns_exec tee /etc/systemd/system/signupd.service.d/override.conf >/dev/null
+ns_exec systemctl daemon-reload || fail "daemon-reload"
+ns_exec systemctl restart signupd.service || fail "systemctl restart signupd"
+out=$(as alice signupctl ping 2>&1) || fail "alice's ping after systemctl restart: $out"
+wait_for ActiveState inactive || fail "the service did not exit when idle"
+[ "$(show Result)" = success ] || fail "idle exit was not clean: $(show Result)"
+out=$(printf 'p4ssword\n' | as alice signupctl login --username alice --password-stdin 2>&1) || fail "alice's login after idle exit: $out"
+[ "$(show ActiveState)" = active ] || fail "the service was not started again on demand"
+[ "$(show NRestarts)" = 0 ] || fail "the service restarted after a failure"
+pass
+
+# 8. A newer package is installed while alice pings in a loop: no ping fails (connections
+# wait in the socket's queue while the service restarts), and the accounts survive.
+before=$(show MainPID)
+ns_exec rm -f /tmp/upgrade-done
+ns_exec runuser -u alice -- env -i PATH=/usr/bin:/bin bash -c '
+  n=0; failed=0
+  while [ ! -e /tmp/upgrade-done ] && [ $n -lt 5000 ]; do
+    signupctl ping >/dev/null 2>>/tmp/ping-errors || failed=$((failed + 1)); n=$((n + 1))
+  done
+  echo "$n $failed" > /tmp/ping-count' &
+PINGER=$!
+for _ in $(seq 1 100); do [ "$(show ActiveState)" = active ] && break; sleep 0.05; done
+out=$(ns_exec env DEBIAN_FRONTEND=noninteractive apt-get install -y -q /run/sandbox-pkg/signupd_newer.deb 2>&1) || fail "apt install of the newer package: $out"
+ns_exec touch /tmp/upgrade-done
+wait $PINGER
+read -r pings failed < <(ns_exec cat /tmp/ping-count)
+[ "${failed:-x}" = 0 ] || fail "$failed of $pings pings failed during the upgrade: $(ns_exec head -3 /tmp/ping-errors)"
+[ "${pings:-0}" -ge 10 ] || fail "only ${pings:-0} pings ran during the upgrade"
+[ "$(show MainPID)" != "$before" ] || fail "the upgrade did not restart the running service"
+ns_exec dpkg-query -W -f='${Version}' signupd | grep -q boottest1 || fail "the newer package is not installed"
+out=$(printf 'p4ssword\n' | as alice signupctl login --username alice --password-stdin 2>&1) || fail "alice's account did not survive the upgrade: $out"
+pass
+
+# 9. Purge removes the service, the socket and the state.
+out=$(ns_exec env DEBIAN_FRONTEND=noninteractive apt-get purge -y -q signupd 2>&1) || fail "apt purge: $out"
+ns_exec test ! -e /var/lib/signupd || fail "purge left /var/lib/signupd"
+ns_exec test ! -e /run/signupd/signupd.sock || fail "removal left the socket"
+[ "$(ns_exec systemctl is-active signupd.socket)" != active ] || fail "signupd.socket still active after purge"
+pass
+# The administrator's own drop-in is theirs to remove (a purge leaves /etc/systemd alone).
+ns_exec rm -rf /etc/systemd/system/signupd.service.d
+
+# 10. The README's by-hand alternative, line by line from its code block, on the same
+# machine (the user and group a purge leaves behind are reused, as they would be). The
+# block's own build lines ran on the build host: scripts/build-deb.sh made .build/release.
+HERE=$(cd "$(dirname "$0")/.." && pwd)
+byhand=$(awk '/^### Without the package/{f=1} f&&/^```sh/{b=1;next} b&&/^```/{exit} b' "$HERE/README.md")
+[ -n "$byhand" ] || fail "README.md has no by-hand block under 'Without the package'"
+while IFS= read -r line; do
+  cmd=${line%%#*}
+  case "$cmd" in ""|scripts/install-deps.sh*|"swift build"*) continue ;; esac
+  out=$(ns_exec bash -c "cd '$HERE' && $cmd" 2>&1) || fail "README by-hand step failed: $cmd: $out"
+done <<< "$byhand"
+out=$(as alice signupctl ping 2>&1) || fail "alice's ping after the by-hand install: $out"
+[ "$(ns_exec stat -c '%U %a' /var/lib/signupd/accounts.sqlite)" = "signupd 600" ] || fail "by hand, accounts.sqlite is $(ns_exec stat -c '%U %a' /var/lib/signupd/accounts.sqlite)"
+out=$(as bob signupctl ping 2>&1); code=$?
+[ $code = 3 ] || fail "by hand, bob (not a member) got exit $code, not 3"
+pass
 
 down
-[ "$(readlink /var/lib/signupd 2>/dev/null)" != private/signupd ] || fail "the sandbox leaked DynamicUser's /var/lib/signupd symlink onto the host"
-echo "PASS: systemd boot test (socket activation, StatusText, signup, idle exit, restart on demand$journal_note)"
 rm -rf "$STATE"
+echo "PASS: systemd boot test, installed from the package ($checks groups: socket activation as a group member, refusal naming the group, root, private state, status counts, $journal_note, man pages and completions, an operator form live after reload, idle exit, restart, upgrade under $pings pings with none failed, purge, the README's by-hand install)"

@@ -2,9 +2,12 @@
 # The test command: everything that checks signupd and finishes in minutes.
 #   1. swift test: the engine, the codec, and the real daemon over its socket
 #   2. the systemd units: verify clean, security exposure <= 2.0
-#   3. a real systemd as PID 1 in namespaces (skips cleanly where the kernel refuses)
+#   3. the Debian package (scripts/build-deb.sh, lintian clean), installed with apt into a
+#      real systemd as PID 1 in namespaces and used as an administrator and users would
+#      (skips cleanly where the kernel refuses the namespaces)
 #   4. a third-party client in Python (standard library only), and signupctl's
-#      scripted commands with every documented exit code
+#      scripted commands with every documented exit code; operator forms, --check-config,
+#      locales and reload (forms_and_locales_test.py)
 #   5. the interactive form driven in tmux
 #   6. robustness: hostile peers, faults, load, kill -9, and a 30-second fuzz run
 #   7. the Swift suite again under ThreadSanitizer and AddressSanitizer
@@ -16,8 +19,10 @@ swift test --skip-build 2>&1 | tee /tmp/signupd-swift-test.log | grep -vE '^(◇
 grep -qE "Test run with [0-9]+ tests? .*passed" /tmp/signupd-swift-test.log || { echo "swift test did not pass"; exit 1; }
 BIN=$(swift build --show-bin-path)
 scripts/check-units.sh "$BIN/signupd"
-scripts/systemd-boot-test.sh "$BIN/signupd" "$BIN/signupctl"
+scripts/build-deb.sh
+scripts/systemd-boot-test.sh dist/signupd_*.deb
 python3 Tests/clients/third_party_client.py "$BIN/signupd"
+python3 Tests/clients/forms_and_locales_test.py "$BIN/signupd" "$BIN/signupctl"
 python3 Tests/clients/signupctl_commands.py "$BIN/signupd" "$BIN/signupctl"
 python3 Tests/clients/interactive_form_test.py "$BIN/signupd" "$BIN/signupctl"
 scripts/robustness.sh "$BIN/signupd"

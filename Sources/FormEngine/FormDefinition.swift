@@ -1,92 +1,182 @@
 import Protocol
 
-/// How one field is validated.
-public enum FieldRule: Sendable, Codable, Equatable {
-    /// The configured `FormConfiguration.usernameRule` (letters and digits, no invisible
-    /// characters, bounded characters and bytes); with `availabilityCheck`, a name that
-    /// passes is then checked for availability.
-    case username(availabilityCheck: Bool)
-    /// A new password: at least 5 and at most 1024 characters.
-    case newPassword
-    /// Must equal the value of another field of the form.
-    case repeats(field: String)
-    /// Anything but empty.
-    case required
+/// What a field holds. The kind chooses the default message-id prefix, whether the value
+/// is masked, and which identity a field can be.
+public enum FieldKind: String, Sendable, Codable, CaseIterable {
+    case text
+    case secret
+    case username
+    case phone
+    case email
+
+    /// The first part of the message ids of this field's rules (`username.too_long`).
+    public var messagePrefix: String {
+        switch self {
+        case .text: "field"
+        case .secret: "password"
+        case .username: "username"
+        case .phone: "phone"
+        case .email: "email"
+        }
+    }
+
+    /// The identity an account is known by, when a field of this kind is a form's identity.
+    public var identityKind: IdentityKind? {
+        switch self {
+        case .username: .username
+        case .phone: .phone
+        case .email: .email
+        case .text, .secret: nil
+        }
+    }
+}
+
+/// Who an account is: a username (Unicode identity), a phone number (its digits) or an
+/// e-mail address. The three never collide.
+public enum IdentityKind: String, Sendable, Codable, CaseIterable {
+    case username
+    case phone
+    case email
+}
+
+/// A text per locale, with English as the fallback.
+public struct LocalizedText: Sendable, Codable, Equatable {
+    /// By BCP 47 tag as written (`en`, `zh-CN`); "en" is always present.
+    public var texts: [String: String]
+
+    public init(_ english: String, _ others: [String: String] = [:]) {
+        texts = others
+        texts["en"] = english
+    }
+
+    /// The text for `locale`: exact tag, then shorter prefixes of it, then English.
+    public func text(for locale: String) -> String {
+        for candidate in LocaleFallback.candidates(locale) {
+            if let match = texts.first(where: { $0.key.lowercased() == candidate.lowercased() }) { return match.value }
+        }
+        let language = locale.split(separator: "-").first.map(String.init)?.lowercased() ?? ""
+        if let match = texts.sorted(by: { $0.key < $1.key }).first(where: { $0.key.lowercased().hasPrefix(language + "-") }) { return match.value }
+        return texts["en"] ?? ""
+    }
+}
+
+/// One rule of a field, with the message id it fails with when the form overrides it.
+public struct RuleSpec: Sendable, Codable, Equatable {
+    public var rule: FieldRule
+    /// Replaces the rule's own failure message id (`rule = min-length 6 as password.short`).
+    public var messageID: String?
+
+    public init(_ rule: FieldRule, messageID: String? = nil) {
+        self.rule = rule
+        self.messageID = messageID
+    }
 }
 
 /// One input of a form definition.
 public struct FieldDefinition: Sendable, Codable, Equatable {
     public var name: String
-    public var label: String
-    public var secret: Bool
-    public var rule: FieldRule
+    public var kind: FieldKind
+    public var labels: LocalizedText
+    /// Applied in order; the first that fails decides the message.
+    public var rules: [RuleSpec]
+    /// The message id of a valid value (default `<prefix>.valid`).
+    public var okMessageID: String
 
-    public init(name: String, label: String, secret: Bool, rule: FieldRule) {
+    public init(name: String, kind: FieldKind, labels: LocalizedText, rules: [RuleSpec], okMessageID: String? = nil) {
         self.name = name
-        self.label = label
-        self.secret = secret
-        self.rule = rule
+        self.kind = kind
+        self.labels = labels
+        self.rules = rules
+        self.okMessageID = okMessageID ?? "\(kind.messagePrefix).valid"
+    }
+
+    public var secret: Bool { kind == .secret }
+    public var messagePrefix: String { kind.messagePrefix }
+
+    /// Whether a valid value is then checked for availability.
+    public var checksAvailability: Bool { rules.contains { $0.rule == .available } }
+
+    /// Whether a value that passes the other rules is then checked by the password-quality
+    /// policy, and against which field's value as the user's name.
+    public var checksQuality: Bool { rules.contains { if case .passwordQuality = $0.rule { true } else { false } } }
+    public var qualityUserField: String? {
+        for spec in rules { if case .passwordQuality(let field) = spec.rule { return field } }
+        return nil
+    }
+
+    /// The fields this one's validity depends on besides itself.
+    public var dependencies: [String] {
+        rules.compactMap { spec in
+            switch spec.rule {
+            case .equals(let field), .notContaining(let field): field
+            case .passwordQuality(let field): field
+            default: nil
+            }
+        }
     }
 }
 
 /// What a successful submit asks the daemon to do.
-public enum SubmitAction: String, Sendable, Codable {
+public enum SubmitAction: String, Sendable, Codable, CaseIterable {
     case signup
     case login
 }
 
-/// A form is data: its fields with their rules, and what submit does. Both of
-/// signupd's forms run on the same engine.
+/// A form is data: its fields with their rules, which field is the identity and which the
+/// secret, and what submit does. Built-in and operator forms are read from the same
+/// format (`FormFile`); the engine knows no form or field by name.
 public struct FormDefinition: Sendable, Codable, Equatable {
     public var name: String
+    public var titles: LocalizedText
     public var fields: [FieldDefinition]
-    public var submitLabel: String
+    public var submitLabels: LocalizedText
     public var action: SubmitAction
+    /// The index of the field an account is known by.
+    public var identityField: Int
+    /// The index of the password field submitted with it.
+    public var secretField: Int
 
-    public init(name: String, fields: [FieldDefinition], submitLabel: String, action: SubmitAction) {
+    public init(name: String, titles: LocalizedText, fields: [FieldDefinition], submitLabels: LocalizedText, action: SubmitAction, identityField: Int, secretField: Int) {
         self.name = name
+        self.titles = titles
         self.fields = fields
-        self.submitLabel = submitLabel
+        self.submitLabels = submitLabels
         self.action = action
+        self.identityField = identityField
+        self.secretField = secretField
     }
+
+    /// The kind of identity the form signs up or logs in.
+    public var identityKind: IdentityKind { fields[identityField].kind.identityKind ?? .username }
 
     /// The index of the field named `name`.
     public func index(of name: String) -> Int? {
         fields.firstIndex { $0.name == name }
     }
 
-    /// The wire description of this form.
-    public var description: FormDescription {
+    /// The wire description of this form, labels in `locale`.
+    public func description(locale: String = "en") -> FormDescription {
         FormDescription(
             name: name,
-            fields: fields.map { FormDescription.Field(name: $0.name, secret: $0.secret, label: $0.label, rules: $0.rule.description) },
-            submitLabel: submitLabel
+            fields: fields.map { field in
+                FormDescription.Field(name: field.name, secret: field.secret, label: field.labels.text(for: locale), rules: field.rulesDescription, kind: field.kind.rawValue)
+            },
+            submitLabel: submitLabels.text(for: locale),
+            title: titles.text(for: locale),
+            action: action.rawValue
         )
     }
+}
 
-    /// The sign-up form of the RxSwift GitHubSignup example.
-    public static let signup = FormDefinition(
-        name: "signup",
-        fields: [
-            FieldDefinition(name: "username", label: "Username", secret: false, rule: .username(availabilityCheck: true)),
-            FieldDefinition(name: "password", label: "Password", secret: true, rule: .newPassword),
-            FieldDefinition(name: "repeatedPassword", label: "Repeat password", secret: true, rule: .repeats(field: "password")),
-        ],
-        submitLabel: "Sign up",
-        action: .signup
-    )
-
-    /// The login form of the RxSwift login demos.
-    public static let login = FormDefinition(
-        name: "login",
-        fields: [
-            FieldDefinition(name: "username", label: "Username", secret: false, rule: .username(availabilityCheck: false)),
-            FieldDefinition(name: "password", label: "Password", secret: true, rule: .required),
-        ],
-        submitLabel: "Log in",
-        action: .login
-    )
-
-    /// Every form signupd serves, in the order `describe` lists them.
-    public static let all: [FormDefinition] = [.signup, .login]
+/// BCP 47 lookup order (RFC 4647 "lookup"): the tag, then each shorter prefix.
+public enum LocaleFallback {
+    public static func candidates(_ tag: String) -> [String] {
+        var parts = tag.split(separator: "-").map(String.init)
+        var result: [String] = []
+        while !parts.isEmpty {
+            result.append(parts.joined(separator: "-"))
+            parts.removeLast()
+        }
+        return result
+    }
 }

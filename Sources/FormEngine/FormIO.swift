@@ -19,7 +19,18 @@ public struct Moment: Sendable, Codable, Comparable, Hashable {
     public static let zero = Moment(nanoseconds: 0)
 }
 
-/// What the availability check of a username found.
+/// An identity as a submit or an availability check names it: its kind and the value typed.
+public struct IdentityValue: Sendable, Codable, Equatable, Hashable {
+    public var kind: IdentityKind
+    public var value: String
+
+    public init(_ kind: IdentityKind, _ value: String) {
+        self.kind = kind
+        self.value = value
+    }
+}
+
+/// What the availability check of an identity found.
 public enum Availability: Sendable, Codable, Equatable {
     case available
     case taken
@@ -47,22 +58,31 @@ public enum SubmitOutcome: Sendable, Codable, Equatable {
 public enum FormInput: Sendable, Equatable {
     case set(field: String, value: String)
     case submit
+    /// Switch the session's locale (a BCP 47 tag; resolved against the catalogues). The
+    /// step carries the whole snapshot again, rendered in the new locale.
+    case setLocale(String)
     /// The answer to the check the engine started with `FormEffect.startCheck(id:...)`.
     case availability(check: UInt64, Availability)
     case submitCompleted(SubmitOutcome)
+    /// The answer to `FormEffect.checkPassword(id:...)`: nil when the password is good enough.
+    case passwordChecked(check: UInt64, PasswordQualityFailure?)
     /// Time has passed: expires a check whose deadline is due.
     case tick
 }
 
 /// Work the engine asks its shell to do.
 public enum FormEffect: Sendable, Equatable {
-    /// Check whether `username` is available; answer with `.availability(check: id, ...)`.
+    /// Check whether `identity` is available; answer with `.availability(check: id, ...)`.
     /// The engine expires it itself at `deadline` (on a `.tick` at or after it).
-    case startCheck(id: UInt64, username: String, deadline: Moment)
+    case startCheck(id: UInt64, identity: IdentityValue, deadline: Moment)
+    /// Check a password with `FormConfiguration.passwordQuality` (off the caller's thread:
+    /// it may read a dictionary); answer with `.passwordChecked(check: id, ...)`. A newer
+    /// value makes the answer stale, and it is ignored.
+    case checkPassword(id: UInt64, password: String, user: String)
     /// The check's answer is no longer wanted; stop it if possible.
     case cancelCheck(id: UInt64)
     /// Run the form's submit action with the values as they were at submit.
-    case submit(SubmitAction, username: String, password: String)
+    case submit(SubmitAction, identity: IdentityValue, password: String)
 
     /// A due time the shell must feed back as `.tick`, if any.
     public var deadline: Moment? {
@@ -93,13 +113,20 @@ public struct FormStep: Sendable, Equatable {
 public struct FormConfiguration: Sendable {
     /// How long an availability check may take before it counts as "Error contacting server".
     public var checkTimeout: Duration
-    public var messages: FormMessages
+    /// The texts of every message id, by locale.
+    public var catalogues: MessageCatalogues
     /// The username character and length rule (the daemon's is ICU's, see UsernameIdentity).
     public var usernameRule: UsernameRule
+    /// What `password-quality` rules apply (the daemon's is libpwquality's).
+    public var passwordQuality: PasswordQualityCheck
 
-    public init(checkTimeout: Duration = .seconds(3), messages: FormMessages = .english, usernameRule: UsernameRule = .basic) {
+    public init(
+        checkTimeout: Duration = .seconds(3), catalogues: MessageCatalogues = .builtin, usernameRule: UsernameRule = .basic,
+        passwordQuality: PasswordQualityCheck = .none
+    ) {
         self.checkTimeout = checkTimeout
-        self.messages = messages
+        self.catalogues = catalogues
         self.usernameRule = usernameRule
+        self.passwordQuality = passwordQuality
     }
 }

@@ -2,13 +2,14 @@ import Protocol
 
 /// The server-side view model of one form: a pure, synchronous state machine. Inputs go
 /// in with the current time; events and effects come out. It does no I/O and reads no
-/// clock, so every behaviour is reproducible in tests with a virtual clock.
+/// clock, so every behaviour is reproducible in tests with a virtual clock. It knows no
+/// form by name: everything it does follows from its `FormDefinition`.
 public struct FormSession: Sendable, Codable, Equatable {
     /// An availability check in flight (at most one per session).
     struct PendingCheck: Sendable, Codable, Equatable {
         var id: UInt64
         var field: Int
-        var username: String
+        var value: String
         var deadline: Moment
     }
 
@@ -18,19 +19,33 @@ public struct FormSession: Sendable, Codable, Equatable {
     public private(set) var busy = false
     public private(set) var finished = false
     public private(set) var enabled = false
+    /// The locale messages are rendered in (resolved against the catalogues).
+    public private(set) var locale: String
+    /// The last result, re-rendered by a locale switch.
+    public private(set) var lastResult: StoredResult?
+
+    /// A result as kept for re-rendering (never its token).
+    public struct StoredResult: Sendable, Codable, Equatable {
+        public var ok: Bool
+        public var message: MessageRef
+        public var user: String?
+    }
     var pendingCheck: PendingCheck?
+    /// Password-quality checks in flight, at most one per field.
+    var pendingQuality: [PendingCheck] = []
     var lastCheckID: UInt64 = 0
 
-    public init(form: FormDefinition) {
+    public init(form: FormDefinition, locale: String = "en") {
         self.form = form
+        self.locale = locale
         values = Array(repeating: "", count: form.fields.count)
         validations = Array(repeating: .empty, count: form.fields.count)
     }
 
     /// The full state as events: one validation per field in form order, then enabled, then busy.
-    public func snapshot() -> [SessionEvent] {
+    public func snapshot(configuration: FormConfiguration = FormConfiguration()) -> [SessionEvent] {
         var events = zip(form.fields, validations).map { field, validation in
-            SessionEvent.validation(field: field.name, state: validation.state, message: validation.message)
+            SessionEvent.validation(field: field.name, state: validation.state, message: configuration.catalogues.render(validation.message, locale: locale))
         }
         events.append(.enabled(enabled))
         events.append(.busy(busy))
@@ -57,20 +72,32 @@ public struct FormSession: Sendable, Codable, Equatable {
             busy = true
             step.events.append(.busy(true))
             updateEnabled(into: &step)
-            let usernameIndex = form.fields.firstIndex { if case .username = $0.rule { true } else { false } } ?? 0
-            let passwordIndex = form.index(of: "password") ?? 1
-            step.effects.append(.submit(form.action, username: values[usernameIndex], password: values[passwordIndex]))
+            let identity = IdentityValue(form.identityKind, values[form.identityField])
+            step.effects.append(.submit(form.action, identity: identity, password: values[form.secretField]))
+        case .setLocale(let tag):
+            locale = configuration.catalogues.resolve(tag)
+            step.events = snapshot(configuration: configuration)
+            if let result = lastResult {
+                step.events.append(.result(ok: result.ok, message: configuration.catalogues.render(result.message, locale: locale), user: result.user, token: nil))
+            }
         case .availability(let id, let availability):
             guard let check = pendingCheck, check.id == id else { return step }  // stale: never emitted
             pendingCheck = nil
-            let messages = configuration.messages
+            let prefix = form.fields[check.field].messagePrefix
             let validation = switch availability {
-            case .available: Validation(.ok, messages.usernameAvailable)
-            case .taken: Validation(.failed, messages.usernameTaken)
-            case .tooSimilar: Validation(.failed, messages.usernameTooSimilar)
-            case .unreachable: Validation(.failed, messages.availabilityUnreachable)
+            case .available: Validation(.ok, MessageRef("\(prefix).available"))
+            case .taken: Validation(.failed, MessageRef("\(prefix).taken"))
+            case .tooSimilar: Validation(.failed, MessageRef("\(prefix).too_similar"))
+            case .unreachable: Validation(.failed, MessageRef("availability.unreachable"))
             }
-            setValidation(validation, at: check.field, into: &step)
+            setValidation(validation, at: check.field, configuration: configuration, into: &step)
+            updateEnabled(into: &step)
+        case .passwordChecked(let id, let failure):
+            guard let index = pendingQuality.firstIndex(where: { $0.id == id }) else { return step }  // stale
+            let check = pendingQuality.remove(at: index)
+            let validation = failure.map { Validation(.failed, MessageRef("password.quality.\($0.verdict.rawValue)", $0.params)) }
+                ?? Validation(.ok, MessageRef(form.fields[check.field].okMessageID))
+            setValidation(validation, at: check.field, configuration: configuration, into: &step)
             updateEnabled(into: &step)
         case .submitCompleted(let outcome):
             guard busy else { return step }
@@ -79,7 +106,7 @@ public struct FormSession: Sendable, Codable, Equatable {
             guard let check = pendingCheck, check.deadline <= now else { return step }
             pendingCheck = nil
             step.effects.append(.cancelCheck(id: check.id))
-            setValidation(Validation(.failed, configuration.messages.availabilityUnreachable), at: check.field, into: &step)
+            setValidation(Validation(.failed, MessageRef("availability.unreachable")), at: check.field, configuration: configuration, into: &step)
             updateEnabled(into: &step)
         }
         return step
@@ -88,64 +115,91 @@ public struct FormSession: Sendable, Codable, Equatable {
     /// The deadline of the check in flight, which the shell must report with `.tick`.
     public var nextDeadline: Moment? { pendingCheck?.deadline }
 
+    /// Whether a check (availability or password quality) awaits its answer.
+    public var hasPendingCheck: Bool { pendingCheck != nil || !pendingQuality.isEmpty }
+
+    /// Whether the password-quality check `id` still awaits its answer (a newer value has
+    /// not made it stale), so the shell can skip work nobody wants.
+    public func awaitsPasswordCheck(_ id: UInt64) -> Bool { pendingQuality.contains { $0.id == id } }
+
     private mutating func revalidate(changed: Int, now: Moment, configuration: FormConfiguration, into step: inout FormStep) {
+        let changedName = form.fields[changed].name
         for (index, field) in form.fields.enumerated() {
-            let dependsOnChange: Bool = switch field.rule {
-            case .repeats(let other): index == changed || form.index(of: other) == changed
-            default: index == changed
-            }
-            guard dependsOnChange else { continue }
-            let validation = field.rule.evaluate(values[index], valueOf: { name in form.index(of: name).map { values[$0] } ?? "" }, configuration: configuration)
-            if case .username(availabilityCheck: true) = field.rule {
+            guard index == changed || field.dependencies.contains(changedName) else { continue }
+            let validation = field.evaluate(values[index], valueOf: { name in form.index(of: name).map { values[$0] } ?? "" }, configuration: configuration)
+            if field.checksAvailability {
                 // flatMapLatest: whatever the new value, the old check's answer is no longer wanted.
+                if index != changed, validation.state == .validating {
+                    // Only a field it depends on changed: the value's check (in flight or
+                    // answered) still stands, unless a rule had failed it before.
+                    let current = validations[index]
+                    let prefix = field.messagePrefix
+                    let fromCheck = current.state == .validating || current.state == .ok
+                        || ["\(prefix).taken", "\(prefix).too_similar", "availability.unreachable"].contains(current.message.id)
+                    if fromCheck { continue }
+                }
                 if let check = pendingCheck, check.field == index {
                     pendingCheck = nil
                     step.effects.append(.cancelCheck(id: check.id))
                 }
                 if validation.state == .validating {
                     lastCheckID += 1
-                    let check = PendingCheck(id: lastCheckID, field: index, username: values[index], deadline: now + configuration.checkTimeout)
+                    let check = PendingCheck(id: lastCheckID, field: index, value: values[index], deadline: now + configuration.checkTimeout)
                     pendingCheck = check
-                    step.effects.append(.startCheck(id: check.id, username: check.username, deadline: check.deadline))
+                    step.effects.append(.startCheck(id: check.id, identity: IdentityValue(form.identityKind, check.value), deadline: check.deadline))
                 }
             }
-            setValidation(validation, at: index, into: &step)
+            if field.checksQuality {
+                // A newer value (or user name): the older answer is stale, and ignored.
+                pendingQuality.removeAll { $0.field == index }
+                if validation.state == .validating {
+                    lastCheckID += 1
+                    pendingQuality.append(PendingCheck(id: lastCheckID, field: index, value: values[index], deadline: now))
+                    let user = field.qualityUserField.flatMap { form.index(of: $0) }.map { values[$0] } ?? ""
+                    step.effects.append(.checkPassword(id: lastCheckID, password: values[index], user: user))
+                }
+            }
+            setValidation(validation, at: index, configuration: configuration, into: &step)
         }
         updateEnabled(into: &step)
     }
 
     private mutating func complete(_ outcome: SubmitOutcome, configuration: FormConfiguration, into step: inout FormStep) {
-        let messages = configuration.messages
         busy = false
+        let prefix = form.fields[form.identityField].messagePrefix
+        func result(_ ok: Bool, _ message: MessageRef, user: String? = nil, token: String? = nil) {
+            lastResult = StoredResult(ok: ok, message: message, user: user)
+            step.events.append(.result(ok: ok, message: configuration.catalogues.render(message, locale: locale), user: user, token: token))
+        }
         switch outcome {
         case .signedUp(let user):
             finished = true
-            step.events.append(.result(ok: true, message: messages.signedUp, user: user, token: nil))
+            result(true, MessageRef("signup.done"), user: user)
         case .loggedIn(let user, let token):
             finished = true
-            step.events.append(.result(ok: true, message: messages.loggedIn, user: user, token: token))
+            result(true, MessageRef("login.done"), user: user, token: token)
         case .usernameTaken, .usernameTooSimilar:
-            let message = outcome == .usernameTaken ? messages.usernameTaken : messages.usernameTooSimilar
-            step.events.append(.result(ok: false, message: message, user: nil, token: nil))
+            let message = MessageRef(outcome == .usernameTaken ? "\(prefix).taken" : "\(prefix).too_similar")
+            result(false, message)
             // The name was free when checked but lost the race: show it on the field too.
-            if let index = form.fields.firstIndex(where: { $0.rule == .username(availabilityCheck: true) }), pendingCheck == nil {
-                setValidation(Validation(.failed, message), at: index, into: &step)
+            if form.fields[form.identityField].checksAvailability, pendingCheck == nil {
+                setValidation(Validation(.failed, message), at: form.identityField, configuration: configuration, into: &step)
             }
         case .invalidCredentials:
-            step.events.append(.result(ok: false, message: messages.invalidCredentials, user: nil, token: nil))
+            result(false, MessageRef("\(prefix).invalid_credentials"))
         case .rateLimited:
-            step.events.append(.result(ok: false, message: messages.tooManyAttempts, user: nil, token: nil))
+            result(false, MessageRef("login.rate_limited"))
         case .storeUnavailable:
-            step.events.append(.result(ok: false, message: messages.storeUnavailable, user: nil, token: nil))
+            result(false, MessageRef("store.unavailable"))
         }
         step.events.append(.busy(false))
         updateEnabled(into: &step)
     }
 
-    private mutating func setValidation(_ validation: Validation, at index: Int, into step: inout FormStep) {
+    private mutating func setValidation(_ validation: Validation, at index: Int, configuration: FormConfiguration, into step: inout FormStep) {
         guard validations[index] != validation else { return }
         validations[index] = validation
-        step.events.append(.validation(field: form.fields[index].name, state: validation.state, message: validation.message))
+        step.events.append(.validation(field: form.fields[index].name, state: validation.state, message: configuration.catalogues.render(validation.message, locale: locale)))
     }
 
     private mutating func updateEnabled(into step: inout FormStep) {
@@ -155,3 +209,4 @@ public struct FormSession: Sendable, Codable, Equatable {
         step.events.append(.enabled(value))
     }
 }
+

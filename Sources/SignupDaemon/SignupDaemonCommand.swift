@@ -22,7 +22,7 @@ struct SignupDaemonCommand: AsyncParsableCommand {
             Clients connect to the socket, open a form session and send what the user types; \
             signupd validates every field as it changes, decides when submit is enabled, runs \
             the signup or login against its account store, and streams every change back as \
-            newline-delimited JSON (see PROTOCOL.md).
+            newline-delimited JSON (signupd-protocol(7); PROTOCOL.md in /usr/share/doc/signupd).
 
             Under systemd it takes its listening socket from socket activation (signupd.socket) \
             and reports readiness and status with sd_notify. Run by hand, it binds --socket itself.
@@ -38,19 +38,35 @@ struct SignupDaemonCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Seconds without any connection after which to exit (0: never). Default: 60 under socket activation, 0 by hand.", valueName: "seconds"))
     var idleExit: Int?
 
-    @Option(help: ArgumentHelp("Event loop threads.", valueName: "n"))
-    var threads: Int = System.coreCount
+    @Option(help: ArgumentHelp("Event loop threads (default: the number of cores).", valueName: "n"))
+    var threads: Int?
 
     @Option(help: ArgumentHelp("Log level: trace, debug, info, notice, warning, error, critical.", valueName: "level"))
     var logLevel: String = "info"
 
+    @OptionGroup(title: "Forms and messages") var forms: FormOptions
+
     func validate() throws {
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level \"\(logLevel)\"") }
-        try checkRange("--threads", threads, 1...256)
+        if let threads { try checkRange("--threads", threads, 1...256) }
         if let idleExit { try checkRange("--idle-exit", idleExit, 0...31_536_000) }
     }
 
     func run() async throws {
+        if forms.checkConfig {
+            // Like sshd -t and nginx -t: read everything, say what is wrong, start nothing.
+            switch forms.directories.load() {
+            case .success(let library):
+                let names = library.forms.map { "\($0.name) (\(library.sources[$0.name] ?? "?"))" }.joined(separator: ", ")
+                print("signupd: configuration OK: \(library.forms.count) forms: \(names); locales: \(library.catalogues.locales.joined(separator: ", "))")
+                return
+            case .failure(let errors):
+                var stderr = StandardError()
+                for error in errors.errors { print(error.description, to: &stderr) }
+                print("signupd: configuration has \(errors.errors.count) error\(errors.errors.count == 1 ? "" : "s")", to: &stderr)
+                throw ExitCode(1)
+            }
+        }
         let level = Logger.Level(rawValue: logLevel) ?? .info
         LoggingSystem.bootstrap { label in
             if DefaultPaths.environment("JOURNAL_STREAM") != nil {
@@ -68,8 +84,8 @@ struct SignupDaemonCommand: AsyncParsableCommand {
         } catch let error as DaemonError {
             logger.critical("cannot start: \(error)")
             throw ExitCode(1)
-        } catch let error as AccountStoreError {
-            logger.critical("cannot open the account store: \(error)")
+        } catch AccountStoreError.unavailable(let reason) {
+            logger.critical("cannot open the account store: \(reason)")
             throw ExitCode(1)
         }
     }
@@ -80,6 +96,15 @@ struct SignupDaemonCommand: AsyncParsableCommand {
         // under; the socket gets --socket-mode explicitly once bound.
         umask(0o077)
         try PasswordHasher.initialise()
+        let library: FormLibrary
+        switch forms.directories.load() {
+        case .success(let loaded):
+            library = loaded
+            logger.info("forms", metadata: ["forms": "\(loaded.forms.map(\.name).joined(separator: ","))", "locales": "\(loaded.catalogues.locales.joined(separator: ","))"])
+        case .failure(let errors):
+            for error in errors.errors { logger.critical("\(error.description)") }
+            throw DaemonError.startup("the form configuration has \(errors.errors.count) error(s); check it with signupd --check-config")
+        }
         let inherited = try SystemdListenFDs.take()
         let configuration = try makeConfiguration(inherited: inherited)
         FileLimit.raise(logger: logger)
@@ -89,6 +114,7 @@ struct SignupDaemonCommand: AsyncParsableCommand {
         case .memory:
             store = InMemoryAccountStore()
         case .sqlite(let path):
+            try PrivateDirectory.checkDatabaseOwner(path)
             store = try SQLiteAccountStore(path: path)
             for file in PrivateDirectory.restrictDatabaseFiles(path) {
                 logger.notice("made \(file) private (mode 0600): it was readable by others")
@@ -100,11 +126,14 @@ struct SignupDaemonCommand: AsyncParsableCommand {
         let services = SessionServices(
             accounts: accounts,
             http: configuration.availabilityURL.map { HTTPAvailabilityClient(template: $0, timeout: configuration.availabilityTimeout, group: group) },
-            formConfiguration: configuration.formConfiguration,
+            formConfiguration: Self.formConfiguration(configuration, logger: logger),
+            forms: FormLibraryHolder(library),
             registry: ConnectionRegistry(maxConnections: configuration.maxConnections, maxConnectionsPerUID: configuration.maxConnectionsPerUID),
             directory: SessionDirectory(),
             checkBudget: CheckBudget(perUIDPerSecond: configuration.availabilityChecksPerUIDPerSecond, perSessionPerSecond: configuration.availabilityChecksPerSessionPerSecond)
         )
+        let reloads = await FormReloader.start(FormReloader(directories: configuration.formDirectories, holder: services.forms, notifier: ServiceNotifier(), logger: logger))
+        defer { reloads.cancel() }
         let server = SignupServer(configuration: configuration, services: services, group: group, notifier: ServiceNotifier(), logger: logger)
         let serviceGroup = ServiceGroup(
             configuration: .init(
@@ -152,7 +181,7 @@ struct SignupDaemonCommand: AsyncParsableCommand {
             idleExitSeconds: idleExit.map { $0 == 0 ? nil : $0 } ?? (inherited != nil ? 60 : nil),
             hashCost: security.hashCost,
             hashConcurrency: security.hashConcurrency ?? max(1, System.coreCount),
-            eventLoopThreads: threads
+            eventLoopThreads: threads ?? System.coreCount
         )
         configuration.limits = ServerLimits(
             maxLineBytes: limits.maxLineBytes,
@@ -170,6 +199,7 @@ struct SignupDaemonCommand: AsyncParsableCommand {
         configuration.maxQueuedHashesPerUID = security.maxQueuedHashesPerUser
         configuration.maxQueuedHashes = security.maxQueuedHashes
         configuration.tokenLifetimeSeconds = Int64(security.tokenLifetime)
+        configuration.formDirectories = forms.directories
         configuration.availabilityTimeout = Duration.milliseconds(Int64(availability.availabilityTimeout * 1000))
         if let template = availability.availabilityURL {
             do {
@@ -179,6 +209,22 @@ struct SignupDaemonCommand: AsyncParsableCommand {
             }
         }
         return configuration
+    }
+
+    /// The engine's configuration, with the system's password-quality policy. Should
+    /// libpwquality fail to initialise, `password-quality` rules refuse every password
+    /// (fail closed) and the reason is logged.
+    private static func formConfiguration(_ configuration: DaemonConfiguration, logger: Logger) -> FormConfiguration {
+        var formConfiguration = configuration.formConfiguration
+        if let quality = SystemPasswordQuality() {
+            if let problem = quality.problem { logger.warning("libpwquality: /etc/security/pwquality.conf not used (\(problem)); its defaults apply") }
+            if quality.dictionaryMissing { logger.warning("libpwquality: cracklib's dictionary cannot be loaded (install cracklib-runtime); password-quality rules run without the dictionary check") }
+            formConfiguration.passwordQuality = quality.check
+        } else {
+            logger.critical("libpwquality cannot initialise: password-quality rules refuse every password")
+            formConfiguration.passwordQuality = PasswordQualityCheck { _, _ in PasswordQualityFailure(.rejected) }
+        }
+        return formConfiguration
     }
 
     /// Says once, at start, which accounts from before Unicode identity keys collide

@@ -25,18 +25,26 @@ enum ICU {
     static func nfc(_ text: String) -> String? { apply(signupd_nfc, to: text) }
     static func nfkcCasefold(_ text: String) -> String? { apply(signupd_nfkc_casefold, to: text) }
     static func skeleton(_ text: String) -> String? { apply(signupd_skeleton, to: text) }
+    static func uppercased(_ text: String) -> String? { apply(signupd_to_upper, to: text) }
+    static func lowercased(_ text: String) -> String? { apply(signupd_to_lower, to: text) }
+    static func strippingDiacritics(_ text: String) -> String? { apply(signupd_strip_diacritics, to: text) }
 
-    /// 0 letters and digits only (and marks, with `allowMarks`), 1 an invisible
-    /// (default-ignorable) code point, 2 another character.
-    static func classify(_ text: String, allowMarks: Bool = false) -> Int32 {
+    /// One of the SIGNUPD_CLASS_ outcomes (cicu.h), negative for ill-formed text.
+    static func classify(_ text: String) -> Int32 {
         let units = Array(text.utf16)
-        return units.withUnsafeBufferPointer { signupd_classify($0.baseAddress, Int32($0.count), allowMarks ? 1 : 0) }
+        return units.withUnsafeBufferPointer { signupd_classify($0.baseAddress, Int32($0.count)) }
     }
 
     /// The UTS #39 checks that failed (0: none), negative on an ICU error.
     static func spoofCheck(_ text: String) -> Int32 {
         let units = Array(text.utf16)
         return units.withUnsafeBufferPointer { signupd_spoof_check($0.baseAddress, Int32($0.count)) }
+    }
+
+    /// Whether `text` has no right-to-left character or passes the RFC 5893 Bidi Rule.
+    static func passesBidiRule(_ text: String) -> Bool {
+        let units = Array(text.utf16)
+        return units.withUnsafeBufferPointer { signupd_bidi_rule($0.baseAddress, Int32($0.count)) } == 1
     }
 
     static func version(_ read: (UnsafeMutablePointer<UInt8>?) -> Void) -> String {

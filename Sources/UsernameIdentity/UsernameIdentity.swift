@@ -9,8 +9,14 @@ import CICU
 ///   the same account: canonical and compatibility equivalents (한국 precomposed or as jamo,
 ///   Å U+212B and U+00C5, ﬁ and fi, ａｌｉｃｅ and alice) and full case folding (ß and ss,
 ///   ς and σ, K and k).
-/// - `skeleton`: the UTS #39 confusable skeleton of `key`. A name whose skeleton is that of
-///   an existing account but whose key is not is "too similar" (аре and ape, rn and m).
+/// - `similarityKeys`: the name's look-alike keys, one per way the account can be written
+///   (`Usernames.similarityKey` of the NFC name, its lowercase, its uppercase, the key and
+///   the key's uppercase), sorted by bytes, without duplicates. A name one of whose
+///   similarity keys is an existing account's, with another key, is "too similar": аре and
+///   ape, rn and m, appIe and apple, КАТЕ and KATE, r00t and root, İstanbul and istanbul.
+/// - `skeleton`: the similarity key of `key`; what the login limiter counts attempts by, so
+///   that every spelling of one account shares one count (a look-alike that is not an
+///   account cannot log in to anyone).
 /// - `legacyKey`: what the first schema used as the key (`lowercased()` of the bytes as
 ///   typed). Only to tell apart accounts created before keys were normalised that now share
 ///   a key.
@@ -19,12 +25,14 @@ import CICU
 public struct UsernameIdentity: Sendable, Hashable {
     public let display: String
     public let key: String
+    public let similarityKeys: [String]
     public let skeleton: String
     public let legacyKey: String
 
-    public init(display: String, key: String, skeleton: String, legacyKey: String) {
+    public init(display: String, key: String, similarityKeys: [String], skeleton: String, legacyKey: String) {
         self.display = display
         self.key = key
+        self.similarityKeys = similarityKeys
         self.skeleton = skeleton
         self.legacyKey = legacyKey
     }
@@ -32,15 +40,24 @@ public struct UsernameIdentity: Sendable, Hashable {
 
 /// Why a name cannot be a username. The rule is applied to the normalised name.
 public enum UsernameRejection: Error, Sendable, Equatable {
-    /// A code point that is not a letter (Lu Ll Lt Lm Lo) or decimal digit (Nd) in the
-    /// name (NFC), or not a letter, digit or combining mark in its NFKC_Casefold key.
+    /// A code point that is not a letter (Lu Ll Lt Lm Lo), a decimal digit (Nd) or a
+    /// combining mark (Mn Mc) after a letter of its script, in the name (NFC) or its key;
+    /// or U+0640 ARABIC TATWEEL.
     case invalidCharacters
     /// A Default_Ignorable_Code_Point (Hangul fillers, zero-width characters, bidi
     /// controls, variation selectors, soft hyphen, ...).
     case invisibleCharacters
+    /// No letter other than modifier letters (Lu Ll Lt Lo) and no decimal digit: ʼʼ, ๆๆ.
+    case noLetter
+    /// A grapheme cluster of more than `Usernames.maxMarksPerCharacter` combining marks or
+    /// more than `Usernames.maxCodePointsPerCharacter` code points ("zalgo" stacks).
+    case overloadedCharacter
+    /// Right-to-left characters in an order that fails the RFC 5893 Bidi Rule (123علي).
+    case bidiOrder
     /// More than `Usernames.maxCharacters` grapheme clusters (NFC or key).
     case tooLong
-    /// More than `Usernames.maxBytes` bytes of UTF-8 (NFC or key).
+    /// More than `Usernames.maxBytes` bytes of UTF-8 (NFC or key), or more than
+    /// `Usernames.maxInputBytes` as sent.
     case tooManyBytes
     /// Mixes scripts beyond UTS #39's "highly restrictive" level, or mixes number systems.
     case mixedScripts
@@ -57,6 +74,10 @@ public enum Usernames {
     /// Input longer than this is refused as `tooManyBytes` before it is normalised: NFC
     /// shrinks text at most threefold, so such input can never fit in `maxBytes`.
     public static let maxInputBytes = 4 * maxBytes
+    /// Most combining marks (Mn Mc) in one grapheme cluster (NFC and key).
+    public static let maxMarksPerCharacter = 4
+    /// Most code points in one grapheme cluster (NFC and key).
+    public static let maxCodePointsPerCharacter = 8
 
     /// The Unicode version the keys are computed with (the linked ICU's).
     public static let unicodeVersion = ICU.version(signupd_unicode_version)
@@ -64,26 +85,28 @@ public enum Usernames {
     public static let icuVersion = ICU.version(signupd_icu_version)
     /// Names the key algorithm and its Unicode version; stored with the keys so that a
     /// daemon linked against another ICU recomputes them.
-    public static var keyVersion: String { "NFKC_Casefold+UTS39-skeleton/Unicode-\(unicodeVersion)" }
+    public static var keyVersion: String { "NFKC_Casefold+UTS39-similarity/Unicode-\(unicodeVersion)" }
 
     /// Applies the username rule (PROTOCOL.md, "Usernames", in the same order) and returns
     /// the name's identity.
     public static func identity(of name: String) -> Result<UsernameIdentity, UsernameRejection> {
+        checked(name, withSimilarityKeys: true)
+    }
+
+    /// Applies the username rule only: nil when the name is valid. What the form checks on
+    /// every keystroke; the similarity keys are computed when a store is asked.
+    public static func rejection(of name: String) -> UsernameRejection? {
+        if case .failure(let rejection) = checked(name, withSimilarityKeys: false) { return rejection }
+        return nil
+    }
+
+    private static func checked(_ name: String, withSimilarityKeys: Bool) -> Result<UsernameIdentity, UsernameRejection> {
         guard name.utf8.count <= maxInputBytes else { return .failure(.tooManyBytes) }
         guard let display = ICU.nfc(name) else { return .failure(.unavailable) }
         guard display.utf8.count <= maxBytes else { return .failure(.tooManyBytes) }
-        switch ICU.classify(display) {
-        case 0: break
-        case 1: return .failure(.invisibleCharacters)
-        default: return .failure(.invalidCharacters)
-        }
+        if let rejection = characterRule(display) { return .failure(rejection) }
         guard let key = ICU.nfkcCasefold(display) else { return .failure(.unavailable) }
-        switch ICU.classify(key, allowMarks: true) {
-        case 0: break
-        case 1: return .failure(.invisibleCharacters)
-        default: return .failure(.invalidCharacters)
-        }
-        guard !key.isEmpty else { return .failure(.invisibleCharacters) }
+        if let rejection = characterRule(key) { return .failure(rejection) }
         guard key.utf8.count <= maxBytes else { return .failure(.tooManyBytes) }
         guard display.count <= maxCharacters, key.count <= maxCharacters else { return .failure(.tooLong) }
         switch ICU.spoofCheck(key) {
@@ -91,14 +114,70 @@ public enum Usernames {
         case ..<0: return .failure(.unavailable)
         default: return .failure(.mixedScripts)
         }
-        guard let skeleton = ICU.skeleton(key) else { return .failure(.unavailable) }
-        return .success(UsernameIdentity(display: display, key: key, skeleton: skeleton, legacyKey: name.lowercased()))
+        guard ICU.passesBidiRule(display), ICU.passesBidiRule(key) else { return .failure(.bidiOrder) }
+        guard withSimilarityKeys else {
+            return .success(UsernameIdentity(display: display, key: key, similarityKeys: [], skeleton: "", legacyKey: ""))
+        }
+        guard let similarityKeys = similarityKeys(display: display, key: key), let skeleton = similarityKey(key) else {
+            return .failure(.unavailable)
+        }
+        return .success(
+            UsernameIdentity(display: display, key: key, similarityKeys: similarityKeys, skeleton: skeleton, legacyKey: name.lowercased())
+        )
+    }
+
+    /// The character rule, applied to the NFC name and to its key alike.
+    static func characterRule(_ text: String) -> UsernameRejection? {
+        switch Int(ICU.classify(text)) {
+        case Int(SIGNUPD_CLASS_OK): break
+        case Int(SIGNUPD_CLASS_INVISIBLE): return .invisibleCharacters
+        case Int(SIGNUPD_CLASS_NO_LETTER): return .noLetter
+        default: return .invalidCharacters
+        }
+        for character in text {
+            var codePoints = 0
+            var marks = 0
+            for scalar in character.unicodeScalars {
+                codePoints += 1
+                switch scalar.properties.generalCategory {
+                case .nonspacingMark, .spacingMark, .enclosingMark: marks += 1
+                default: break
+                }
+            }
+            if codePoints > maxCodePointsPerCharacter || marks > maxMarksPerCharacter { return .overloadedCharacter }
+        }
+        return nil
+    }
+
+    /// The look-alike key of one written form: NFKC_Casefold of the UTS #39 skeleton of
+    /// the form without its general diacritics (script Inherited marks, before and after
+    /// the skeleton) and with small capitals as capitals. Nil only when ICU fails.
+    public static func similarityKey(_ form: String) -> String? {
+        guard let bare = ICU.strippingDiacritics(form), let skeleton = ICU.skeleton(bare),
+            let bareSkeleton = ICU.strippingDiacritics(skeleton)
+        else { return nil }
+        return ICU.nfkcCasefold(bareSkeleton)
+    }
+
+    /// The similarity keys of every way the account can be written. Nil only when ICU fails.
+    static func similarityKeys(display: String, key: String) -> [String]? {
+        guard let lower = ICU.lowercased(display), let upper = ICU.uppercased(display), let keyUpper = ICU.uppercased(key) else {
+            return nil
+        }
+        var keys: [[UInt8]: String] = [:]
+        for form in [display, lower, upper, key, keyUpper] {
+            guard let similarity = similarityKey(form) else { return nil }
+            keys[Array(similarity.utf8)] = similarity
+        }
+        return keys.sorted { $0.key.lexicographicallyPrecedes($1.key) }.map(\.value)
     }
 
     /// The identity of a name stored before the rule existed (schema migration): no rule
     /// is applied, the name is kept as stored. Nil only when ICU fails.
     public static func storedIdentity(of name: String, legacyKey: String) -> UsernameIdentity? {
-        guard let key = ICU.nfkcCasefold(name), let skeleton = ICU.skeleton(key) else { return nil }
-        return UsernameIdentity(display: name, key: key, skeleton: skeleton, legacyKey: legacyKey)
+        guard let key = ICU.nfkcCasefold(name), let similarityKeys = similarityKeys(display: name, key: key),
+            let skeleton = similarityKey(key)
+        else { return nil }
+        return UsernameIdentity(display: name, key: key, similarityKeys: similarityKeys, skeleton: skeleton, legacyKey: legacyKey)
     }
 }

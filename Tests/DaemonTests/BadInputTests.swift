@@ -126,7 +126,7 @@ struct BadInputTests {
         // More sessions than allowed on one connection.
         let crowded = try SharedDaemon.client()
         for _ in 0..<16 { _ = try crowded.open("login") }
-        try crowded.send(Request(.open(form: "login")))
+        try crowded.send(Request(.open(form: "login", locale: nil)))
         #expect(try crowded.next("error").string("code") == "limit_exceeded")
         #expect(try crowded.sync().isEmpty)
     }

@@ -13,7 +13,7 @@ struct DaemonLifecycleTests {
         let client = try daemon.connect()
         let hello = try client.hello()
         #expect(hello.string("protocol") == "signup/1")
-        #expect(hello["forms"] == .array([.string("signup"), .string("login")]))
+        #expect(hello["forms"] == .array([.string("signup"), .string("login"), .string("phone-signup"), .string("phone-login")]))
 
         let result = try client.signup("alice", "correct horse")
         #expect(result["ok"] == .bool(true))

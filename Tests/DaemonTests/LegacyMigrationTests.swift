@@ -137,8 +137,9 @@ struct LegacyMigrationTests {
         // As if another ICU had written them: stale keys under another version.
         let queue = try DatabaseQueue(path: daemon.databasePath)
         try queue.write { db in
-            try db.execute(sql: "UPDATE account SET identityKey = 'stale' || id, skeleton = 'stale' || id")
-            try db.execute(sql: "UPDATE identityKeyVersion SET version = 'NFKC_Casefold+UTS39-skeleton/Unicode-1.0'")
+            try db.execute(sql: "UPDATE account SET identityKey = 'stale' || id")
+            try db.execute(sql: "UPDATE similarityKey SET key = 'stale' || rowid")
+            try db.execute(sql: "UPDATE identityKeyVersion SET version = 'NFKC_Casefold+UTS39-similarity/Unicode-1.0'")
         }
         try queue.close()
 
@@ -151,8 +152,8 @@ struct LegacyMigrationTests {
             (try String.fetchOne(db, sql: "SELECT version FROM identityKeyVersion"),
              try Int.fetchOne(db, sql: "SELECT count(*) FROM account WHERE identityKey LIKE 'stale%'"))
         }
-        #expect(version?.hasPrefix("NFKC_Casefold+UTS39-skeleton/Unicode-") == true)
-        #expect(version != "NFKC_Casefold+UTS39-skeleton/Unicode-1.0")
+        #expect(version?.hasPrefix("NFKC_Casefold+UTS39-similarity/Unicode-") == true)
+        #expect(version != "NFKC_Casefold+UTS39-similarity/Unicode-1.0")
         #expect(stale == 0)
     }
 }

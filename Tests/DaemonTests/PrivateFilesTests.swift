@@ -63,6 +63,20 @@ struct PrivateFilesTests {
         #expect(!FileManager.default.fileExists(atPath: daemon.socketPath))
     }
 
+    @Test("a database whose files belong to another user is refused, root included", .enabled(if: getuid() == 0, "needs root to chown"))
+    func foreignDatabaseFile() throws {
+        let first = DaemonProcess()
+        try first.start(.byHand)
+        first.signal(SIGTERM)
+        #expect(first.waitForExit() == 0)
+        chown(first.databasePath, 994, 994)
+        let second = DaemonProcess(directory: first.directory)
+        try second.start(.byHand, waitForReady: false)
+        #expect(second.waitForExit() == 1)
+        #expect(second.log.contains("refusing \(first.databasePath): it belongs to uid 994, not to uid 0"))
+        #expect(!FileManager.default.fileExists(atPath: first.databasePath + "-wal"))
+    }
+
     @Test("a directory writable by group or others is refused with its mode")
     func writableDirectory() throws {
         let directory = DaemonProcess.makeDirectory()

@@ -6,8 +6,10 @@ struct SchemaTests {
     @Test("it accepts what the daemon sends and rejects what it must not")
     func validatorCanFail() throws {
         let schema = SchemaValidator.protocolV1
-        let good = try JSONParser.parse(Array(#"{"event":"validation","session":"s","seq":1,"field":"f","state":"ok","message":""}"#.utf8))
+        let good = try JSONParser.parse(Array(#"{"event":"validation","session":"s","seq":1,"field":"f","state":"ok","message":"","messageId":"","params":{}}"#.utf8))
         #expect(schema.problems(good).isEmpty)
+        let withParams = try JSONParser.parse(Array(#"{"event":"validation","session":"s","seq":1,"field":"f","state":"failed","message":"m","messageId":"username.too_long","params":{"max":39}}"#.utf8))
+        #expect(schema.problems(withParams).isEmpty)
         for bad in [
             #"{"event":"validation","session":"s","seq":0,"field":"f","state":"ok","message":""}"#,
             #"{"event":"validation","session":"s","seq":1,"field":"f","state":"great","message":""}"#,
@@ -15,6 +17,8 @@ struct SchemaTests {
             #"{"event":"pong","extra":1}"#,
             #"{"event":"result","session":"s","seq":2,"ok":true,"message":"m","token":"short"}"#,
             #"{"event":"hello"}"#,
+            #"{"event":"validation","session":"s","seq":1,"field":"f","state":"ok","message":"","messageId":"Not An Id","params":{}}"#,
+            #"{"event":"locale","session":"s","locale":"not a tag"}"#,
         ] {
             #expect(!schema.problems(try JSONParser.parse(Array(bad.utf8))).isEmpty, "accepted \(bad)")
         }
@@ -29,7 +33,7 @@ struct SchemaTests {
     @Test("requests the client library encodes validate as requests")
     func requests() throws {
         let requests: [Request] = [
-            Request(id: .integer(1), .describe), Request(.ping), Request(.open(form: "signup")), Request(.attach(session: "s")),
+            Request(id: .integer(1), .describe(locale: nil)), Request(.ping), Request(.open(form: "signup", locale: nil)), Request(.attach(session: "s")),
             Request(.set(session: nil, field: "f", value: "v")), Request(.submit(session: "s")), Request(.snapshot(session: nil)),
             Request(.close(session: nil)), Request(.verify(token: "t")), Request(id: .string("l"), .sessions),
         ]

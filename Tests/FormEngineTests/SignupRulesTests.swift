@@ -4,9 +4,9 @@ import Testing
 
 @Suite("Signup form rules")
 struct SignupRulesTests {
-    private func validation(_ field: String, _ value: String, in session: inout FormSession) throws -> Validation {
+    private func validation(_ field: String, _ value: String, in session: inout FormSession) throws -> Shown {
         _ = try session.handle(.set(field: field, value: value), now: .zero)
-        return session.validations[session.form.index(of: field)!]
+        return session.shown(session.form.index(of: field)!)
     }
 
     @Test("letters and digits of any script are accepted", arguments: [
@@ -16,17 +16,29 @@ struct SignupRulesTests {
     func validUsernames(_ name: String) throws {
         var session = FormSession(form: .signup)
         let result = try validation("username", name, in: &session)
-        #expect(result == Validation(.validating, "Checking availability"))
+        #expect(result == Shown(.validating, "Checking availability"))
     }
 
     @Test("anything else fails with the character message", arguments: [
         "under_score", "da-sh", "do.t", "spa ce", "emoji👍", "tab\t", "nul\u{0}", "e\u{301}", "half½", "ⅻ", "@", "a+b",
-        String(repeating: "_", count: 50),
+        String(repeating: "_", count: 50), "\u{0639}\u{0640}\u{0644}\u{064A}", "\u{0640}",
     ])
     func invalidCharacters(_ name: String) throws {
         var session = FormSession(form: .signup)
         let result = try validation("username", name, in: &session)
-        #expect(result == Validation(.failed, "Username can only contain letters or digits"))
+        #expect(result == Shown(.failed, "Username can only contain letters or digits"))
+    }
+
+    @Test("modifier letters alone are not a name; one character of many code points is refused", arguments: [
+        ("\u{02BC}\u{02BC}", "Username must contain a letter or digit other than a modifier letter"),
+        ("\u{0E46}\u{0E46}", "Username must contain a letter or digit other than a modifier letter"),
+        ("\u{A717}\u{A717}", "Username must contain a letter or digit other than a modifier letter"),
+        ("\u{02D1}", "Username must contain a letter or digit other than a modifier letter"),
+        (String(repeating: "\u{1100}", count: 85), "Username characters can have at most 4 combining marks and 8 code points each"),
+    ])
+    func basicRuleRefusals(_ name: String, _ message: String) throws {
+        var session = FormSession(form: .signup)
+        #expect(try validation("username", name, in: &session) == Shown(.failed, message))
     }
 
     @Test("invisible code points fail with their own message, even beside letters", arguments: [
@@ -35,14 +47,14 @@ struct SignupRulesTests {
     func invisibleCharacters(_ name: String) throws {
         var session = FormSession(form: .signup)
         let result = try validation("username", name, in: &session)
-        #expect(result == Validation(.failed, "Username cannot contain invisible characters"))
+        #expect(result == Shown(.failed, "Username cannot contain invisible characters"))
     }
 
     @Test("a username over 255 bytes fails before anything else is counted")
     func usernameBytes() throws {
         var session = FormSession(form: .signup)
         let result = try validation("username", "admin" + String(repeating: "\u{1160}", count: 21_000), in: &session)
-        #expect(result == Validation(.failed, "Username must be at most 255 bytes"))
+        #expect(result == Shown(.failed, "Username must be at most 255 bytes"))
         let fits = try validation("username", String(repeating: "é", count: 39), in: &session)
         #expect(fits.state == .validating)
     }
@@ -51,10 +63,10 @@ struct SignupRulesTests {
     func passwordBytes() throws {
         var session = FormSession(form: .signup)
         let heavy = "a" + String(repeating: "\u{301}", count: 2100)  // one character, 4201 bytes
-        #expect(try validation("password", heavy, in: &session) == Validation(.failed, "Password must be at most 4096 bytes"))
+        #expect(try validation("password", heavy, in: &session) == Shown(.failed, "Password must be at most 4096 bytes"))
         var login = FormSession(form: .login)
         _ = try login.handle(.set(field: "password", value: heavy), now: .zero)
-        #expect(login.validations[1] == Validation(.failed, "Password must be at most 4096 bytes"))
+        #expect(login.shown(1) == Shown(.failed, "Password must be at most 4096 bytes"))
     }
 
     @Test("a configured username rule decides, and each verdict has its message", arguments: [
@@ -63,12 +75,29 @@ struct SignupRulesTests {
         (.invisibleCharacters, "Username cannot contain invisible characters"),
         (.tooLong, "Username must be at most 39 characters"),
         (.invalidCharacters, "Username can only contain letters or digits"),
+        (.noLetter, "Username must contain a letter or digit other than a modifier letter"),
+        (.overloadedCharacter, "Username characters can have at most 4 combining marks and 8 code points each"),
+        (.bidiOrder, "Username with right-to-left letters must start with a letter and keep one direction"),
     ])
     func configuredRule(_ verdict: UsernameVerdict, _ message: String) throws {
         let configuration = FormConfiguration(usernameRule: UsernameRule { _ in verdict })
         var session = FormSession(form: .signup)
         _ = try session.handle(.set(field: "username", value: "alice"), now: .zero, configuration: configuration)
-        #expect(session.validations[0] == Validation(.failed, message))
+        #expect(session.shown(0) == Shown(.failed, message))
+    }
+
+    @Test("the identity rule's refusals have message ids, parameters and zh-CN texts", arguments: [
+        (UsernameVerdict.noLetter, "username.no_letter", "用户名必须包含修饰字母以外的字母或数字"),
+        (.overloadedCharacter, "username.overloaded_character", "用户名的每个字符最多只能有 4 个组合符号和 8 个码位"),
+        (.bidiOrder, "username.bidi_order", "含有从右到左书写字母的用户名必须以字母开头，并保持同一书写方向"),
+    ])
+    func refusalIDs(_ verdict: UsernameVerdict, _ id: String, _ chinese: String) throws {
+        let configuration = FormConfiguration(usernameRule: UsernameRule { _ in verdict })
+        var session = FormSession(form: .signup)
+        _ = try session.handle(.set(field: "username", value: "alice"), now: .zero, configuration: configuration)
+        let message = session.validations[0].message
+        #expect(message.id == id)
+        #expect(MessageCatalogues.builtin.render(message, locale: "zh-CN").text == chinese)
     }
 
     @Test("39 characters pass, 40 fail", arguments: [(39, true), (40, false), (41, false), (38, true)])
@@ -99,13 +128,13 @@ struct SignupRulesTests {
     @Test("the repeated password is re-evaluated when either field changes")
     func repeatedPassword() throws {
         var session = FormSession(form: .signup)
-        #expect(try validation("repeatedPassword", "secret1", in: &session) == Validation(.failed, "Password different"))
+        #expect(try validation("repeatedPassword", "secret1", in: &session) == Shown(.failed, "Password different"))
         let step = try session.handle(.set(field: "password", value: "secret1"), now: .zero)
-        #expect(step.events == [
+        #expect(step.events.textOnly == [
             .validation(field: "password", state: .ok, message: "Password acceptable"),
             .validation(field: "repeatedPassword", state: .ok, message: "Password repeated"),
         ])
-        #expect(try validation("repeatedPassword", "", in: &session) == .empty)
+        #expect(try validation("repeatedPassword", "", in: &session) == Shown.empty)
     }
 
     @Test("repeated passwords compare bytes, not canonical equivalence")

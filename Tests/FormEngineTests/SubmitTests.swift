@@ -40,16 +40,16 @@ struct SubmitTests {
         var session = try readySignup()
         let submit = try session.handle(.submit, now: .zero)
         #expect(submit.events == [.busy(true), .enabled(false)])
-        #expect(submit.effects == [.submit(.signup, username: "alice", password: "s3cret!")])
+        #expect(submit.effects == [.submit(.signup, identity: IdentityValue(.username, "alice"), password: "s3cret!")])
         // Edits during busy are validated as usual but cannot enable submit.
         let edit = try session.handle(.set(field: "password", value: "x"), now: .zero)
-        #expect(edit.events == [
+        #expect(edit.events.textOnly == [
             .validation(field: "password", state: .failed, message: "Password must be at least 5 characters"),
             .validation(field: "repeatedPassword", state: .failed, message: "Password different"),
         ])
         #expect(throws: FormError.notReady) { try session.handle(.submit, now: .zero) }
         let done = try session.handle(.submitCompleted(.signedUp(user: "alice")), now: .zero)
-        #expect(done.events == [.result(ok: true, message: "Signed up", user: "alice", token: nil), .busy(false)])
+        #expect(done.events.textOnly == [.result(ok: true, message: "Signed up", user: "alice", token: nil), .busy(false)])
         #expect(session.finished)
         #expect(throws: FormError.finished) { try session.handle(.set(field: "username", value: "bob"), now: .zero) }
         #expect(throws: FormError.finished) { try session.handle(.submit, now: .zero) }
@@ -60,7 +60,7 @@ struct SubmitTests {
         var session = try readySignup()
         _ = try session.handle(.submit, now: .zero)
         let done = try session.handle(.submitCompleted(.usernameTaken), now: .zero)
-        #expect(done.events == [
+        #expect(done.events.textOnly == [
             .result(ok: false, message: "Username already taken", user: nil, token: nil),
             .validation(field: "username", state: .failed, message: "Username already taken"),
             .busy(false),
@@ -74,7 +74,7 @@ struct SubmitTests {
         var session = try readySignup()
         _ = try session.handle(.submit, now: .zero)
         let done = try session.handle(.submitCompleted(.storeUnavailable), now: .zero)
-        #expect(done.events == [
+        #expect(done.events.textOnly == [
             .result(ok: false, message: "Account store unavailable, try again later", user: nil, token: nil),
             .busy(false), .enabled(true),
         ])
@@ -95,7 +95,7 @@ struct SubmitTests {
         #expect(data == session)
         var restored = data
         let step = try restored.handle(.availability(check: 1, .available), now: .zero)
-        #expect(step.events == [.validation(field: "username", state: .ok, message: "Username available")])
+        #expect(step.events.textOnly == [.validation(field: "username", state: .ok, message: "Username available")])
     }
 }
 
@@ -112,12 +112,12 @@ struct LoginTests {
     func rules() throws {
         var session = FormSession(form: .login)
         let bad = try session.handle(.set(field: "username", value: "a_b"), now: .zero)
-        #expect(bad.events == [.validation(field: "username", state: .failed, message: "Username can only contain letters or digits")])
+        #expect(bad.events.textOnly == [.validation(field: "username", state: .failed, message: "Username can only contain letters or digits")])
         let good = try session.handle(.set(field: "username", value: "ab"), now: .zero)
         #expect(good.effects.isEmpty)
-        #expect(good.events == [.validation(field: "username", state: .ok, message: "Username valid")])
+        #expect(good.events.textOnly == [.validation(field: "username", state: .ok, message: "Username valid")])
         let password = try session.handle(.set(field: "password", value: "x"), now: .zero)
-        #expect(password.events == [.validation(field: "password", state: .ok, message: "Password entered"), .enabled(true)])
+        #expect(password.events.textOnly == [.validation(field: "password", state: .ok, message: "Password entered"), .enabled(true)])
     }
 
     @Test("login results", arguments: [
@@ -128,9 +128,9 @@ struct LoginTests {
     func results(_ outcome: SubmitOutcome, _ expected: SessionEvent) throws {
         var session = try readyLogin()
         let submit = try session.handle(.submit, now: .zero)
-        #expect(submit.effects == [.submit(.login, username: "alice", password: "x")])
+        #expect(submit.effects == [.submit(.login, identity: IdentityValue(.username, "alice"), password: "x")])
         let done = try session.handle(.submitCompleted(outcome), now: .zero)
-        #expect(done.events.first == expected)
+        #expect(done.events.first?.textOnly == expected)
         #expect(done.events.dropFirst().first == .busy(false))
         if case .loggedIn = outcome { #expect(session.finished) } else { #expect(session.enabled) }
     }

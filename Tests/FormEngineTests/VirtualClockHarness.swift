@@ -19,9 +19,9 @@ struct VirtualClockHarness {
     private(set) var log: [(tick: Int, event: SessionEvent)] = []
     private(set) var effects: [(tick: Int, effect: FormEffect)] = []
 
-    init(form: FormDefinition) {
-        session = FormSession(form: form)
-        log = session.snapshot().map { (0, $0) }
+    init(form: FormDefinition, locale: String = "en") {
+        session = FormSession(form: form, locale: locale)
+        log = session.snapshot(configuration: configuration).map { (0, $0) }
     }
 
     var moment: Moment { Moment(nanoseconds: Int64(now) * 200_000_000) }
@@ -32,10 +32,13 @@ struct VirtualClockHarness {
         for effect in step.effects {
             effects.append((now, effect))
             switch effect {
-            case .startCheck(let id, let username, _):
-                scheduled.append((now + checkDelay, id, answers[username] ?? .available))
+            case .startCheck(let id, let identity, _):
+                scheduled.append((now + checkDelay, id, answers[identity.value] ?? .available))
             case .cancelCheck(let id):
                 if !deliverCancelledAnswers { scheduled.removeAll { $0.id == id } }
+            case .checkPassword(let id, let password, let user):
+                // A local library call: answered at once, with the configured check.
+                try send(.passwordChecked(check: id, configuration.passwordQuality.check(password, user)))
             case .submit:
                 break
             }
@@ -56,7 +59,7 @@ struct VirtualClockHarness {
     /// The logged validation events of one field, as (tick, state, message).
     func validations(of field: String) -> [(Int, ValidationState, String)] {
         log.compactMap { entry in
-            if case .validation(field, let state, let message) = entry.event { return (entry.tick, state, message) }
+            if case .validation(field, let state, let message) = entry.event { return (entry.tick, state, message.text) }
             return nil
         }
     }

@@ -31,7 +31,7 @@ func checkInvariants(_ session: FormSession) {
 public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = UnsafeRawBufferPointer(start: data, count: size)
     var framer = LineFramer(maxLineBytes: 4096)
-    var sessions = [FormSession(form: .signup), FormSession(form: .login)]
+    var sessions = FormLibrary.builtin.forms.map { FormSession(form: $0) }
     var now = Moment.zero
     var seq: UInt64 = 0
     let outcomes: [SubmitOutcome] = [
@@ -55,7 +55,8 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         case .submit: input = .submit
         case .ping, .describe, .sessions: input = .tick
         case .verify(let token): input = .availability(check: UInt64(token.utf8.count % 5), answers[token.utf8.count % 3])
-        case .open(let form): input = .submitCompleted(outcomes[form.utf8.count % outcomes.count])
+        case .open(let form, _): input = .submitCompleted(outcomes[form.utf8.count % outcomes.count])
+        case .locale(_, let locale): input = .setLocale(locale)
         case .attach(let s), .close(.some(let s)), .snapshot(.some(let s)): input = .set(field: "username", value: s)
         case .close(nil), .snapshot(nil):
             for event in sessions[which].snapshot() {
@@ -71,8 +72,13 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
                 checkEncodes(.session(session: "s", seq: seq, event, id: request.id))
             }
             for effect in step.effects {
-                if case .startCheck(let id, let username, _) = effect {
-                    require(UsernameRules.hasOnlyLettersAndDigits(username) && !username.isEmpty, "only valid names are checked")
+                if case .startCheck(let id, let identity, _) = effect {
+                    let value = identity.value
+                    switch identity.kind {
+                    case .username: require(UsernameRules.hasOnlyLettersAndDigits(value) && !value.isEmpty, "only valid names are checked")
+                    case .phone: require(PhoneNumbers.digits(of: value).map { $0.utf8.count >= 11 } == true, "only valid phone numbers are checked")
+                    case .email: require(EmailAddresses.isValid(value), "only valid addresses are checked")
+                    }
                     require(id > 0, "check ids start at 1")
                 }
             }
@@ -81,6 +87,13 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         }
         checkInvariants(sessions[which])
     }
+
+    // The same bytes as a form file and a message catalogue: a problem, never a crash.
+    let text = String(decoding: bytes, as: UTF8.self)
+    if let form = try? FormFile.parse(text, file: "fuzz") {
+        require(!form.fields.isEmpty && form.fields[form.identityField].kind.identityKind != nil, "a parsed form has an identity")
+    }
+    _ = try? MessageFile.parse(text, locale: "en", file: "fuzz")
 
     // Feed in two chunks split where the first byte says, to exercise partial lines.
     let split = size > 0 ? Int(bytes[0]) % (size + 1) : 0

@@ -8,9 +8,12 @@ struct RequestTests {
     }
 
     @Test("every operation decodes", arguments: [
-        (#"{"op":"describe"}"#, Request(.describe)),
+        (#"{"op":"describe"}"#, Request(.describe(locale: nil))),
+        (#"{"op":"describe","locale":"zh_CN"}"#, Request(.describe(locale: "zh-CN"))),
+        (#"{"op":"locale","locale":"zh-Hans-CN"}"#, Request(.locale(session: nil, locale: "zh-Hans-CN"))),
+        (#"{"op":"open","form":"phone-login","locale":"en"}"#, Request(.open(form: "phone-login", locale: "en"))),
         (#"{"op":"ping","id":7}"#, Request(id: .integer(7), .ping)),
-        (#"{"op":"open","form":"signup","id":"a"}"#, Request(id: .string("a"), .open(form: "signup"))),
+        (#"{"op":"open","form":"signup","id":"a"}"#, Request(id: .string("a"), .open(form: "signup", locale: nil))),
         (#"{"op":"attach","session":"s1"}"#, Request(.attach(session: "s1"))),
         (#"{"op":"set","field":"username","value":"bob"}"#, Request(.set(session: nil, field: "username", value: "bob"))),
         (#"{"op":"set","session":"s2","field":"f","value":""}"#, Request(.set(session: "s2", field: "f", value: ""))),
@@ -27,7 +30,8 @@ struct RequestTests {
     func roundTrip() throws {
         let requests = [
             Request(id: .integer(-3), .set(session: "s", field: "password", value: "p\"\n")),
-            Request(id: .string("x"), .verify(token: "abc")), Request(.open(form: "login")),
+            Request(id: .string("x"), .verify(token: "abc")), Request(.open(form: "login", locale: nil)), Request(.open(form: "phone-login", locale: "zh-CN")),
+            Request(id: .integer(2), .locale(session: "s", locale: "en")), Request(.describe(locale: "zh-CN")),
         ]
         for request in requests {
             var writer = JSONWriter()

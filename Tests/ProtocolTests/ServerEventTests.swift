@@ -5,18 +5,21 @@ import Testing
 struct ServerEventTests {
     static let samples: [ServerEvent] = [
         .hello(server: "signupd/test", forms: ["signup", "login"], limits: ServerLimits()),
-        .description(forms: [FormDescription(name: "f", fields: [.init(name: "a", secret: true, label: "A")], submitLabel: "Go")], id: .integer(1)),
-        .opened(session: "s", form: "signup", id: .string("x")),
-        .attached(session: "s", form: "login", id: nil),
+        .description(forms: [FormDescription(name: "f", fields: [.init(name: "a", secret: true, label: "A")], submitLabel: "Go")], locale: nil, id: .integer(1)),
+        .description(forms: [FormDescription(name: "f", fields: [.init(name: "a", secret: false, label: "号码", kind: "phone")], submitLabel: "登录", title: "T", action: "login")], locale: "zh-CN", id: nil),
+        .opened(session: "s", form: "signup", locale: nil, id: .string("x")),
+        .opened(session: "s", form: "signup", locale: "zh-CN", id: nil),
+        .attached(session: "s", form: "login", locale: "en", id: nil),
+        .localeChanged(session: "s", locale: "zh-CN", id: .integer(9)),
         .closed(session: "s", id: nil),
         .pong(id: .integer(-5)),
         .verified(user: "ü", id: nil),
         .sessionList(sessions: [SessionSummary(session: "s", form: "signup", ageSeconds: 3, views: 1)], id: .integer(2)),
         .sessionList(sessions: [], id: nil),
-        .session(session: "s", seq: 1, .validation(field: "username", state: .failed, message: "a\nb\"c"), id: nil),
+        .session(session: "s", seq: 1, .validation(field: "username", state: .failed, message: LocalizedMessage(id: "username.too_long", params: [.init("max", .integer(39)), .init("s", .string("\""))], text: "a\nb\"c")), id: nil),
         .session(session: "s", seq: 2, .enabled(true), id: .integer(3)),
         .session(session: "s", seq: 3, .busy(false), id: nil),
-        .session(session: "s", seq: 4, .result(ok: true, message: "Logged in", user: "u", token: "t"), id: nil),
+        .session(session: "s", seq: 4, .result(ok: true, message: LocalizedMessage(id: "login.done", text: "Logged in"), user: "u", token: "t"), id: nil),
         .error(code: .notReady, message: "m", session: "s", id: .string("q")),
         .bye(reason: "shutdown"),
     ]
@@ -32,6 +35,11 @@ struct ServerEventTests {
             #expect(parsed["protocol"] == .string("signup/1"))
             #expect(parsed["limits"]?.objectValue?["maxLineBytes"] == .number("65536"))
             #expect(parsed["forms"]?.arrayValue?.count == 2)
+        }
+        if case .session(_, _, .validation(_, _, let message), _) = event {
+            #expect(parsed["messageId"] == .string(message.id))
+            #expect(parsed["params"]?.objectValue?["max"] == .number("39"))
+            #expect(parsed["params"]?.objectValue?["s"] == .string("\""))
         }
         if case .session(_, let seq, _, _) = event {
             #expect(parsed["seq"]?.int64Value == Int64(seq))

@@ -116,3 +116,14 @@ struct ArgumentNormalizerTests {
         #expect(!message.contains("did you mean"))
     }
 }
+
+@Suite("The user's locale from POSIX variables")
+struct UserLocaleTests {
+    @Test("POSIX locale names become BCP 47 tags; C and POSIX mean none", arguments: [
+        ("zh_CN.UTF-8", "zh-CN"), ("zh_CN", "zh-CN"), ("en_GB.UTF-8@euro", "en-GB"), ("fr", "fr"), ("sr_RS@latin", "sr-RS"),
+        ("C", nil), ("POSIX", nil), ("C.UTF-8", nil), ("", nil), ("../../etc", nil),
+    ] as [(String, String?)])
+    func tags(_ posix: String, _ tag: String?) {
+        #expect(UserLocale.tag(fromPOSIX: posix) == tag)
+    }
+}

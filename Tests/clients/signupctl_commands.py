@@ -76,7 +76,7 @@ try:
     checks.check(out["ok"] is True and out["command"] == "login" and out["user"] == "scripted" and len(out["token"]) == 43, "login --json: %s" % out)
     r = ctl("describe", "--json")
     expect(r, 0, "describe --json")
-    checks.check([f["name"] for f in json.loads(r.stdout)["forms"]] == ["signup", "login"], "describe --json lists the forms")
+    checks.check([f["name"] for f in json.loads(r.stdout)["forms"]] == ["signup", "login", "phone-signup", "phone-login"], "describe --json lists the forms")
     r = ctl("describe")
     checks.check("repeatedPassword" in r.stdout and "(secret)" in r.stdout, "describe shows fields")
     r = ctl("ping", "--json")

@@ -426,9 +426,13 @@ def part_7():
             lines = []
             for n in range(per):
                 v.next_id += 1
-                op = rng.choice(["verify", "set", "snapshot", "ping", "ping"])
+                op = rng.choice(["verify", "set", "snapshot", "locale", "sessions", "ping", "ping"])
                 if op == "verify":
                     lines.append({"op": "verify", "token": token, "id": v.next_id})
+                elif op == "locale":
+                    lines.append({"op": "locale", "session": sid, "locale": rng.choice(["en", "zh-CN"]), "id": v.next_id})
+                elif op == "sessions":
+                    lines.append({"op": "sessions", "id": v.next_id})
                 elif op == "set":
                     lines.append({"op": "set", "session": sid, "field": "username", "value": "v%dn%d" % (viewers.index(v), n), "id": v.next_id})
                 else:

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The HTTP availability service hanging, refusing, answering garbage or errors: the
 field shows "Error contacting server" within the timeout and no session is stuck busy;
-404 means available and 2xx taken.
+404 means available and 2xx taken; {username} is the NFC name as typed, {key} the
+identity key.
 
 usage: http_availability.py path/to/signupd
 """
@@ -19,9 +20,18 @@ checks = Checks("HTTP availability faults")
 asked = []
 
 
+keys_asked = []
+
+
 class Handler(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
         name = self.path.rsplit("/", 1)[-1]
+        if self.path.startswith("/keys/"):
+            # A service that knows "bob", asked about the identity key.
+            keys_asked.append(name)
+            self.send_response(200 if name == "bob" else 404)
+            self.end_headers()
+            return
         asked.append(name)
         if name.startswith("free"):
             self.send_response(404)
@@ -61,6 +71,8 @@ probe.close()
 binary = sys.argv[1]
 daemon = Daemon(binary, args=FAST_HASH + ["--availability-url", "http://127.0.0.1:%d/users/{username}" % port,
                                           "--availability-timeout", "1"]).start()
+keyed = Daemon(binary, args=FAST_HASH + ["--availability-url", "http://127.0.0.1:%d/keys/{key}" % port,
+                                         "--availability-timeout", "1"]).start()
 refusing = Daemon(binary, args=FAST_HASH + ["--availability-url", "http://127.0.0.1:%d/u/{username}" % refused_port,
                                             "--availability-timeout", "1"]).start()
 try:
@@ -104,6 +116,24 @@ try:
     busy = [m for m in snapshot if m.get("event") == "busy"]
     checks.check(not busy or busy[-1]["value"] is False, "not busy after the result")
 
+    # The service knows "bob". Asked with {username} it sees the NFC name as typed (BOB);
+    # asked with {key}, the identity key: every spelling of bob is taken.
+    c = Client(daemon.sock)
+    c.open("signup")
+    c.send("set", field="username", value="freeBOB")
+    got, _ = c.until(lambda m: m.get("event") == "validation" and m["field"] == "username" and m["state"] in ("ok", "failed"))
+    checks.check(asked[-1] == "freeBOB", "{username} is the NFC name as typed, case kept: %s" % asked[-1:])
+    k = Client(keyed.sock)
+    k.open("signup")
+    for name in ["BOB", "\uff42\uff4f\uff42", "\U0001d41b\U0001d428\U0001d41b", "bob"]:
+        k.send("set", field="username", value=name)
+        got, _ = k.until(lambda m: m.get("event") == "validation" and m["field"] == "username" and m["state"] in ("ok", "failed"))
+        checks.check((got["state"], got["message"]) == ("failed", "Username already taken"),
+                     "{key}: %r is bob to the service: %s (asked %s)" % (name, got, keys_asked[-1:]))
+    k.send("set", field="username", value="Alice")
+    got, _ = k.until(lambda m: m.get("event") == "validation" and m["field"] == "username" and m["state"] in ("ok", "failed"))
+    checks.check(got["state"] == "ok" and keys_asked[-1] == "alice", "{key} is case-folded: %s" % keys_asked[-1:])
+
     r = Client(refusing.sock)
     r.open("signup")
     started = time.monotonic()
@@ -114,4 +144,5 @@ try:
 finally:
     checks.check(daemon.stop() == 0, "daemon exits 0")
     checks.check(refusing.stop() == 0, "second daemon exits 0")
+    checks.check(keyed.stop() == 0, "daemon with {key} exits 0")
 checks.done()

@@ -23,7 +23,7 @@ from harness import FAST_HASH, Checks, Client, Daemon
 
 checks = Checks("store faults (full disk)")
 mount = tempfile.mkdtemp(prefix="signupd-disk-")
-subprocess.check_call(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", mount])
+subprocess.check_call(["mount", "-t", "tmpfs", "-o", "size=4m,mode=0700", "tmpfs", mount])
 daemon = Daemon(sys.argv[1], database=os.path.join(mount, "accounts.sqlite"), args=FAST_HASH).start()
 filler = os.path.join(mount, "filler")
 try:

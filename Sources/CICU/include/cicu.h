@@ -29,13 +29,45 @@ int32_t signupd_skeleton(const uint16_t *source, int32_t length, uint16_t *desti
 /// negative on an ICU error.
 int32_t signupd_spoof_check(const uint16_t *source, int32_t length);
 
-/// What a username's characters are: 0 when every code point is a letter (Lu Ll Lt Lm Lo)
-/// or a decimal digit (Nd); 1 when any is Default_Ignorable_Code_Point (invisible: Hangul
-/// fillers, zero-width characters, bidi controls, variation selectors, ...); else 2.
-/// With `allowMarks`, combining marks (Mn Mc Me) count as letters too (for NFKC_Casefold
-/// keys: the key of İ is i + U+0307). Properties from the linked ICU's Unicode version.
-/// Negative for ill-formed UTF-16.
-int32_t signupd_classify(const uint16_t *source, int32_t length, int allowMarks);
+/// Outcomes of signupd_classify.
+enum {
+    SIGNUPD_CLASS_OK = 0,
+    SIGNUPD_CLASS_INVISIBLE = 1,
+    SIGNUPD_CLASS_INVALID = 2,
+    SIGNUPD_CLASS_NO_LETTER = 3,
+};
+
+/// What a username's characters are, checked in this order:
+/// - SIGNUPD_CLASS_INVISIBLE when any code point is Default_Ignorable_Code_Point (Hangul
+///   fillers, zero-width characters, bidi controls, variation selectors, ...);
+/// - SIGNUPD_CLASS_INVALID when a code point is not a letter (Lu Ll Lt Lm Lo), a decimal
+///   digit (Nd), or a combining mark (Mn Mc) following a letter whose script it belongs
+///   to (or a mark of script Inherited or Common); U+0640 ARABIC TATWEEL is invalid;
+/// - SIGNUPD_CLASS_NO_LETTER when no code point is Lu Ll Lt Lo or Nd (modifier letters only).
+/// Properties from the linked ICU's Unicode version. Negative for ill-formed UTF-16.
+int32_t signupd_classify(const uint16_t *source, int32_t length);
+
+/// 1 when `source` has no right-to-left character (bidi class R, AL or AN) or passes the
+/// RFC 5893 Bidi Rule (rules 1 to 6, as IDNA applies them), else 0.
+int32_t signupd_bidi_rule(const uint16_t *source, int32_t length);
+
+/// Full uppercase and lowercase mappings (root locale); same conventions as signupd_nfc.
+int32_t signupd_to_upper(const uint16_t *source, int32_t length, uint16_t *destination, int32_t capacity);
+int32_t signupd_to_lower(const uint16_t *source, int32_t length, uint16_t *destination, int32_t capacity);
+
+/// NFD of `source` without its nonspacing and enclosing marks of script Inherited (the
+/// general diacritics U+0300..., not the vowel signs of Indic or Thai scripts), and with
+/// small capitals ("LATIN LETTER SMALL CAPITAL A", any script) replaced by their capital
+/// letters, which UTS #39's skeleton does not do; same conventions as signupd_nfc.
+int32_t signupd_strip_diacritics(const uint16_t *source, int32_t length, uint16_t *destination, int32_t capacity);
+
+/// For clients of describe's rules (the tests): the Script property of a code point (an
+/// ICU UScriptCode; 0 Common, 1 Inherited), whether its Script_Extensions contain a
+/// script, and its Bidi_Class (an ICU UCharDirection: 0 L, 1 R, 2 EN, 3 ES, 4 ET, 5 AN,
+/// 6 CS, 7 B, 8 S, 9 WS, 10 ON, 13 AL, 17 NSM, 18 BN, others controls).
+int32_t signupd_script(int32_t c);
+int32_t signupd_has_script(int32_t c, int32_t script);
+int32_t signupd_bidi_class(int32_t c);
 
 /// The Unicode version of the linked ICU (e.g. 15.0) and ICU's own (e.g. 72.1).
 void signupd_unicode_version(uint8_t version[4]);

@@ -2,9 +2,11 @@
 public struct Request: Sendable, Equatable {
     /// What the request asks for, with its members.
     public enum Operation: Sendable, Equatable {
-        case describe
+        case describe(locale: String?)
         case ping
-        case open(form: String)
+        case open(form: String, locale: String?)
+        /// Switches a session's locale; the session re-sends its snapshot in it.
+        case locale(session: String?, locale: String)
         case attach(session: String)
         case set(session: String?, field: String, value: String)
         case submit(session: String?)
@@ -24,7 +26,7 @@ public struct Request: Sendable, Equatable {
     }
 
     /// The `op` names of protocol v1.
-    public static let operationNames = ["describe", "ping", "open", "attach", "set", "submit", "snapshot", "close", "verify", "sessions"]
+    public static let operationNames = ["describe", "ping", "open", "attach", "set", "submit", "snapshot", "close", "verify", "sessions", "locale"]
 }
 
 /// A request that could not be understood, with the code and message to send back.
@@ -85,9 +87,12 @@ extension Request {
         let op = try members.requiredString("op")
         let operation: Operation
         switch op {
-        case "describe": operation = .describe
+        case "describe": operation = .describe(locale: try members.optionalLocale("locale"))
         case "ping": operation = .ping
-        case "open": operation = .open(form: try members.requiredString("form"))
+        case "open": operation = .open(form: try members.requiredString("form"), locale: try members.optionalLocale("locale"))
+        case "locale":
+            guard let locale = try members.optionalLocale("locale") else { throw RequestError(.invalidRequest, "missing member \"locale\"", id: id) }
+            operation = .locale(session: try members.optionalString("session"), locale: locale)
         case "attach": operation = .attach(session: try members.requiredString("session"))
         case "set":
             operation = .set(
@@ -118,6 +123,15 @@ extension Request {
             }
         }
 
+        /// A BCP 47 language tag such as "zh-CN"; `_` is read as `-`.
+        func optionalLocale(_ key: String) throws(RequestError) -> String? {
+            guard let tag = try optionalString(key) else { return nil }
+            guard tag.utf8.count <= 64, LocaleTag.isWellFormed(tag) else {
+                throw RequestError(.invalidRequest, "\"\(key)\" must be a BCP 47 language tag such as \"en\" or \"zh-CN\"", id: id)
+            }
+            return tag.replacingUnderscores()
+        }
+
         func optionalString(_ key: String) throws(RequestError) -> String? {
             switch object[key] {
             case .string(let s)?: return s
@@ -142,12 +156,19 @@ extension Request {
         case .close: name = "close"
         case .verify: name = "verify"
         case .sessions: name = "sessions"
+        case .locale: name = "locale"
         }
         writer.member("op", name)
         if let id { writer.member("id", id) }
         switch operation {
-        case .describe, .ping, .sessions: break
-        case .open(let form): writer.member("form", form)
+        case .ping, .sessions: break
+        case .describe(let locale): if let locale { writer.member("locale", locale) }
+        case .open(let form, let locale):
+            writer.member("form", form)
+            if let locale { writer.member("locale", locale) }
+        case .locale(let session, let locale):
+            if let session { writer.member("session", session) }
+            writer.member("locale", locale)
         case .attach(let session): writer.member("session", session)
         case .set(let session, let field, let value):
             if let session { writer.member("session", session) }
@@ -159,5 +180,11 @@ extension Request {
         }
         writer.endObject()
         writer.endLine()
+    }
+}
+
+extension String {
+    fileprivate func replacingUnderscores() -> String {
+        String(String.UnicodeScalarView(unicodeScalars.map { $0 == "_" ? "-" : $0 }))
     }
 }

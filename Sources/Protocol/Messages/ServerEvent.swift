@@ -1,9 +1,11 @@
 /// A message from server to client in protocol v1.
 public enum ServerEvent: Sendable, Equatable {
     case hello(server: String, forms: [String], limits: ServerLimits)
-    case description(forms: [FormDescription], id: RequestID?)
-    case opened(session: String, form: String, id: RequestID?)
-    case attached(session: String, form: String, id: RequestID?)
+    case description(forms: [FormDescription], locale: String?, id: RequestID?)
+    case opened(session: String, form: String, locale: String?, id: RequestID?)
+    case attached(session: String, form: String, locale: String?, id: RequestID?)
+    /// The session's locale changed (`locale` op); its snapshot follows in the new language.
+    case localeChanged(session: String, locale: String, id: RequestID?)
     case closed(session: String, id: RequestID?)
     case pong(id: RequestID?)
     case verified(user: String, id: RequestID?)
@@ -35,10 +37,10 @@ public struct SessionSummary: Sendable, Equatable {
 
 /// A change of a session's visible state.
 public enum SessionEvent: Sendable, Equatable, Codable {
-    case validation(field: String, state: ValidationState, message: String)
+    case validation(field: String, state: ValidationState, message: LocalizedMessage)
     case enabled(Bool)
     case busy(Bool)
-    case result(ok: Bool, message: String, user: String?, token: String?)
+    case result(ok: Bool, message: LocalizedMessage, user: String?, token: String?)
 }
 
 extension ServerEvent {
@@ -59,20 +61,24 @@ extension ServerEvent {
             writer.member("maxSessionsPerConnection", limits.maxSessionsPerConnection)
             writer.member("maxOutputBytes", limits.maxOutputBytes)
             writer.endObject()
-        case .description(let forms, let id):
+        case .description(let forms, let locale, let id):
             writer.member("event", "description")
             if let id { writer.member("id", id) }
+            if let locale { writer.member("locale", locale) }
             writer.beginArray("forms")
             for form in forms {
                 writer.beginObject()
                 writer.member("name", form.name)
+                if let title = form.title { writer.member("title", title) }
                 writer.member("submitLabel", form.submitLabel)
+                if let action = form.action { writer.member("action", action) }
                 writer.beginArray("fields")
                 for field in form.fields {
                     writer.beginObject()
                     writer.member("name", field.name)
                     writer.member("secret", field.secret)
                     writer.member("label", field.label)
+                    if let kind = field.kind { writer.member("kind", kind) }
                     if let rules = field.rules { Self.write(rules, to: &writer) }
                     writer.endObject()
                 }
@@ -80,11 +86,17 @@ extension ServerEvent {
                 writer.endObject()
             }
             writer.endArray()
-        case .opened(let session, let form, let id), .attached(let session, let form, let id):
+        case .opened(let session, let form, let locale, let id), .attached(let session, let form, let locale, let id):
             if case .opened = self { writer.member("event", "opened") } else { writer.member("event", "attached") }
             if let id { writer.member("id", id) }
             writer.member("session", session)
             writer.member("form", form)
+            if let locale { writer.member("locale", locale) }
+        case .localeChanged(let session, let locale, let id):
+            writer.member("event", "locale")
+            if let id { writer.member("id", id) }
+            writer.member("session", session)
+            writer.member("locale", locale)
         case .closed(let session, let id):
             writer.member("event", "closed")
             if let id { writer.member("id", id) }
@@ -134,7 +146,7 @@ extension ServerEvent {
             if let id { writer.member("id", id) }
             writer.member("field", field)
             writer.member("state", state.rawValue)
-            writer.member("message", message)
+            Self.write(message, to: &writer)
         case .enabled(let value), .busy(let value):
             if case .enabled = event { writer.member("event", "enabled") } else { writer.member("event", "busy") }
             writer.member("session", session)
@@ -147,10 +159,25 @@ extension ServerEvent {
             writer.member("seq", seq)
             if let id { writer.member("id", id) }
             writer.member("ok", ok)
-            writer.member("message", message)
+            Self.write(message, to: &writer)
             if let user { writer.member("user", user) }
             if let token { writer.member("token", token) }
         }
+    }
+
+    /// `message`, `messageId` and `params` of a validation or result.
+    private static func write(_ message: LocalizedMessage, to writer: inout JSONWriter) {
+        writer.member("message", message.text)
+        writer.member("messageId", message.id)
+        writer.key("params")
+        writer.beginObject()
+        for parameter in message.params {
+            switch parameter.value {
+            case .integer(let value): writer.member(parameter.name, value)
+            case .string(let value): writer.member(parameter.name, value)
+            }
+        }
+        writer.endObject()
     }
 
     /// A field's rules as the `rules` member of its description.
@@ -160,23 +187,35 @@ extension ServerEvent {
         if let value = rules.minCharacters { writer.member("minCharacters", value) }
         if let value = rules.maxCharacters { writer.member("maxCharacters", value) }
         if let value = rules.maxBytes { writer.member("maxBytes", value) }
+        if let value = rules.maxInputBytes { writer.member("maxInputBytes", value) }
         if let value = rules.normalization { writer.member("normalization", value) }
-        if let values = rules.allowedCategories {
-            writer.beginArray("allowedCategories")
-            values.forEach { writer.element($0) }
-            writer.endArray()
-        }
-        if let values = rules.refusedProperties {
-            writer.beginArray("refusedProperties")
-            values.forEach { writer.element($0) }
-            writer.endArray()
-        }
+        write(rules.appliesTo, as: "appliesTo", to: &writer)
+        write(rules.allowedCategories, as: "allowedCategories", to: &writer)
+        write(rules.refusedProperties, as: "refusedProperties", to: &writer)
+        write(rules.refusedCodePoints, as: "refusedCodePoints", to: &writer)
+        write(rules.requiredCategories, as: "requiredCategories", to: &writer)
+        if let value = rules.combiningMarks { writer.member("combiningMarks", value) }
+        if let value = rules.maxMarksPerCharacter { writer.member("maxMarksPerCharacter", value) }
+        if let value = rules.maxCodePointsPerCharacter { writer.member("maxCodePointsPerCharacter", value) }
+        if let value = rules.bidiRule { writer.member("bidiRule", value) }
         if let value = rules.scriptRestriction { writer.member("scriptRestriction", value) }
         if let value = rules.identity { writer.member("identity", value) }
         if let value = rules.confusables { writer.member("confusables", value) }
         if let value = rules.unicodeVersion { writer.member("unicodeVersion", value) }
         if let value = rules.equalsField { writer.member("equalsField", value) }
+        if let value = rules.minDigits { writer.member("minDigits", value) }
+        if let value = rules.maxDigits { writer.member("maxDigits", value) }
+        if let value = rules.notContainingField { writer.member("notContainingField", value) }
+        if let value = rules.email { writer.member("email", value) }
+        if let value = rules.passwordQuality { writer.member("passwordQuality", value) }
         writer.endObject()
+    }
+
+    private static func write(_ values: [String]?, as name: String, to writer: inout JSONWriter) {
+        guard let values else { return }
+        writer.beginArray(name)
+        values.forEach { writer.element($0) }
+        writer.endArray()
     }
 
     /// The event encoded as one line of UTF-8, newline included.

@@ -48,10 +48,10 @@ final class AccountService: Sendable {
         try await storePool.shutdownGracefully()
     }
 
-    /// Whether the store has no account with this name, nor one it could be confused with.
-    func storeAvailability(of username: String, on eventLoop: EventLoop) -> EventLoopFuture<Availability> {
+    /// Whether the store has no account with this identity, nor one it could be confused with.
+    func storeAvailability(of value: IdentityValue, on eventLoop: EventLoop) -> EventLoopFuture<Availability> {
         // The form applied the same rule already; a name failing it here is never free.
-        guard case .success(let identity) = Usernames.identity(of: username) else {
+        guard let identity = AccountIdentity.of(value) else {
             return eventLoop.makeSucceededFuture(.unreachable)
         }
         return storePool.runIfActive(eventLoop: eventLoop) { [store] in
@@ -66,7 +66,7 @@ final class AccountService: Sendable {
     /// Hashes and stores a new account. The result is durable before the future completes.
     /// `uid` is the requesting peer's (the queue is fair across uids); the job is skipped
     /// when `isWanted` says nobody waits for it any more.
-    func signup(username: String, password: String, uid: UInt32, isWanted: @escaping @Sendable () -> Bool, on eventLoop: EventLoop) -> EventLoopFuture<SubmitOutcome> {
+    func signup(_ value: IdentityValue, password: String, uid: UInt32, isWanted: @escaping @Sendable () -> Bool, on eventLoop: EventLoop) -> EventLoopFuture<SubmitOutcome> {
         hashed(uid: uid, isWanted: isWanted, on: eventLoop) { [self] in
             let hash: String
             do {
@@ -75,7 +75,7 @@ final class AccountService: Sendable {
                 logger.error("password hashing failed", metadata: ["error": "\(error)"])
                 return .storeUnavailable
             }
-            guard case .success(let identity) = Usernames.identity(of: username) else { return .usernameTaken }
+            guard let identity = AccountIdentity.of(value) else { return .usernameTaken }
             do {
                 let now = Int64(wallClockSeconds())
                 switch try store.createAccount(identity, passwordHash: hash, createdAt: now) {
@@ -87,10 +87,10 @@ final class AccountService: Sendable {
                 logger.info("account created", metadata: ["user": "\(identity.display)"])
                 return .signedUp(user: identity.display)
             } catch AccountStoreError.fileReplaced(let why) {
-                logger.critical("signup refused: the account store is unavailable", metadata: ["user": "\(username)", "error": "\(why)"])
+                logger.critical("signup refused: the account store is unavailable", metadata: ["user": "\(identity.display)", "error": "\(why)"])
                 return .storeUnavailable
             } catch {
-                logger.error("signup not stored", metadata: ["user": "\(username)", "error": "\(error)"])
+                logger.error("signup not stored", metadata: ["user": "\(identity.display)", "error": "\(error)"])
                 return .storeUnavailable
             }
         }
@@ -118,10 +118,11 @@ final class AccountService: Sendable {
     }
 
     /// Checks a password; on success issues a token and upgrades an outdated hash.
-    /// The attempt is counted against (`uid`, the name's skeleton) before it is queued, so
-    /// parallel attempts cannot overshoot the limit.
-    func login(username: String, password: String, uid: UInt32, isWanted: @escaping @Sendable () -> Bool, on eventLoop: EventLoop) -> EventLoopFuture<SubmitOutcome> {
-        guard case .success(let identity) = Usernames.identity(of: username) else {
+    /// The attempt is counted against (`uid`, the identity's skeleton) before it is
+    /// queued, so parallel attempts cannot overshoot the limit. Usernames, phone numbers
+    /// and e-mail addresses alike: the key is the store identity's skeleton.
+    func login(_ value: IdentityValue, password: String, uid: UInt32, isWanted: @escaping @Sendable () -> Bool, on eventLoop: EventLoop) -> EventLoopFuture<SubmitOutcome> {
+        guard let identity = AccountIdentity.of(value) else {
             // The form applied the same rule already; no account can have this name.
             return hashed(uid: uid, isWanted: isWanted, on: eventLoop) { [self] in
                 _ = hasher.verify(password, against: decoy())

@@ -23,11 +23,11 @@ enum NameAvailability: Sendable, Equatable {
     case available
     /// An account has the same key (`UsernameIdentity.key`).
     case taken
-    /// An account has the same confusable skeleton but another key.
+    /// An account shares a similarity key (`UsernameIdentity.similarityKeys`) but has another key.
     case tooSimilar
 }
 
-/// Two or more accounts created before keys were normalised that now share a skeleton.
+/// Two or more accounts created before keys were normalised that now share a similarity key.
 /// All are kept and can log in; no new account may join them.
 struct KeptCollision: Sendable, Equatable {
     var usernames: [String]
@@ -36,14 +36,14 @@ struct KeptCollision: Sendable, Equatable {
 /// Where accounts and login tokens live. Blocking calls: the daemon runs them on its
 /// thread pools, never on an event loop. Nothing above this protocol knows SQL.
 ///
-/// Identity is `UsernameIdentity` (key and skeleton from `Usernames.identity(of:)`); a
+/// Identity is `UsernameIdentity` (key and similarity keys from `Usernames.identity(of:)`); a
 /// store never compares names as typed. Every implementation must pass the same
 /// conformance suite (Tests/DaemonTests/IdentityPairsTests.swift), run through the daemon.
 protocol AccountStore: Sendable {
     /// Whether a new account with this identity could be created now.
     func availability(of identity: UsernameIdentity) throws(AccountStoreError) -> NameAvailability
 
-    /// Creates an account, durably, unless its key or skeleton is taken. Uniqueness is the
+    /// Creates an account, durably, unless its key or any of its similarity keys is taken. Uniqueness is the
     /// store's job (a unique index or one lock), never a check-then-insert by the caller.
     /// - Returns: `.available` when created, else why not.
     func createAccount(_ identity: UsernameIdentity, passwordHash: String, createdAt: Int64) throws(AccountStoreError) -> NameAvailability

@@ -2,7 +2,7 @@ import NIOConcurrencyHelpers
 import UsernameIdentity
 
 /// An account store in memory, for tests and `--database :memory:`. One lock makes
-/// check-and-insert atomic. Keys and skeletons are compared as exact scalar sequences
+/// check-and-insert atomic. Keys and similarity keys are compared as exact scalar sequences
 /// (`unicodeScalars`), never with Swift's canonical-equivalence `==`, so that this store
 /// agrees with SQLite's byte comparison.
 final class InMemoryAccountStore: AccountStore {
@@ -14,13 +14,13 @@ final class InMemoryAccountStore: AccountStore {
     private struct State {
         var accounts: [Int64: Account] = [:]
         var byKey: [[Unicode.Scalar]: Int64] = [:]
-        var bySkeleton: [[Unicode.Scalar]: Int64] = [:]
+        var bySimilarityKey: [[Unicode.Scalar]: Int64] = [:]
         var nextID: Int64 = 1
         var tokens: [[UInt8]: (accountID: Int64, expiresAt: Int64)] = [:]
 
         func availability(of identity: UsernameIdentity) -> NameAvailability {
             if byKey[Array(identity.key.unicodeScalars)] != nil { return .taken }
-            if bySkeleton[Array(identity.skeleton.unicodeScalars)] != nil { return .tooSimilar }
+            if identity.similarityKeys.contains(where: { bySimilarityKey[Array($0.unicodeScalars)] != nil }) { return .tooSimilar }
             return .available
         }
     }
@@ -39,7 +39,7 @@ final class InMemoryAccountStore: AccountStore {
             state.nextID += 1
             state.accounts[id] = Account(stored: StoredAccount(id: id, username: identity.display, passwordHash: passwordHash), identity: identity)
             state.byKey[Array(identity.key.unicodeScalars)] = id
-            state.bySkeleton[Array(identity.skeleton.unicodeScalars)] = id
+            for similarity in identity.similarityKeys { state.bySimilarityKey[Array(similarity.unicodeScalars)] = id }
             return .available
         }
     }

@@ -62,17 +62,21 @@ final class LoginRateLimiter: Sendable {
     func reserve(uid: UInt32, key: String, now: UInt64) -> Reservation? {
         let key = Key(uid: uid, identity: Array(key.utf8))
         return state.withLockedValue { state in
+            // `now` was read before the lock: a failure settled meanwhile on another thread
+            // may be later. Ages saturate at zero, so such a failure counts as just now
+            // rather than wrapping round to "forgotten long ago".
+            func age(_ at: UInt64) -> UInt64 { now > at ? now - at : 0 }
             var entry = state.entries[key] ?? Entry()
-            entry.failures.removeAll { now &- $0.at >= memory }
+            entry.failures.removeAll { age($0.at) >= memory }
             var global = state.global[key.identity] ?? []
-            global.removeAll { now &- $0 >= globalWindow }
+            global.removeAll { age($0) >= globalWindow }
             state.global[key.identity] = global.isEmpty ? nil : global
             let attempts = entry.failures.count + entry.reserved
             if attempts >= limit {
                 let extra = attempts - limit
                 let delay = extra >= 6 ? maxDelay : min(maxDelay, Self.minute << UInt64(extra))
                 let last = entry.failures.last?.at ?? now
-                if entry.reserved > 0 || now &- last < delay {
+                if entry.reserved > 0 || age(last) < delay {
                     state.entries[key] = entry
                     return nil
                 }
@@ -122,7 +126,8 @@ final class LoginRateLimiter: Sendable {
     }
 
     private static func prune(_ state: inout State, now: UInt64, memory: UInt64, globalWindow: UInt64) {
-        state.entries = state.entries.filter { $0.value.reserved > 0 || $0.value.failures.contains { now &- $0.at < memory } }
-        state.global = state.global.filter { $0.value.contains { now &- $0 < globalWindow } }
+        func age(_ at: UInt64) -> UInt64 { now > at ? now - at : 0 }
+        state.entries = state.entries.filter { $0.value.reserved > 0 || $0.value.failures.contains { age($0.at) < memory } }
+        state.global = state.global.filter { $0.value.contains { age($0) < globalWindow } }
     }
 }

@@ -6,7 +6,7 @@ import UsernameIdentity
 
 /// The embedded default store: SQLite through GRDB, in WAL mode, with `synchronous=FULL`
 /// so that a signup reported ok survives a crash or power loss. Several daemons may
-/// share one database file; the unique index arbitrates races for a name.
+/// share one database file; the unique index of similarity keys arbitrates races for a name.
 final class SQLiteAccountStore: AccountStore {
     private let pool: DatabasePool
     private let path: String
@@ -68,29 +68,37 @@ final class SQLiteAccountStore: AccountStore {
             }
         }
         // v1 keyed accounts by `lowercased()` of the bytes as typed: canonically equal
-        // names were two accounts. v2 keys them by NFKC_Casefold and refuses confusables
-        // (UTS #39 skeleton). The table is rebuilt (SQLite cannot drop v1's unique
-        // constraint), ids are kept so tokens stay valid, and the keys are computed by
-        // `recomputeKeys`. v1 accounts that now collide are all kept (`collidesWith`).
+        // names were two accounts. v2 keys them by NFKC_Casefold and refuses look-alikes:
+        // each account's similarity keys (`UsernameIdentity.similarityKeys`) are rows of
+        // `similarityKey`, unique among rows that are not kept collisions, so the database
+        // alone arbitrates racing look-alike signups. The account table is rebuilt (SQLite
+        // cannot drop v1's unique constraint), ids are kept so tokens stay valid, and the
+        // keys are computed by `recomputeKeys`. v1 accounts that now collide are all kept
+        // (`collidesWith`).
         migrator.registerMigration("v2: Unicode identity keys") { db in
             try db.create(table: "account_v2") { table in
                 table.autoIncrementedPrimaryKey("id")
                 table.column("username", .text).notNull()
                 table.column("identityKey", .text).notNull()
-                table.column("skeleton", .text).notNull()
                 table.column("legacyKey", .text)
                 table.column("collidesWith", .integer)
                 table.column("passwordHash", .text).notNull()
                 table.column("createdAt", .integer).notNull()
             }
             try db.execute(sql: """
-                INSERT INTO account_v2 (id, username, identityKey, skeleton, legacyKey, collidesWith, passwordHash, createdAt)
-                SELECT id, username, usernameKey, '', usernameKey, 0, passwordHash, createdAt FROM account
+                INSERT INTO account_v2 (id, username, identityKey, legacyKey, collidesWith, passwordHash, createdAt)
+                SELECT id, username, usernameKey, usernameKey, 0, passwordHash, createdAt FROM account
                 """)
             try db.drop(table: "account")
             try db.rename(table: "account_v2", to: "account")
-            try db.execute(sql: "CREATE UNIQUE INDEX account_skeleton ON account(skeleton) WHERE collidesWith IS NULL")
             try db.execute(sql: "CREATE INDEX account_identityKey ON account(identityKey)")
+            try db.create(table: "similarityKey") { table in
+                table.column("key", .text).notNull()
+                table.belongsTo("account", onDelete: .cascade).notNull()
+                table.column("collidesWith", .integer)
+            }
+            try db.execute(sql: "CREATE UNIQUE INDEX similarityKey_key ON similarityKey(key) WHERE collidesWith IS NULL")
+            try db.execute(sql: "CREATE INDEX similarityKey_any ON similarityKey(key)")
             try db.create(table: "identityKeyVersion") { table in
                 table.column("version", .text).notNull()
             }
@@ -100,14 +108,15 @@ final class SQLiteAccountStore: AccountStore {
         return migrator
     }
 
-    /// Computes every account's key and skeleton with this daemon's ICU, unless they were
-    /// computed with the same key version. In account order, the first account of each
-    /// skeleton owns it; any later one is kept, marked `collidesWith` the owner, and can
-    /// still log in, but no new account can take a name colliding with either.
+    /// Computes every account's key and similarity keys with this daemon's ICU, unless
+    /// they were computed with the same key version. In account order, the first account
+    /// with a similarity key owns it; a later one with that key is kept, its row marked
+    /// `collidesWith` the owner (and the account too), and can still log in, but no new
+    /// account can take a name colliding with either.
     static func recomputeKeys(_ db: Database) throws {
         let stored = try String.fetchOne(db, sql: "SELECT version FROM identityKeyVersion") ?? ""
         guard stored != Usernames.keyVersion else { return }
-        try db.execute(sql: "UPDATE account SET collidesWith = 0")
+        try db.execute(sql: "DELETE FROM similarityKey")
         let rows = try Row.fetchAll(db, sql: "SELECT id, username, legacyKey FROM account ORDER BY id")
         // Keyed by bytes: Swift's String == compares canonically, the store compares bytes.
         var owners: [[UInt8]: Int64] = [:]
@@ -118,12 +127,19 @@ final class SQLiteAccountStore: AccountStore {
             guard let identity = Usernames.storedIdentity(of: username, legacyKey: legacyKey ?? "") else {
                 throw AccountStoreError.unavailable("ICU cannot compute the key of account \(id)")
             }
-            let skeleton = Array(identity.skeleton.utf8)
-            let owner = owners[skeleton]
-            if owner == nil { owners[skeleton] = id }
+            var collidesWith: Int64?
+            for similarity in identity.similarityKeys {
+                let owner = owners[Array(similarity.utf8)]
+                if owner == nil { owners[Array(similarity.utf8)] = id }
+                collidesWith = collidesWith ?? owner
+                try db.execute(
+                    sql: "INSERT INTO similarityKey (key, accountId, collidesWith) VALUES (?, ?, ?)",
+                    arguments: [similarity, id, owner]
+                )
+            }
             try db.execute(
-                sql: "UPDATE account SET identityKey = ?, skeleton = ?, collidesWith = ? WHERE id = ?",
-                arguments: [identity.key, identity.skeleton, owner, id]
+                sql: "UPDATE account SET identityKey = ?, collidesWith = ? WHERE id = ?",
+                arguments: [identity.key, collidesWith, id]
             )
         }
         try db.execute(sql: "UPDATE identityKeyVersion SET version = ?", arguments: [Usernames.keyVersion])
@@ -137,7 +153,10 @@ final class SQLiteAccountStore: AccountStore {
         if try Bool.fetchOne(db, sql: "SELECT 1 FROM account WHERE identityKey = ?", arguments: [identity.key]) ?? false {
             return .taken
         }
-        if try Bool.fetchOne(db, sql: "SELECT 1 FROM account WHERE skeleton = ?", arguments: [identity.skeleton]) ?? false {
+        let placeholders = Array(repeating: "?", count: identity.similarityKeys.count).joined(separator: ", ")
+        if try Bool.fetchOne(
+            db, sql: "SELECT 1 FROM similarityKey WHERE key IN (\(placeholders))", arguments: StatementArguments(identity.similarityKeys)
+        ) ?? false {
             return .tooSimilar
         }
         return .available
@@ -149,13 +168,17 @@ final class SQLiteAccountStore: AccountStore {
             do {
                 try pool.write { db in
                     try db.execute(
-                        sql: "INSERT INTO account (username, identityKey, skeleton, passwordHash, createdAt) VALUES (?, ?, ?, ?, ?)",
-                        arguments: [identity.display, identity.key, identity.skeleton, passwordHash, createdAt]
+                        sql: "INSERT INTO account (username, identityKey, passwordHash, createdAt) VALUES (?, ?, ?, ?)",
+                        arguments: [identity.display, identity.key, passwordHash, createdAt]
                     )
+                    let id = db.lastInsertedRowID
+                    for similarity in identity.similarityKeys {
+                        try db.execute(sql: "INSERT INTO similarityKey (key, accountId) VALUES (?, ?)", arguments: [similarity, id])
+                    }
                 }
                 return .available
             } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {
-                // The skeleton index refused it; say whether the very name or a look-alike was first.
+                // The similarity key index refused it (the transaction rolled back); say whether the very name or a look-alike was first.
                 let why = try pool.read { db in try Self.availability(of: identity, in: db) }
                 return why == .available ? .taken : why
             }
@@ -220,19 +243,22 @@ final class SQLiteAccountStore: AccountStore {
         try run {
             try pool.read { db in
                 let rows = try Row.fetchAll(db, sql: """
-                    SELECT skeleton, username FROM account
-                    WHERE skeleton IN (SELECT skeleton FROM account WHERE collidesWith IS NOT NULL)
-                    ORDER BY skeleton, id
+                    SELECT similarityKey.key AS key, account.username AS username
+                    FROM similarityKey JOIN account ON account.id = similarityKey.accountId
+                    WHERE similarityKey.key IN (SELECT key FROM similarityKey WHERE collidesWith IS NOT NULL)
+                    ORDER BY similarityKey.key, account.id
                     """)
+                // One group per colliding key; accounts colliding on several keys are one group.
                 var groups: [KeptCollision] = []
                 var last: [UInt8]?
                 for row in rows {
-                    let skeleton: String = row["skeleton"]
-                    if Array(skeleton.utf8) != last { groups.append(KeptCollision(usernames: [])) }
-                    last = Array(skeleton.utf8)
+                    let key: String = row["key"]
+                    if Array(key.utf8) != last { groups.append(KeptCollision(usernames: [])) }
+                    last = Array(key.utf8)
                     groups[groups.count - 1].usernames.append(row["username"])
                 }
-                return groups
+                var seen: Set<[String]> = []
+                return groups.filter { seen.insert($0.usernames).inserted }
             }
         }
     }

@@ -40,11 +40,13 @@ final class HTTPAvailabilityClient: Sendable {
     /// Connections open now (for tests and logs).
     var openConnections: Int { pool.withLockedValue { $0.open } }
 
-    func check(_ username: String, cancellation: CheckCancellation, on eventLoop: EventLoop) -> EventLoopFuture<Availability> {
+    /// Asks the service about a name: `username` in NFC as typed, `key` its identity key
+    /// (`AvailabilityURLTemplate`).
+    func check(username: String, key: String, cancellation: CheckCancellation, on eventLoop: EventLoop) -> EventLoopFuture<Availability> {
         let promise = eventLoop.makePromise(of: Availability.self)
         let nanoseconds = timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000
         let deadline = eventLoop.scheduleTask(in: .nanoseconds(nanoseconds)) { promise.succeed(.unreachable) }
-        let target = template.target(for: username)
+        let target = template.target(username: username, key: key)
         acquire(cancellation: cancellation, promise: promise) { [self] channel in
             guard let channel else { return promise.succeed(.unreachable) }
             let exchange = Exchange(promise: promise)

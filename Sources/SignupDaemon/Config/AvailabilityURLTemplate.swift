@@ -1,9 +1,12 @@
 /// A URL template such as `http://users.example.org/users/{username}`: the HTTP
 /// availability service. 404 means available, any 2xx taken, anything else an error.
+/// `{username}` is replaced by the name in NFC as typed (case kept: BOB, not bob), `{key}`
+/// by its identity key (NFKC_Casefold: bob for BOB, ｂｏｂ and 𝐛𝐨𝐛), both percent-encoded;
+/// the template has at least one of them.
 struct AvailabilityURLTemplate: Sendable, Equatable {
     var host: String
     var port: Int
-    /// The path and query with `{username}` in it.
+    /// The path and query with `{username}` or `{key}` in it.
     var pathTemplate: String
 
     enum ParseError: Error, CustomStringConvertible {
@@ -15,7 +18,7 @@ struct AvailabilityURLTemplate: Sendable, Equatable {
             switch self {
             case .unsupportedScheme(let scheme):
                 "unsupported scheme \"\(scheme)\": only http:// is built in; put a TLS-terminating proxy on loopback for https"
-            case .missingPlaceholder: "the URL template must contain {username}"
+            case .missingPlaceholder: "the URL template must contain {username} or {key}"
             case .invalid(let why): "invalid URL template: \(why)"
             }
         }
@@ -25,7 +28,7 @@ struct AvailabilityURLTemplate: Sendable, Equatable {
         guard let schemeEnd = text.firstRange(of: "://") else { throw .invalid("no scheme") }
         let scheme = text[..<schemeEnd.lowerBound].lowercased()
         guard scheme == "http" else { throw .unsupportedScheme(scheme) }
-        guard text.contains("{username}") else { throw .missingPlaceholder }
+        guard text.contains("{username}") || text.contains("{key}") else { throw .missingPlaceholder }
         let rest = text[schemeEnd.upperBound...]
         let authority = rest.prefix { $0 != "/" && $0 != "?" }
         let path = rest.dropFirst(authority.count)
@@ -44,10 +47,15 @@ struct AvailabilityURLTemplate: Sendable, Equatable {
         pathTemplate = path.isEmpty ? "/" : String(path)
     }
 
-    /// The request target for `username`, percent-encoded (RFC 3986 unreserved kept).
-    func target(for username: String) -> String {
+    /// The request target for a name (`username`: NFC as typed, `key`: its identity key),
+    /// percent-encoded (RFC 3986 unreserved kept).
+    func target(username: String, key: String) -> String {
+        pathTemplate.replacing("{username}", with: Self.percentEncoded(username)).replacing("{key}", with: Self.percentEncoded(key))
+    }
+
+    private static func percentEncoded(_ text: String) -> String {
         var encoded = ""
-        for byte in username.utf8 {
+        for byte in text.utf8 {
             switch byte {
             case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
@@ -59,6 +67,6 @@ struct AvailabilityURLTemplate: Sendable, Equatable {
                 encoded.unicodeScalars.append(Unicode.Scalar(hex[Int(byte & 0xF)]))
             }
         }
-        return pathTemplate.replacing("{username}", with: encoded)
+        return encoded
     }
 }

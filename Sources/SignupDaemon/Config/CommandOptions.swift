@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import ArgumentParser
 
 /// Where signupd listens and keeps its accounts.
@@ -27,7 +30,7 @@ struct PathOptions: ParsableArguments {
 /// The optional outside availability check.
 struct AvailabilityOptions: ParsableArguments {
     @Option(help: ArgumentHelp(
-        "HTTP service asked whether a name is free, e.g. http://127.0.0.1:8080/users/{username}: 404 means available, 2xx taken, anything else an error.",
+        "HTTP service asked whether a name is free, e.g. http://127.0.0.1:8080/users/{key}: {username} is the name in NFC as typed, {key} its identity key (case-folded, NFKC); 404 means available, 2xx taken, anything else an error.",
         valueName: "template"))
     var availabilityURL: String?
 
@@ -128,5 +131,37 @@ struct SecurityOptions: ParsableArguments {
 func checkRange<T: BinaryInteger>(_ option: String, _ value: T, _ range: ClosedRange<T>) throws {
     guard range.contains(value) else {
         throw ValidationError("\(option) must be between \(range.lowerBound) and \(range.upperBound), not \(value)")
+    }
+}
+
+/// Operator forms and message catalogues.
+struct FormOptions: ParsableArguments {
+    @Option(help: ArgumentHelp(
+        "Directory of operator form definitions (*.form, read in name order); a form named like a built-in one replaces it. Default: /etc/signupd/forms.d (may be absent).",
+        valueName: "dir"))
+    var formsDir: String?
+
+    @Option(help: ArgumentHelp(
+        "Directory of message catalogues (LOCALE.messages) adding languages or replacing texts. Default: /etc/signupd/messages.d (may be absent).",
+        valueName: "dir"))
+    var messagesDir: String?
+
+    @Flag(help: "Read the forms and catalogues, report every problem as file:line:column, and exit: 0 when valid, 1 otherwise. Starts nothing.")
+    var checkConfig = false
+
+    var directories: FormDirectories {
+        FormDirectories(
+            forms: formsDir ?? FormDirectories.defaultForms,
+            messages: messagesDir ?? FormDirectories.defaultMessages,
+            required: formsDir != nil || messagesDir != nil
+        )
+    }
+}
+
+/// `print(..., to:)` on standard error.
+struct StandardError: TextOutputStream {
+    mutating func write(_ string: String) {
+        var bytes = Array(string.utf8)
+        _ = bytes.withUnsafeMutableBytes { Glibc.write(2, $0.baseAddress, $0.count) }
     }
 }

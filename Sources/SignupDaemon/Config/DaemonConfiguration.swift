@@ -51,9 +51,11 @@ struct DaemonConfiguration: Sendable {
     var eventLoopThreads: Int
     var shutdownGraceSeconds = 20
     var serverVersion = signupdVersion
+    /// Operator forms and catalogues (`--forms-dir`, `--messages-dir`), re-read on SIGHUP.
+    var formDirectories = FormDirectories(forms: FormDirectories.defaultForms, messages: FormDirectories.defaultMessages, required: false)
 
     var formConfiguration: FormConfiguration {
-        FormConfiguration(checkTimeout: availabilityTimeout, usernameRule: .identity)
+        FormConfiguration(checkTimeout: availabilityTimeout, catalogues: MessageCatalogues(), usernameRule: .identity)
     }
 }
 

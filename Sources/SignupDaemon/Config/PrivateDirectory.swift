@@ -49,6 +49,23 @@ enum PrivateDirectory {
         }
     }
 
+    /// Refuses a database whose files belong to another user — root included: a database
+    /// opened once by root by hand would leave root-owned `-wal`/`-shm` files the service's
+    /// own user can no longer open.
+    static func checkDatabaseOwner(_ database: String) throws(DaemonError) {
+        let me = geteuid()
+        for path in [database, "\(database)-wal", "\(database)-shm"] {
+            var info = stat()
+            guard lstat(path, &info) == 0 else { continue }
+            guard (info.st_mode & S_IFMT) == S_IFREG else {
+                throw .startup("refusing \(path): it is not a regular file")
+            }
+            guard info.st_uid == me else {
+                throw .startup("refusing \(path): it belongs to uid \(info.st_uid), not to uid \(me) that signupd runs as; run signupd as that user (for the system service: runuser -u signupd -- signupd …) or chown the database's files")
+            }
+        }
+    }
+
     /// Makes the files SQLite keeps for `database` (itself, `-wal`, `-shm`, `-journal`)
     /// private to signupd's user: 0600, whatever the umask they were made under.
     /// Returns the files whose mode had to be narrowed.

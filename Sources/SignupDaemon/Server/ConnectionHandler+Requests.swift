@@ -26,10 +26,23 @@ extension ConnectionHandler {
         switch request.operation {
         case .ping:
             output.enqueue(.pong(id: id))
-        case .describe:
-            output.enqueue(.description(forms: FormDefinition.all.map(\.describedWithIdentity), id: id))
-        case .open(let name):
-            open(name, id: id, output: output)
+        case .describe(let locale):
+            let library = shared.services.forms.library
+            let resolved = library.catalogues.resolve(locale ?? "en")
+            output.enqueue(.description(forms: library.forms.map { $0.describedWithIdentity(locale: locale ?? "en") }, locale: resolved, id: id))
+        case .open(let name, let locale):
+            open(name, locale: locale, id: id, output: output)
+        case .locale(let sessionID, let locale):
+            guard let session = resolve(sessionID, id: id, output: output) else { return }
+            // It re-renders the snapshot for every connection holding the session: budgeted
+            // like open and attach. Answered in request order, like snapshot.
+            guard budget.take() else { return fail(output, .rateLimited, "too many requests; slow down", id: id, session: session.id) }
+            awaitIfElsewhere(session)
+            Self.onLoop(of: session) { session in
+                defer { Self.answered(output, from: session) }
+                guard !session.isClosed else { return output.deliver(.error(code: .unknownSession, message: "session \(session.id) has ended", session: session.id, id: id)) }
+                session.switchLocale(to: locale, id: id, from: output)
+            }
         case .attach(let sessionID):
             attach(sessionID, id: id, output: output)
         case .set(let sessionID, let field, let value):
@@ -81,9 +94,10 @@ extension ConnectionHandler {
         }
     }
 
-    private func open(_ name: String, id: RequestID?, output: ConnectionOutput) {
-        guard let form = FormDefinition.all.first(where: { $0.name == name }) else {
-            let known = FormDefinition.all.map(\.name).joined(separator: ", ")
+    private func open(_ name: String, locale: String?, id: RequestID?, output: ConnectionOutput) {
+        let library = shared.services.forms.library
+        guard let form = library.form(named: name) else {
+            let known = library.forms.map(\.name).joined(separator: ", ")
             return fail(output, .unknownForm, "unknown form \"\(name)\"; known: \(known)", id: id)
         }
         guard !shared.services.registry.isDraining else { return fail(output, .shuttingDown, "the server is shutting down", id: id) }
@@ -93,10 +107,10 @@ extension ConnectionHandler {
         guard budget.take() else { return fail(output, .rateLimited, "too many requests; slow down", id: id) }
         let services = shared.services
         let session = services.directory.add { sessionID in
-            Session(id: sessionID, form: form, owner: output, services: services)
+            Session(id: sessionID, form: form, locale: locale ?? "en", owner: output, services: services)
         }
         sessions.append(session)
-        output.enqueue(.opened(session: session.id, form: form.name, id: id))
+        output.enqueue(.opened(session: session.id, form: form.name, locale: session.locale, id: id))
         session.sendSnapshot(to: output, id: id)
     }
 
@@ -124,7 +138,7 @@ extension ConnectionHandler {
                 return
             }
             session.subscribe(output)
-            output.deliver(.attached(session: session.id, form: session.formName, id: id))
+            output.deliver(.attached(session: session.id, form: session.formName, locale: session.locale, id: id))
             session.sendSnapshot(to: output, id: id)
         }
     }

@@ -20,8 +20,14 @@ final class ConnectionHandler: ChannelInboundHandler {
         let idleConnectionTimeout: TimeAmount?
         /// Unread output of all connections together.
         let outputBudget: OutputBudget
-        let hello: ServerEvent
+        /// "signupd/VERSION", for `hello`.
+        let serverName: String
         let logger: Logger
+
+        /// The greeting, naming the forms served now (a reload may change them).
+        var hello: ServerEvent {
+            .hello(server: serverName, forms: services.forms.library.forms.map(\.name), limits: limits)
+        }
     }
 
     let shared: Context

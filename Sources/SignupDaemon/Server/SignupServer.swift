@@ -101,7 +101,7 @@ final class SignupServer: Service {
             expensiveRequestsPerSecond: configuration.expensiveRequestsPerSecond,
             idleConnectionTimeout: configuration.idleConnectionSeconds.map { TimeAmount.seconds(Int64($0)) },
             outputBudget: OutputBudget(limit: configuration.maxTotalOutputBytes),
-            hello: .hello(server: "signupd/\(configuration.serverVersion)", forms: ["signup", "login"], limits: configuration.limits),
+            serverName: "signupd/\(configuration.serverVersion)",
             logger: logger
         )
         let outputCap = configuration.limits.maxOutputBytes

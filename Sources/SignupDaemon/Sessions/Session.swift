@@ -1,6 +1,7 @@
 import FormEngine
 import NIOConcurrencyHelpers
 import NIOCore
+import NIOPosix
 import Protocol
 import Synchronization
 
@@ -28,20 +29,27 @@ final class Session: @unchecked Sendable {
     /// waiting to be checked after it: a burst of `set`s costs one check at a time, each
     /// superseded one is cancelled, and the latest value is checked next.
     private var checkInFlight: (id: UInt64, cancellation: CheckCancellation)?
-    private var nextCheck: (id: UInt64, username: String)?
+    private var nextCheck: (id: UInt64, identity: IdentityValue)?
+    /// Password-quality checks (libpwquality, off the event loop): one in flight per
+    /// session, the rest waiting; a check a newer value made stale never runs.
+    private var passwordCheckInFlight = false
+    private var passwordChecks: [(id: UInt64, password: String, user: String)] = []
     /// This session's share of `services.checkBudget`.
     private var checkBucket: CheckBudget.Bucket
     private let services: SessionServices
+    /// The forms' catalogues and rules as they were at open: a reload does not change them.
+    private let configuration: FormConfiguration
     private(set) var isClosed = false
     /// `isClosed`, readable from the hash queue's threads.
     private let closedFlag = ClosedFlag()
 
-    init(id: String, form: FormDefinition, owner: ConnectionOutput, services: SessionServices) {
+    init(id: String, form: FormDefinition, locale: String, owner: ConnectionOutput, services: SessionServices) {
         self.id = id
         eventLoop = owner.eventLoop
         ownerUID = owner.peer.uid
         formName = form.name
-        state = FormSession(form: form)
+        configuration = services.currentFormConfiguration
+        state = FormSession(form: form, locale: configuration.catalogues.resolve(locale))
         subscribers = [owner]
         self.services = services
         checkBucket = CheckBudget.Bucket(perSecond: services.checkBudget.perSessionPerSecond)
@@ -52,21 +60,35 @@ final class Session: @unchecked Sendable {
 
     /// Whether the session waits for a check or a submit (a half-closed client is kept
     /// until these are answered).
-    var hasPendingWork: Bool { state.busy || state.nextDeadline != nil }
+    var hasPendingWork: Bool { state.busy || state.hasPendingCheck }
 
     /// Applies a client input; events go to every subscriber, the requester's echo its id.
     func handle(_ input: FormInput, id requestID: RequestID?, from requester: ConnectionOutput?) throws(FormError) {
         eventLoop.preconditionInEventLoop()
         guard !isClosed else { return }
-        let step = try state.handle(input, now: SessionServices.now(), configuration: services.formConfiguration)
+        let step = try state.handle(input, now: SessionServices.now(), configuration: configuration)
         publish(step.events, id: requestID, requester: requester)
         for effect in step.effects { perform(effect) }
+    }
+
+    /// The locale messages are rendered in (resolved).
+    var locale: String { state.locale }
+
+    /// Switches the locale: every subscriber is told, then gets the snapshot re-rendered.
+    func switchLocale(to tag: String, id requestID: RequestID?, from requester: ConnectionOutput) {
+        eventLoop.preconditionInEventLoop()
+        guard !isClosed else { return }
+        guard let step = try? state.handle(.setLocale(tag), now: SessionServices.now(), configuration: configuration) else { return }
+        for subscriber in subscribers {
+            subscriber.deliver(.localeChanged(session: id, locale: state.locale, id: subscriber === requester ? requestID : nil))
+        }
+        publish(step.events, id: requestID, requester: requester)
     }
 
     /// Sends the full state to one subscriber.
     func sendSnapshot(to output: ConnectionOutput, id requestID: RequestID?) {
         eventLoop.preconditionInEventLoop()
-        for event in state.snapshot() {
+        for event in state.snapshot(configuration: configuration) {
             seq += 1
             output.deliver(.session(session: id, seq: seq, event, id: requestID))
         }
@@ -99,6 +121,7 @@ final class Session: @unchecked Sendable {
         deadlineTask?.cancel()
         checkInFlight?.cancellation.cancel()
         nextCheck = nil
+        passwordChecks.removeAll()
         for subscriber in subscribers.dropFirst() {
             subscriber.deliver(.closed(session: id, id: nil))
             subscriber.sessionEnded(id)
@@ -125,7 +148,22 @@ final class Session: @unchecked Sendable {
         }
     }
 
-    private func startCheck(_ checkID: UInt64, _ username: String) {
+    private func startPasswordCheck() {
+        passwordChecks.removeAll { !state.awaitsPasswordCheck($0.id) }
+        guard !isClosed, !passwordChecks.isEmpty else { return }
+        let (checkID, password, user) = passwordChecks.removeFirst()
+        passwordCheckInFlight = true
+        let quality = configuration.passwordQuality
+        NIOThreadPool.singleton.runIfActive(eventLoop: eventLoop) {
+            quality.check(password, user)
+        }.whenComplete { [self] result in
+            if case .success(let failure) = result { feed(.passwordChecked(check: checkID, failure)) }
+            passwordCheckInFlight = false
+            startPasswordCheck()
+        }
+    }
+
+    private func startCheck(_ checkID: UInt64, _ identity: IdentityValue) {
         let cancellation = CheckCancellation()
         checkInFlight = (checkID, cancellation)
         // Past the budget the check starts later; a newer value supersedes it meanwhile.
@@ -135,50 +173,56 @@ final class Session: @unchecked Sendable {
                 checkInFlight = nil
                 guard !isClosed else { return }
                 if !cancellation.isCancelled {
-                    startCheck(checkID, username)
+                    startCheck(checkID, identity)
                 } else if let next = nextCheck {
                     nextCheck = nil
-                    startCheck(next.id, next.username)
+                    startCheck(next.id, next.identity)
                 }
             }
             return
         }
-        services.availability(of: username, cancellation: cancellation, on: eventLoop).whenComplete { [self] result in
+        services.availability(of: identity, cancellation: cancellation, on: eventLoop).whenComplete { [self] result in
             checkInFlight = nil
             if !cancellation.isCancelled { feed(.availability(check: checkID, (try? result.get()) ?? .unreachable)) }
             if let next = nextCheck, !isClosed {
                 nextCheck = nil
-                startCheck(next.id, next.username)
+                startCheck(next.id, next.identity)
             }
         }
     }
 
     private func perform(_ effect: FormEffect) {
         switch effect {
-        case .startCheck(let checkID, let username, let deadline):
+        case .startCheck(let checkID, let identity, let deadline):
             deadlineTask?.cancel()
             deadlineTask = eventLoop.scheduleTask(deadline: .uptimeNanoseconds(UInt64(deadline.nanoseconds))) { [self] in
                 feed(.tick)
             }
             if let inFlight = checkInFlight {
                 inFlight.cancellation.cancel()
-                nextCheck = (checkID, username)
+                nextCheck = (checkID, identity)
             } else {
-                startCheck(checkID, username)
+                startCheck(checkID, identity)
             }
+        case .checkPassword(let checkID, let password, let user):
+            // libpwquality reads cracklib's dictionary (milliseconds): never on the event loop.
+            // One check at a time per session; queued ones a newer value made stale are dropped.
+            passwordChecks.removeAll { !state.awaitsPasswordCheck($0.id) }
+            passwordChecks.append((checkID, password, user))
+            if !passwordCheckInFlight { startPasswordCheck() }
         case .cancelCheck(let checkID):
             // The engine ignores a late answer by its id; the timer stops, the work is aborted.
             deadlineTask?.cancel()
             deadlineTask = nil
             if checkInFlight?.id == checkID { checkInFlight?.cancellation.cancel() }
             if nextCheck?.id == checkID { nextCheck = nil }
-        case .submit(let action, let username, let password):
+        case .submit(let action, let identity, let password):
             services.registry.submitStarted()
             // Nobody waits for a hash whose session has ended: the queue skips it.
             let isWanted: @Sendable () -> Bool = { [closedFlag] in !closedFlag.isSet }
             let outcome = switch action {
-            case .signup: services.accounts.signup(username: username, password: password, uid: ownerUID, isWanted: isWanted, on: eventLoop)
-            case .login: services.accounts.login(username: username, password: password, uid: ownerUID, isWanted: isWanted, on: eventLoop)
+            case .signup: services.accounts.signup(identity, password: password, uid: ownerUID, isWanted: isWanted, on: eventLoop)
+            case .login: services.accounts.login(identity, password: password, uid: ownerUID, isWanted: isWanted, on: eventLoop)
             }
             outcome.whenComplete { [self] result in
                 feed(.submitCompleted((try? result.get()) ?? .storeUnavailable))

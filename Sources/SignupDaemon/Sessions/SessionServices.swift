@@ -7,6 +7,8 @@ struct SessionServices: Sendable {
     let accounts: AccountService
     let http: HTTPAvailabilityClient?
     let formConfiguration: FormConfiguration
+    /// The forms new sessions are opened with (replaced by a reload).
+    let forms: FormLibraryHolder
     let registry: ConnectionRegistry
     let directory: SessionDirectory
     /// Availability answers per uid and per session.
@@ -17,16 +19,25 @@ struct SessionServices: Sendable {
         Moment(nanoseconds: Int64(NIODeadline.now().uptimeNanoseconds))
     }
 
-    /// The full availability check: the store first, then the HTTP service if configured.
-    /// A cancelled check skips what has not started and aborts its HTTP request.
-    func availability(of username: String, cancellation: CheckCancellation, on eventLoop: EventLoop) -> EventLoopFuture<Availability> {
-        let fromStore = accounts.storeAvailability(of: username, on: eventLoop)
-        guard let http else { return fromStore }
-        // The service is asked about the name as it would be stored and shown: NFC.
-        let display = (try? Usernames.identity(of: username).get())?.display ?? username
+    /// The engine configuration of a session opened now: the current catalogues.
+    var currentFormConfiguration: FormConfiguration {
+        var configuration = formConfiguration
+        configuration.catalogues = forms.library.catalogues
+        return configuration
+    }
+
+    /// The full availability check: the store first, then, for usernames, the HTTP service
+    /// if configured. A cancelled check skips what has not started and aborts its HTTP request.
+    func availability(of identity: IdentityValue, cancellation: CheckCancellation, on eventLoop: EventLoop) -> EventLoopFuture<Availability> {
+        let fromStore = accounts.storeAvailability(of: identity, on: eventLoop)
+        guard let http, identity.kind == .username else { return fromStore }
+        // The service is asked about the name as it would be stored and shown (NFC) and/or
+        // its identity key, as the URL template says. The store only answers "available"
+        // for a name the rule accepts, so the identity exists whenever the service is asked.
+        guard let username = try? Usernames.identity(of: identity.value).get() else { return fromStore }
         return fromStore.flatMap { availability in
             guard availability == .available, !cancellation.isCancelled else { return eventLoop.makeSucceededFuture(availability) }
-            return http.check(display, cancellation: cancellation, on: eventLoop)
+            return http.check(username: username.display, key: username.key, cancellation: cancellation, on: eventLoop)
         }
     }
 }

@@ -16,6 +16,10 @@ struct ServiceNotifier: Sendable {
     func status(_ status: String) { send("STATUS=\(status)") }
     func watchdog() { send("WATCHDOG=1") }
     func stopping(status: String) { send("STOPPING=1\nSTATUS=\(status)") }
+    /// A reload starts (`Type=notify-reload`): the time is CLOCK_MONOTONIC's.
+    func reloading(monotonicMicroseconds: UInt64) { send("RELOADING=1\nSTATUS=reloading forms\nMONOTONIC_USEC=\(monotonicMicroseconds)") }
+    /// A reload is over, applied or refused.
+    func readyAgain() { send("READY=1") }
 
     /// The watchdog interval systemd asked for (`WatchdogSec=`), if any.
     var watchdogInterval: Duration? {

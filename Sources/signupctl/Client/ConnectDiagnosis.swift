@@ -18,7 +18,7 @@ enum ConnectDiagnosis {
         case ENOENT, ENOTDIR:
             return CommandFailure(
                 .unreachable,
-                "signupd is not running: no socket at \(path) (start it with `systemctl start signupd.socket`, or point --socket / SIGNUPD_SOCKET at it)",
+                "signupd is not running: no socket at \(path) (start it with `systemctl start signupd.socket`; if it was running, `systemctl status signupd.socket signupd.service` and `journalctl -u signupd` say why it stopped; or point --socket / SIGNUPD_SOCKET at another daemon)",
                 code: "no_daemon")
         case EACCES, EPERM:
             return CommandFailure(.unreachable, permissionHint(path: path, socket: exists ? info : nil), code: "permission_denied")

@@ -9,12 +9,12 @@ final class FormClient {
     /// Connects the form named `formName`, reading its description from the daemon.
     init(connection: DaemonConnection, formName: String) throws(CommandFailure) {
         self.connection = connection
-        let described = try connection.reply(to: try connection.request(.describe))
+        let described = try connection.reply(to: try connection.request(.describe(locale: UserLocale.current)))
         guard let form = FormDescription.list(from: described).first(where: { $0.name == formName }) else {
             throw CommandFailure(.protocolError, "signupd does not offer a \(formName) form")
         }
         view = SessionView(form: form)
-        let openID = try connection.request(.open(form: formName))
+        let openID = try connection.request(.open(form: formName, locale: UserLocale.current))
         var snapshot: [JSONObject] = []
         let opened = try connection.reply(to: openID) { message throws(CommandFailure) in snapshot.append(message) }
         view.session = opened["session"]?.stringValue ?? ""

@@ -14,7 +14,7 @@ extension SignupCtl {
         func run() throws {
             do {
                 let daemon = try connection.connect()
-                let reply = try daemon.reply(to: try daemon.request(.describe))
+                let reply = try daemon.reply(to: try daemon.request(.describe(locale: UserLocale.current)))
                 let server = daemon.hello["server"]?.stringValue ?? "signupd"
                 let version = daemon.hello["protocol"]?.stringValue ?? "?"
                 if connection.json {
@@ -95,7 +95,7 @@ extension SignupCtl {
             do throws(CommandFailure) {
                 var token = self.token ?? "-"
                 if token == "-" {
-                    token = String(FormInputOptions.firstLine(of: 0).filter { $0 != " " && $0 != "\t" })
+                    token = String((FormInputOptions.firstLine(of: 0) ?? "").filter { $0 != " " && $0 != "\t" })
                     guard !token.isEmpty else {
                         throw CommandFailure(.usage, "no token on standard input (give it there, as in printf '%s\\n' \"$TOKEN\" | signupctl verify)", code: "usage")
                     }

@@ -7,6 +7,11 @@ import Glibc
 
 /// How a form command gets its input: flags, or the interactive terminal form.
 struct FormInputOptions: ParsableArguments {
+    @Option(help: ArgumentHelp(
+        "Open this form instead of the command's own (an operator's form, e.g. email-signup; `signupctl describe` lists them). Its fields come from the daemon.",
+        valueName: "name"))
+    var form: String?
+
     @Option(help: ArgumentHelp("The username (scripted mode).", valueName: "name"))
     var username: String?
 
@@ -22,6 +27,7 @@ struct FormInputOptions: ParsableArguments {
     func validate() throws {
         if passwordStdin && passwordFile != nil { throw ValidationError("use either --password-stdin or --password-file") }
         if let username, username.isEmpty { throw ValidationError("--username needs a name") }
+        if let form, form.isEmpty { throw ValidationError("--form needs a form name") }
     }
 
     /// Interactive when standard input is a terminal and nothing was given by flag; the
@@ -41,11 +47,13 @@ struct FormInputOptions: ParsableArguments {
                 throw CommandFailure(.usage, "cannot read --password-file \(passwordFile): \(errnoText())", code: "usage")
             }
             defer { close(fd) }
-            let password = Self.firstLine(of: fd)
+            let password = Self.firstLine(of: fd) ?? ""
             return Dictionary(uniqueKeysWithValues: secret.map { ($0.name, password) })
         }
         if passwordStdin || isatty(0) == 0 {
-            let password = Self.firstLine(of: 0)
+            guard let password = Self.firstLine(of: 0) else {
+                throw CommandFailure(.usage, "no password on standard input (it ended at once): pipe one in with --password-stdin, or use --password-file", code: "usage")
+            }
             return Dictionary(uniqueKeysWithValues: secret.map { ($0.name, password) })
         }
         guard let tty = Terminal.open() else {
@@ -62,16 +70,20 @@ struct FormInputOptions: ParsableArguments {
         return values
     }
 
-    /// Reads up to the first newline, byte by byte, so nothing after it is consumed.
-    static func firstLine(of fd: Int32) -> String {
+    /// Reads up to the first newline, byte by byte, so nothing after it is consumed;
+    /// nil when the input ended before anything (not even a newline) was read.
+    static func firstLine(of fd: Int32) -> String? {
         var bytes: [UInt8] = []
         var byte: UInt8 = 0
+        var sawNewline = false
         while true {
             let count = read(fd, &byte, 1)
             if count < 0 && errno == EINTR { continue }
-            if count <= 0 || byte == 0x0A { break }
+            if count <= 0 { break }
+            if byte == 0x0A { sawNewline = true; break }
             bytes.append(byte)
         }
+        if bytes.isEmpty && !sawNewline { return nil }
         if bytes.last == 0x0D { bytes.removeLast() }
         return String(decoding: bytes, as: UTF8.self)
     }

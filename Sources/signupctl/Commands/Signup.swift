@@ -44,7 +44,8 @@ extension SignupCtl {
 
 /// Picks the interactive or the scripted form, as the inputs say.
 enum FormRun {
-    static func run(_ form: String, inputs: FormInputOptions, connection: ConnectionOptions, printToken: Bool) throws {
+    static func run(_ command: String, inputs: FormInputOptions, connection: ConnectionOptions, printToken: Bool) throws {
+        let form = inputs.form ?? command
         guard inputs.interactive, let tty = Terminal.open() else {
             return try ScriptedForm.run(form: form, inputs: inputs, connection: connection, printToken: printToken)
         }

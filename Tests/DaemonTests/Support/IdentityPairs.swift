@@ -26,6 +26,9 @@ struct IdentityPair: Sendable, CustomTestStringConvertible {
     static let invisible = "Username cannot contain invisible characters"
     static let mixed = "Username mixes scripts or number systems"
     static let tooManyBytes = "Username must be at most 255 bytes"
+    static let noLetter = "Username must contain a letter or digit other than a modifier letter"
+    static let overloaded = "Username characters can have at most 4 combining marks and 8 code points each"
+    static let bidi = "Username with right-to-left letters must start with a letter and keep one direction"
     static let taken = "Username already taken"
     static let similar = "Username is too similar to an existing one"
 
@@ -56,7 +59,7 @@ struct IdentityPair: Sendable, CustomTestStringConvertible {
         .init(what: "upper / lower", first: "OSCAR", second: "oscar", outcome: .sameAccount),
         .init(what: "the very same name", first: "用户", second: "用户", outcome: .sameAccount),
         // Turkish i.
-        .init(what: "İ U+0130 / i + combining dot U+0307", first: "\u{0130}stanbul", second: "i\u{0307}stanbul", outcome: .refusedByRule(invalid)),
+        .init(what: "İ U+0130 / i + combining dot U+0307", first: "\u{0130}stanbul", second: "i\u{0307}stanbul", outcome: .sameAccount),
         .init(what: "dotless ı / i", first: "ilgaz", second: "\u{0131}lgaz", outcome: .tooSimilar),
         // Look-alikes: mixed scripts are refused by the rule, whole-script ones are too similar.
         .init(what: "anna / Cyrillic а in аnnа", first: "anna", second: "\u{0430}nn\u{0430}", outcome: .refusedByRule(mixed)),
@@ -68,6 +71,45 @@ struct IdentityPair: Sendable, CustomTestStringConvertible {
         .init(what: "coco / all-Cyrillic сосо", first: "coco", second: "\u{0441}\u{043E}\u{0441}\u{043E}", outcome: .tooSimilar),
         .init(what: "m / rn", first: "modern", second: "rnodern", outcome: .tooSimilar),
         .init(what: "l / 1", first: "pool", second: "poo1", outcome: .tooSimilar),
+        // Look-alikes in any case: as typed, lowercase, uppercase. (First names are unique
+        // and not alike across pairs: every pair shares one daemon per store.)
+        .init(what: "apple / appIe (capital I)", first: "apple", second: "appIe", outcome: .tooSimilar),
+        .init(what: "slice / sIice", first: "slice", second: "sIice", outcome: .tooSimilar),
+        .init(what: "malice / MALlCE", first: "malice", second: "MALlCE", outcome: .tooSimilar),
+        .init(what: "police / POL1CE", first: "police", second: "POL1CE", outcome: .tooSimilar),
+        .init(what: "ace / small capitals ᴀᴄᴇ", first: "ace", second: "\u{1D00}\u{1D04}\u{1D07}", outcome: .tooSimilar),
+        .init(what: "lll / III", first: "lll", second: "III", outcome: .tooSimilar),
+        .init(what: "user1 / userI", first: "user1", second: "userI", outcome: .tooSimilar),
+        .init(what: "OLGA / 0LGA", first: "OLGA", second: "0LGA", outcome: .tooSimilar),
+        .init(what: "MEMO / MEM0", first: "MEMO", second: "MEM0", outcome: .tooSimilar),
+        .init(what: "root / r00t", first: "root", second: "r00t", outcome: .tooSimilar),
+        .init(what: "KATE / Cyrillic КАТЕ", first: "KATE", second: "\u{041A}\u{0410}\u{0422}\u{0415}", outcome: .tooSimilar),
+        .init(what: "TAKE / Greek ΤΑΚΕ", first: "TAKE", second: "\u{03A4}\u{0391}\u{039A}\u{0395}", outcome: .tooSimilar),
+        .init(what: "KET / Lisu ꓗꓰꓔ", first: "KET", second: "\u{A4D7}\u{A4F0}\u{A4D4}", outcome: .tooSimilar),
+        .init(what: "TOP / Greek ΤΟΡ", first: "TOP", second: "\u{03A4}\u{039F}\u{03A1}", outcome: .tooSimilar),
+        .init(what: "POT / Cherokee ᏢᎾᎢ", first: "POT", second: "\u{13E2}\u{13BE}\u{13A2}", outcome: .tooSimilar),
+        .init(what: "mike / Cyrillic МІКЕ", first: "mike", second: "\u{041C}\u{0406}\u{041A}\u{0415}", outcome: .tooSimilar),
+        .init(what: "mika / Greek ΜΙΚΑ", first: "mika", second: "\u{039C}\u{0399}\u{039A}\u{0391}", outcome: .tooSimilar),
+        .init(what: "BOO / Cyrillic ВОО", first: "BOO", second: "\u{0412}\u{041E}\u{041E}", outcome: .tooSimilar),
+        .init(what: "OBO / Greek ΟΒΟ", first: "OBO", second: "\u{039F}\u{0392}\u{039F}", outcome: .tooSimilar),
+        .init(what: "bobo / Cyrillic ЬоЬо", first: "bobo", second: "\u{042C}\u{043E}\u{042C}\u{043E}", outcome: .tooSimilar),
+        .init(what: "ALE / Cherokee ᎪᏞᎬ", first: "ALE", second: "\u{13AA}\u{13DE}\u{13AC}", outcome: .tooSimilar),
+        .init(what: "pale / Cyrillic раӏе", first: "pale", second: "\u{0440}\u{0430}\u{04CF}\u{0435}", outcome: .tooSimilar),
+        .init(what: "izmir / İzmir U+0130", first: "izmir", second: "\u{0130}zmir", outcome: .tooSimilar),
+        .init(what: "muller / müller (diacritics)", first: "muller", second: "m\u{00FC}ller", outcome: .tooSimilar),
+        // Arabic tatweel, modifier letters only, bidi order, mark stacks.
+        .init(what: "علي / tatweel عـلي", first: "\u{0639}\u{0644}\u{064A}", second: "\u{0639}\u{0640}\u{0644}\u{064A}", outcome: .refusedByRule(invalid)),
+        .init(what: "a name of one tatweel", first: "tatweel", second: "\u{0640}", outcome: .refusedByRule(invalid)),
+        .init(what: "ʼʼ modifier letters only", first: "apostrophe", second: "\u{02BC}\u{02BC}", outcome: .refusedByRule(noLetter)),
+        .init(what: "ๆๆ modifier letters only", first: "maiyamok", second: "\u{0E46}\u{0E46}", outcome: .refusedByRule(noLetter)),
+        .init(what: "ꜗꜗ modifier letters only", first: "tone", second: "\u{A717}\u{A717}", outcome: .refusedByRule(noLetter)),
+        .init(what: "ˑˑ modifier letters only", first: "halflength", second: "\u{02D1}\u{02D1}", outcome: .refusedByRule(noLetter)),
+        .init(what: "علي123 / 123علي", first: "\u{0639}\u{0644}\u{064A}123", second: "123\u{0639}\u{0644}\u{064A}", outcome: .refusedByRule(bidi)),
+        .init(what: "דני12 / 12דני", first: "\u{05D3}\u{05E0}\u{05D9}12", second: "12\u{05D3}\u{05E0}\u{05D9}", outcome: .refusedByRule(bidi)),
+        .init(what: "zalgo / 6 marks on one letter", first: "zalgo", second: "za\u{0300}\u{0301}\u{0302}\u{0303}\u{0304}\u{0305}lgo", outcome: .refusedByRule(overloaded)),
+        .init(what: "हिन्दी with marks / decomposed the same", first: "\u{0939}\u{093F}\u{0928}\u{094D}\u{0926}\u{0940}", second: "\u{0939}\u{093F}\u{0928}\u{094D}\u{0926}\u{0940}", outcome: .sameAccount),
+        .init(what: "ẹ̀ U+1EB9 U+0300 / e U+0323 U+0300", first: "\u{1EB9}\u{0300}", second: "e\u{0323}\u{0300}", outcome: .sameAccount),
+        .init(what: "gim / one grapheme of 85 × U+1100 (255 bytes)", first: "gimgim", second: String(repeating: "\u{1100}", count: 85), outcome: .refusedByRule(overloaded)),
         // Invisible and default-ignorable code points.
         .init(what: "Hangul choseong filler U+115F", first: "dave", second: "dave\u{115F}", outcome: .refusedByRule(invisible)),
         .init(what: "Hangul filler U+3164", first: "carol", second: "carol\u{3164}", outcome: .refusedByRule(invisible)),

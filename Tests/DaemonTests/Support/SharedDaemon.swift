@@ -28,7 +28,7 @@ enum SharedDaemon {
 extension LineClient {
     /// Opens a session and returns its id, after reading the opening snapshot.
     func open(_ form: String) throws -> String {
-        try send(Request(id: .string("open"), .open(form: form)))
+        try send(Request(id: .string("open"), .open(form: form, locale: nil)))
         let opened = try next("opened")
         _ = try next("busy")  // the snapshot ends with busy
         return opened.string("session") ?? ""

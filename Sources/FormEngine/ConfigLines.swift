@@ -1,0 +1,80 @@
+/// A problem in a configuration file, with where it is: `file:line:column: message`.
+public struct ConfigError: Error, Sendable, Equatable, CustomStringConvertible {
+    public var file: String
+    /// 1-based.
+    public var line: Int
+    /// 1-based, in Unicode scalars.
+    public var column: Int
+    public var message: String
+
+    public init(file: String, line: Int, column: Int, message: String) {
+        self.file = file
+        self.line = line
+        self.column = column
+        self.message = message
+    }
+
+    public var description: String { "\(file):\(line):\(column): \(message)" }
+}
+
+/// One meaningful line of a form or message file: `[section]` or `key = value`.
+struct ConfigLine: Sendable {
+    enum Content: Sendable {
+        /// `[field username]`: the words inside the brackets.
+        case section([String])
+        case assignment(key: String, value: String)
+    }
+
+    var content: Content
+    var line: Int
+    /// Columns (1-based) of the key and the value, or of the section's words.
+    var keyColumn: Int
+    var valueColumn: Int
+}
+
+/// The line syntax shared by `.form` and `.messages` files (the systemd unit-file style):
+/// `#` or `;` starts a comment line, `[...]` a section, `key = value` an assignment.
+/// Blank lines are ignored; surrounding blanks are trimmed.
+enum ConfigLines {
+    static func parse(_ text: String, file: String) throws(ConfigError) -> [ConfigLine] {
+        var result: [ConfigLine] = []
+        guard text.utf8.count <= 1 << 20 else { throw ConfigError(file: file, line: 1, column: 1, message: "file larger than 1 MiB") }
+        var lineNumber = 0
+        for raw in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            lineNumber += 1
+            let scalars = Array(raw.unicodeScalars.filter { $0 != "\r" })
+            guard let first = scalars.firstIndex(where: { $0 != " " && $0 != "\t" }) else { continue }
+            if scalars[first] == "#" || scalars[first] == ";" { continue }
+            let last = scalars.lastIndex(where: { $0 != " " && $0 != "\t" })!
+            if let bad = scalars.firstIndex(where: { $0.value < 0x20 && $0 != "\t" }) {
+                throw ConfigError(file: file, line: lineNumber, column: bad + 1, message: "control character U+\(String(scalars[bad].value, radix: 16, uppercase: true)) in a line")
+            }
+            if scalars[first] == "[" {
+                guard scalars[last] == "]", last > first else {
+                    throw ConfigError(file: file, line: lineNumber, column: last + 1, message: "a section header must end with \"]\"")
+                }
+                let inner = String(String.UnicodeScalarView(scalars[(first + 1)..<last]))
+                let words = inner.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
+                guard !words.isEmpty else { throw ConfigError(file: file, line: lineNumber, column: first + 2, message: "empty section header") }
+                result.append(ConfigLine(content: .section(words), line: lineNumber, keyColumn: first + 1, valueColumn: first + 2))
+                continue
+            }
+            guard let equals = scalars[first...last].firstIndex(of: "=") else {
+                throw ConfigError(file: file, line: lineNumber, column: first + 1, message: "expected \"key = value\" or \"[section]\"")
+            }
+            let keyEnd = scalars[first..<equals].lastIndex(where: { $0 != " " && $0 != "\t" }).map { $0 + 1 } ?? first
+            guard keyEnd > first else { throw ConfigError(file: file, line: lineNumber, column: first + 1, message: "missing key before \"=\"") }
+            let key = String(String.UnicodeScalarView(scalars[first..<keyEnd]))
+            let valueStart = scalars[(equals + 1)...].firstIndex(where: { $0 != " " && $0 != "\t" }) ?? (last + 1)
+            let value = valueStart <= last ? String(String.UnicodeScalarView(scalars[valueStart...last])) : ""
+            result.append(ConfigLine(content: .assignment(key: key, value: value), line: lineNumber, keyColumn: first + 1, valueColumn: valueStart + 1))
+        }
+        return result
+    }
+}
+
+extension ConfigLine {
+    func error(_ file: String, _ message: String, atValue: Bool = true, offset: Int = 0) -> ConfigError {
+        ConfigError(file: file, line: line, column: (atValue ? valueColumn : keyColumn) + offset, message: message)
+    }
+}

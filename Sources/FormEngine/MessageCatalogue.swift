@@ -1,0 +1,83 @@
+import Protocol
+
+/// The texts of every message id in one locale.
+public struct MessageCatalogue: Sendable, Equatable {
+    /// BCP 47 tag, as the catalogue's file is named (`zh-CN.messages`).
+    public var locale: String
+    public var texts: [String: String]
+
+    public init(locale: String, texts: [String: String]) {
+        self.locale = locale
+        self.texts = texts
+    }
+}
+
+/// The catalogues of every locale a daemon speaks. English (`en`) is the fallback of
+/// every lookup, and must hold every id a form can produce.
+public struct MessageCatalogues: Sendable, Equatable {
+    public private(set) var byLocale: [String: MessageCatalogue] = [:]
+
+    public init(_ catalogues: [MessageCatalogue] = []) {
+        for catalogue in catalogues { merge(catalogue) }
+    }
+
+    /// Adds a catalogue; texts of a locale already present are replaced id by id.
+    public mutating func merge(_ catalogue: MessageCatalogue) {
+        let key = catalogue.locale.lowercased()
+        if var existing = byLocale[key] {
+            existing.texts.merge(catalogue.texts) { _, new in new }
+            byLocale[key] = existing
+        } else {
+            byLocale[key] = catalogue
+        }
+    }
+
+    /// The locales, sorted.
+    public var locales: [String] { byLocale.values.map(\.locale).sorted() }
+
+    /// The locale a request for `tag` is served in: the tag or its shortest prefix with a
+    /// catalogue (RFC 4647 lookup), then a catalogue of the same language (`zh` → `zh-CN`),
+    /// else `en`.
+    public func resolve(_ tag: String) -> String {
+        for candidate in LocaleFallback.candidates(tag) {
+            if let catalogue = byLocale[candidate.lowercased()] { return catalogue.locale }
+        }
+        let language = (tag.split(separator: "-").first.map(String.init) ?? tag).lowercased()
+        if let catalogue = byLocale.keys.sorted().first(where: { $0.hasPrefix(language + "-") }).flatMap({ byLocale[$0] }) {
+            return catalogue.locale
+        }
+        return "en"
+    }
+
+    /// Whether English has a text for `id`.
+    public func knows(_ id: String) -> Bool { byLocale["en"]?.texts[id] != nil }
+
+    /// The message rendered in `locale` (a resolved one): its text there, else in English,
+    /// else the id itself. `{name}` is replaced by the parameter `name`.
+    public func render(_ message: MessageRef, locale: String) -> LocalizedMessage {
+        guard !message.id.isEmpty else { return .empty }
+        let template = byLocale[locale.lowercased()]?.texts[message.id] ?? byLocale["en"]?.texts[message.id] ?? message.id
+        return LocalizedMessage(id: message.id, params: message.params, text: Self.substitute(template, message.params))
+    }
+
+    static func substitute(_ template: String, _ params: [LocalizedMessage.Parameter]) -> String {
+        guard template.contains("{") else { return template }
+        var result = ""
+        var rest = Substring(template)
+        while let open = rest.firstIndex(of: "{") {
+            result += rest[..<open]
+            guard let close = rest[open...].firstIndex(of: "}") else {
+                rest = rest[open...]
+                break
+            }
+            let name = rest[rest.index(after: open)..<close]
+            if let parameter = params.first(where: { $0.name == name }) {
+                result += parameter.value.text
+            } else {
+                result += rest[open...close]
+            }
+            rest = rest[rest.index(after: close)...]
+        }
+        return result + rest
+    }
+}
