@@ -27,5 +27,5 @@ else
   printf 'a long secret\n' | "$BIN/signupctl" signup --username "$user" --password-stdin
   token=$(printf 'a long secret\n' | "$BIN/signupctl" login --username "$user" --password-stdin)
   echo "logged in as $user; token $token"
-  printf 'token belongs to: '; "$BIN/signupctl" verify -- "$token"
+  printf 'token belongs to: '; printf '%s\n' "$token" | "$BIN/signupctl" verify
 fi

@@ -118,6 +118,10 @@ public struct FormSession: Sendable, Codable, Equatable {
     /// Whether a check (availability or password quality) awaits its answer.
     public var hasPendingCheck: Bool { pendingCheck != nil || !pendingQuality.isEmpty }
 
+    /// Whether the password-quality check `id` still awaits its answer (a newer value has
+    /// not made it stale), so the shell can skip work nobody wants.
+    public func awaitsPasswordCheck(_ id: UInt64) -> Bool { pendingQuality.contains { $0.id == id } }
+
     private mutating func revalidate(changed: Int, now: Moment, configuration: FormConfiguration, into step: inout FormStep) {
         let changedName = form.fields[changed].name
         for (index, field) in form.fields.enumerated() {

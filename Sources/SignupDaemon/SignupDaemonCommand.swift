@@ -48,8 +48,8 @@ struct SignupDaemonCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level \"\(logLevel)\"") }
-        if let threads, threads < 1 { throw ValidationError("--threads must be at least 1") }
-        if let idleExit, idleExit < 0 { throw ValidationError("--idle-exit must not be negative") }
+        if let threads { try checkRange("--threads", threads, 1...256) }
+        if let idleExit { try checkRange("--idle-exit", idleExit, 0...31_536_000) }
     }
 
     func run() async throws {
@@ -125,11 +125,12 @@ struct SignupDaemonCommand: AsyncParsableCommand {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: configuration.eventLoopThreads)
         let services = SessionServices(
             accounts: accounts,
-            http: configuration.availabilityURL.map { HTTPAvailabilityClient(template: $0, timeout: configuration.availabilityTimeout) },
+            http: configuration.availabilityURL.map { HTTPAvailabilityClient(template: $0, timeout: configuration.availabilityTimeout, group: group) },
             formConfiguration: Self.formConfiguration(configuration, logger: logger),
             forms: FormLibraryHolder(library),
             registry: ConnectionRegistry(maxConnections: configuration.maxConnections, maxConnectionsPerUID: configuration.maxConnectionsPerUID),
-            directory: SessionDirectory()
+            directory: SessionDirectory(),
+            checkBudget: CheckBudget(perUIDPerSecond: configuration.availabilityChecksPerUIDPerSecond, perSessionPerSecond: configuration.availabilityChecksPerSessionPerSecond)
         )
         let reloads = await FormReloader.start(FormReloader(directories: configuration.formDirectories, holder: services.forms, notifier: ServiceNotifier(), logger: logger))
         defer { reloads.cancel() }
@@ -189,8 +190,14 @@ struct SignupDaemonCommand: AsyncParsableCommand {
         )
         configuration.maxConnections = limits.maxConnections
         configuration.maxConnectionsPerUID = limits.maxConnectionsPerUser
+        configuration.maxTotalOutputBytes = limits.maxTotalOutputBytes
+        configuration.availabilityChecksPerUIDPerSecond = limits.availabilityChecksPerSecond
+        configuration.availabilityChecksPerSessionPerSecond = limits.availabilityChecksPerSessionPerSecond
+        configuration.idleConnectionSeconds = limits.idleConnectionTimeout == 0 ? nil : limits.idleConnectionTimeout
         configuration.expensiveRequestsPerSecond = limits.maxExpensiveRequestsPerSecond
         configuration.loginAttemptsPerMinute = security.loginAttemptsPerMinute
+        configuration.maxQueuedHashesPerUID = security.maxQueuedHashesPerUser
+        configuration.maxQueuedHashes = security.maxQueuedHashes
         configuration.tokenLifetimeSeconds = Int64(security.tokenLifetime)
         configuration.formDirectories = forms.directories
         configuration.availabilityTimeout = Duration.milliseconds(Int64(availability.availabilityTimeout * 1000))

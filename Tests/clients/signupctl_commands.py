@@ -65,6 +65,11 @@ try:
     r = ctl("verify", "--", token)  # a base64url token may begin with "-"
     expect(r, 0, "verify")
     checks.check(r.stdout.strip() == "scripted", "verify prints the user")
+    # The token on standard input keeps it out of /proc/PID/cmdline: no argument, or "-".
+    for args in ([], ["-"]):
+        r = ctl("verify", *args, stdin=token + "\n")
+        expect(r, 0, "verify %s with the token on standard input" % args)
+        checks.check(r.stdout.strip() == "scripted", "verify %s reads the token from standard input" % args)
     r = ctl("login", "--username", "scripted", "--password-stdin", "--json", stdin="pass word\n")
     expect(r, 0, "login --json")
     out = json.loads(r.stdout)
@@ -114,7 +119,7 @@ try:
 
     # 64: bad usage.
     checks.check(ctl("signup", "--no-such-option").returncode == 64, "unknown option is exit 64")
-    checks.check(ctl("verify").returncode == 64, "missing argument is exit 64")
+    checks.check(ctl("verify", stdin="").returncode == 64, "no token, not even on standard input, is exit 64")
 
     # monitor: attach to a live session and print its events until it is closed.
     owner = Client(daemon.sock)
@@ -186,7 +191,6 @@ try:
         (["pnig"], "did you mean 'ping'"),
         (["--socket", daemon.sock, "sesions"], "did you mean 'sessions'"),
         (["signup", "--no-such-option"], "Unknown option"),
-        (["verify"], "Missing expected argument"),
         (["monitor"], "Missing expected argument"),
         (["ping", "--timeout", "-1"], "must be a positive number"),
         (["ping", "--timeout", "soon"], "soon"),

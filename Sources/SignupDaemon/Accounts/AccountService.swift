@@ -6,14 +6,14 @@ import NIOPosix
 import Synchronization
 import UsernameIdentity
 
-/// Signups, logins, token checks and the store half of availability checks. Blocking
-/// work runs on two thread pools: one sized to bound concurrent Argon2id hashing (each
-/// uses `hashCost.memoryBytes`), one for short store reads, so that keystroke checks
-/// never queue behind password hashing.
+/// Signups, logins, token checks and the store half of availability checks. Password
+/// hashing runs on the fair, bounded `HashQueue` (its threads bound concurrent Argon2id,
+/// each using `hashCost.memoryBytes`); short store reads on their own pool, so that
+/// keystroke checks never queue behind password hashing.
 final class AccountService: Sendable {
     let store: any AccountStore
     private let hasher: PasswordHasher
-    private let hashPool: NIOThreadPool
+    let hashQueue: HashQueue
     private let storePool: NIOThreadPool
     private let limiter: LoginRateLimiter
     private let tokenLifetimeSeconds: Int64
@@ -28,12 +28,13 @@ final class AccountService: Sendable {
     init(store: any AccountStore, configuration: DaemonConfiguration, logger: Logger) {
         self.store = store
         hasher = PasswordHasher(cost: configuration.hashCost)
-        hashPool = NIOThreadPool(numberOfThreads: configuration.hashConcurrency)
+        hashQueue = HashQueue(
+            threads: configuration.hashConcurrency, maxPerUID: configuration.maxQueuedHashesPerUID, maxTotal: configuration.maxQueuedHashes
+        )
         storePool = NIOThreadPool(numberOfThreads: 2)
         limiter = LoginRateLimiter(limit: configuration.loginAttemptsPerMinute)
         tokenLifetimeSeconds = configuration.tokenLifetimeSeconds
         self.logger = logger
-        hashPool.start()
         storePool.start()
     }
 
@@ -43,7 +44,7 @@ final class AccountService: Sendable {
     }
 
     func shutdown() async throws {
-        try await hashPool.shutdownGracefully()
+        try await hashQueue.shutdown()
         try await storePool.shutdownGracefully()
     }
 
@@ -63,8 +64,10 @@ final class AccountService: Sendable {
     }
 
     /// Hashes and stores a new account. The result is durable before the future completes.
-    func signup(_ value: IdentityValue, password: String, on eventLoop: EventLoop) -> EventLoopFuture<SubmitOutcome> {
-        hashPool.runIfActive(eventLoop: eventLoop) { [self] in
+    /// `uid` is the requesting peer's (the queue is fair across uids); the job is skipped
+    /// when `isWanted` says nobody waits for it any more.
+    func signup(_ value: IdentityValue, password: String, uid: UInt32, isWanted: @escaping @Sendable () -> Bool, on eventLoop: EventLoop) -> EventLoopFuture<SubmitOutcome> {
+        hashed(uid: uid, isWanted: isWanted, on: eventLoop) { [self] in
             let hash: String
             do {
                 hash = try hasher.hash(password)
@@ -83,37 +86,74 @@ final class AccountService: Sendable {
                 signupCount.add(1, ordering: .relaxed)
                 logger.info("account created", metadata: ["user": "\(identity.display)"])
                 return .signedUp(user: identity.display)
+            } catch AccountStoreError.fileReplaced(let why) {
+                logger.critical("signup refused: the account store is unavailable", metadata: ["user": "\(identity.display)", "error": "\(why)"])
+                return .storeUnavailable
             } catch {
                 logger.error("signup not stored", metadata: ["user": "\(identity.display)", "error": "\(error)"])
                 return .storeUnavailable
             }
-        }.recover { _ in .storeUnavailable }
+        }
+    }
+
+    /// Runs `work` on the hash queue; a full queue answers `.rateLimited` at once, a job
+    /// that never starts `.storeUnavailable` (nothing was written).
+    private func hashed(
+        uid: UInt32, isWanted: @escaping @Sendable () -> Bool, on eventLoop: EventLoop,
+        onAbandon: @escaping @Sendable () -> Void = {}, _ work: @escaping @Sendable () -> SubmitOutcome
+    ) -> EventLoopFuture<SubmitOutcome> {
+        let promise = eventLoop.makePromise(of: SubmitOutcome.self)
+        do {
+            try hashQueue.enqueue(HashQueue.Job(
+                uid: uid, isWanted: isWanted,
+                run: { promise.succeed(work()) },
+                abandon: { onAbandon(); promise.succeed(.storeUnavailable) }
+            ))
+        } catch {
+            logger.notice("password hashing refused", metadata: ["uid": "\(uid)", "reason": "\(error)"])
+            onAbandon()
+            promise.succeed(error == .stopped ? .storeUnavailable : .rateLimited)
+        }
+        return promise.futureResult
     }
 
     /// Checks a password; on success issues a token and upgrades an outdated hash.
-    func login(_ value: IdentityValue, password: String, on eventLoop: EventLoop) -> EventLoopFuture<SubmitOutcome> {
-        hashPool.runIfActive(eventLoop: eventLoop) { [self] in
-            guard let identity = AccountIdentity.of(value) else {
-                // The form applied the same rule already; no account can have this name.
+    /// The attempt is counted against (`uid`, the identity's skeleton) before it is
+    /// queued, so parallel attempts cannot overshoot the limit. Usernames, phone numbers
+    /// and e-mail addresses alike: the key is the store identity's skeleton.
+    func login(_ value: IdentityValue, password: String, uid: UInt32, isWanted: @escaping @Sendable () -> Bool, on eventLoop: EventLoop) -> EventLoopFuture<SubmitOutcome> {
+        guard let identity = AccountIdentity.of(value) else {
+            // The form applied the same rule already; no account can have this name.
+            return hashed(uid: uid, isWanted: isWanted, on: eventLoop) { [self] in
                 _ = hasher.verify(password, against: decoy())
                 return .invalidCredentials
             }
-            // Every spelling that looks like this name shares one counter.
-            let key = identity.skeleton
-            let now = NIODeadline.now().uptimeNanoseconds
-            if limiter.isLimited(key, now: now) { return .rateLimited }
+        }
+        // Every spelling that looks like this name shares one counter.
+        guard let reservation = limiter.reserve(uid: uid, key: identity.skeleton, now: NIODeadline.now().uptimeNanoseconds) else {
+            return eventLoop.makeSucceededFuture(.rateLimited)
+        }
+        return hashed(uid: uid, isWanted: isWanted, on: eventLoop, onAbandon: { [limiter] in limiter.release(reservation) }) { [self] in
+            let now = { NIODeadline.now().uptimeNanoseconds }
+            var settled = false
             do {
                 guard let account = try store.account(for: identity) else {
                     _ = hasher.verify(password, against: decoy())
-                    limiter.recordFailure(key, accountID: nil, now: now)
+                    limiter.failed(reservation, accountID: nil, now: now())
+                    settled = true
                     return .invalidCredentials
                 }
                 guard hasher.verify(password, against: account.passwordHash) else {
-                    limiter.recordFailure(key, accountID: account.id, now: now)
+                    // A hash made with cheaper parameters must not answer faster than an
+                    // unknown name: pay the current cost too.
+                    if hasher.needsRehash(account.passwordHash) { _ = hasher.verify(password, against: decoy()) }
+                    limiter.failed(reservation, accountID: account.id, now: now())
+                    settled = true
                     logger.notice("login failed", metadata: ["user": "\(account.username)"])
                     return .invalidCredentials
                 }
-                limiter.reset(key, accountID: account.id)
+                limiter.succeeded(reservation, accountID: account.id)
+                settled = true
                 if hasher.needsRehash(account.passwordHash), let upgraded = try? hasher.hash(password) {
                     try store.updatePasswordHash(accountID: account.id, passwordHash: upgraded)
                 }
@@ -123,10 +163,11 @@ final class AccountService: Sendable {
                 logger.info("login", metadata: ["user": "\(account.username)"])
                 return .loggedIn(user: account.username, token: token)
             } catch {
+                if !settled { limiter.release(reservation) }
                 logger.error("login failed on the store", metadata: ["error": "\(error)"])
                 return .storeUnavailable
             }
-        }.recover { _ in .storeUnavailable }
+        }
     }
 
     /// Deletes expired login tokens, on the store pool.

@@ -13,6 +13,9 @@ struct StoredAccount: Sendable, Equatable {
 enum AccountStoreError: Error, Sendable, Equatable {
     /// The database failed (read-only, full disk, corruption, I/O).
     case unavailable(String)
+    /// The database file was renamed, removed or replaced while signupd ran: writes would
+    /// go to a file nobody will open again, so none is acknowledged until a restart.
+    case fileReplaced(String)
 }
 
 /// Whether a name is free, as the store sees it.

@@ -1,4 +1,7 @@
 import GRDB
+#if canImport(Glibc)
+import Glibc
+#endif
 import UsernameIdentity
 
 /// The embedded default store: SQLite through GRDB, in WAL mode, with `synchronous=FULL`
@@ -6,6 +9,10 @@ import UsernameIdentity
 /// share one database file; the unique index of similarity keys arbitrates races for a name.
 final class SQLiteAccountStore: AccountStore {
     private let pool: DatabasePool
+    private let path: String
+    /// The opened file's device and inode: a write is refused when the path no longer
+    /// names this file.
+    private let identity: (dev: UInt64, ino: UInt64)?
 
     init(path: String) throws(AccountStoreError) {
         var configuration = Configuration()
@@ -21,6 +28,25 @@ final class SQLiteAccountStore: AccountStore {
             try pool.write { db in try Self.recomputeKeys(db) }
         } catch {
             throw .unavailable("cannot open \(path): \(Self.describe(error))")
+        }
+        self.path = path
+        identity = Self.fileIdentity(path)
+    }
+
+    private static func fileIdentity(_ path: String) -> (dev: UInt64, ino: UInt64)? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return (UInt64(info.st_dev), UInt64(info.st_ino))
+    }
+
+    /// Throws when the path no longer names the file that was opened.
+    private func checkFileIsOurs() throws(AccountStoreError) {
+        guard let identity else { return }
+        guard let now = Self.fileIdentity(path) else {
+            throw .fileReplaced("the database file \(path) was removed while signupd ran; restart signupd to open it again")
+        }
+        guard now == identity else {
+            throw .fileReplaced("the database file \(path) was replaced or renamed while signupd ran; restart signupd to open it again")
         }
     }
 
@@ -137,7 +163,8 @@ final class SQLiteAccountStore: AccountStore {
     }
 
     func createAccount(_ identity: UsernameIdentity, passwordHash: String, createdAt: Int64) throws(AccountStoreError) -> NameAvailability {
-        try run {
+        try checkFileIsOurs()
+        return try run {
             do {
                 try pool.write { db in
                     try db.execute(
@@ -171,7 +198,8 @@ final class SQLiteAccountStore: AccountStore {
     }
 
     func updatePasswordHash(accountID: Int64, passwordHash: String) throws(AccountStoreError) {
-        try run {
+        try checkFileIsOurs()
+        return try run {
             try pool.write { db in
                 try db.execute(sql: "UPDATE account SET passwordHash = ? WHERE id = ?", arguments: [passwordHash, accountID])
             }
@@ -179,7 +207,8 @@ final class SQLiteAccountStore: AccountStore {
     }
 
     func storeToken(hash: [UInt8], accountID: Int64, expiresAt: Int64) throws(AccountStoreError) {
-        try run {
+        try checkFileIsOurs()
+        return try run {
             try pool.write { db in
                 try db.execute(
                     sql: "INSERT INTO token (hash, accountId, expiresAt) VALUES (?, ?, ?)",

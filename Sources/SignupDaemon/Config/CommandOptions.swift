@@ -50,8 +50,17 @@ struct LimitOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Connections served at once, in total.", valueName: "n"))
     var maxConnections: Int = 16384
 
-    @Option(help: ArgumentHelp("Connections served at once per peer uid.", valueName: "n"))
-    var maxConnectionsPerUser: Int = 4096
+    @Option(help: ArgumentHelp("Connections served at once per peer uid (a quarter of the total leaves room for other users).", valueName: "n"))
+    var maxConnectionsPerUser: Int = 1024
+
+    @Option(help: ArgumentHelp("Seconds a connection holding no session may stay without a request before it is closed with bye (0: never).", valueName: "seconds"))
+    var idleConnectionTimeout: Int = 600
+
+    @Option(help: ArgumentHelp("Username availability checks per peer uid per second, over all its sessions (bursts of twice that); past it checks are delayed, not refused. Raise it for a web bridge serving many people under one uid.", valueName: "n"))
+    var availabilityChecksPerSecond: Int = 50
+
+    @Option(help: ArgumentHelp("Username availability checks per session per second (bursts of twice that).", valueName: "n"))
+    var availabilityChecksPerSessionPerSecond: Int = 20
 
     @Option(help: ArgumentHelp("Sessions one connection may hold.", valueName: "n"))
     var maxSessionsPerConnection: Int = 16
@@ -59,16 +68,23 @@ struct LimitOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Unread output buffered for a client before it is dropped as a slow consumer.", valueName: "bytes"))
     var maxOutputBytes: Int = 1 << 20
 
+    @Option(help: ArgumentHelp("Unread output buffered for all clients together; past it, a client holding more than 64 KiB of it is dropped as a slow consumer.", valueName: "bytes"))
+    var maxTotalOutputBytes: Int = 256 << 20
+
     @Option(help: ArgumentHelp("open, attach, submit and verify requests per connection per second (bursts of twice that).", valueName: "n"))
     var maxExpensiveRequestsPerSecond: Int = 50
 
     func validate() throws {
-        guard maxLineBytes >= 256 else { throw ValidationError("--max-line-bytes must be at least 256") }
-        guard maxConnections >= 1, maxConnectionsPerUser >= 1, maxSessionsPerConnection >= 1 else {
-            throw ValidationError("connection and session limits must be at least 1")
-        }
-        guard maxOutputBytes >= 4096 else { throw ValidationError("--max-output-bytes must be at least 4096") }
-        guard maxExpensiveRequestsPerSecond >= 1 else { throw ValidationError("--max-expensive-requests-per-second must be at least 1") }
+        try checkRange("--max-line-bytes", maxLineBytes, 256...16_777_216)
+        try checkRange("--max-connections", maxConnections, 1...1_000_000)
+        try checkRange("--max-connections-per-user", maxConnectionsPerUser, 1...1_000_000)
+        try checkRange("--availability-checks-per-second", availabilityChecksPerSecond, 1...1_000_000)
+        try checkRange("--availability-checks-per-session-per-second", availabilityChecksPerSessionPerSecond, 1...1_000_000)
+        try checkRange("--idle-connection-timeout", idleConnectionTimeout, 0...86_400)
+        try checkRange("--max-sessions-per-connection", maxSessionsPerConnection, 1...1024)
+        try checkRange("--max-output-bytes", maxOutputBytes, 4096...1_073_741_824)
+        try checkRange("--max-total-output-bytes", maxTotalOutputBytes, 65536...68_719_476_736)
+        try checkRange("--max-expensive-requests-per-second", maxExpensiveRequestsPerSecond, 1...1_000_000)
     }
 }
 
@@ -86,8 +102,14 @@ struct SecurityOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Seconds a login token stays valid.", valueName: "seconds"))
     var tokenLifetime: Int = 86_400
 
-    @Option(help: ArgumentHelp("Failed logins per username per minute before further attempts are refused.", valueName: "n"))
+    @Option(help: ArgumentHelp("Failed logins per username from one uid before its further attempts back off (1 minute, doubling, at most 1 hour).", valueName: "n"))
     var loginAttemptsPerMinute: Int = 5
+
+    @Option(help: ArgumentHelp("Signups and logins queued or hashing at once for one peer uid; a submit past it is refused at once.", valueName: "n"))
+    var maxQueuedHashesPerUser: Int = 64
+
+    @Option(help: ArgumentHelp("Signups and logins queued or hashing at once in total.", valueName: "n"))
+    var maxQueuedHashes: Int = 256
 
     var hashCost: DaemonConfiguration.HashCost {
         let interactive = PasswordHasher.interactive
@@ -95,11 +117,20 @@ struct SecurityOptions: ParsableArguments {
     }
 
     func validate() throws {
-        if let argon2Ops, argon2Ops < 1 { throw ValidationError("--argon2-ops must be at least 1") }
-        if let argon2MemoryKib, argon2MemoryKib < 8 { throw ValidationError("--argon2-memory-kib must be at least 8") }
-        if let hashConcurrency, hashConcurrency < 1 { throw ValidationError("--hash-concurrency must be at least 1") }
-        guard tokenLifetime >= 1 else { throw ValidationError("--token-lifetime must be at least 1") }
-        guard loginAttemptsPerMinute >= 1 else { throw ValidationError("--login-attempts-per-minute must be at least 1") }
+        if let argon2Ops { try checkRange("--argon2-ops", argon2Ops, 1...64) }
+        if let argon2MemoryKib { try checkRange("--argon2-memory-kib", argon2MemoryKib, 8...4_194_304) }
+        if let hashConcurrency { try checkRange("--hash-concurrency", hashConcurrency, 1...256) }
+        try checkRange("--token-lifetime", tokenLifetime, 1...315_360_000)
+        try checkRange("--login-attempts-per-minute", loginAttemptsPerMinute, 1...1000)
+        try checkRange("--max-queued-hashes-per-user", maxQueuedHashesPerUser, 1...100_000)
+        try checkRange("--max-queued-hashes", maxQueuedHashes, 1...1_000_000)
+    }
+}
+
+/// Refuses a numeric option outside `range` with a message naming both.
+func checkRange<T: BinaryInteger>(_ option: String, _ value: T, _ range: ClosedRange<T>) throws {
+    guard range.contains(value) else {
+        throw ValidationError("\(option) must be between \(range.lowerBound) and \(range.upperBound), not \(value)")
     }
 }
 

@@ -27,7 +27,14 @@ struct DaemonConfiguration: Sendable {
     var store: Store
     var limits = ServerLimits()
     var maxConnections = 16384
-    var maxConnectionsPerUID = 4096
+    var maxConnectionsPerUID = 1024
+    /// Unread output of all connections together before the biggest readers-not are dropped.
+    var maxTotalOutputBytes = 256 << 20
+    /// Availability answers per peer uid and per session per second (bursts of twice that).
+    var availabilityChecksPerUIDPerSecond = 50
+    var availabilityChecksPerSessionPerSecond = 20
+    /// A connection holding no session is closed after this many seconds without a request; nil: never.
+    var idleConnectionSeconds: Int? = 600
     /// Exit after this many seconds without connections; nil: never.
     var idleExitSeconds: Int?
     var availabilityURL: AvailabilityURLTemplate?
@@ -36,6 +43,9 @@ struct DaemonConfiguration: Sendable {
     var hashConcurrency: Int
     var tokenLifetimeSeconds: Int64 = 86_400
     var loginAttemptsPerMinute = 5
+    /// Password hashes queued or running for one peer uid, and in total.
+    var maxQueuedHashesPerUID = 64
+    var maxQueuedHashes = 256
     /// Expensive requests (open, attach, submit, verify) allowed per connection per second.
     var expensiveRequestsPerSecond = 50
     var eventLoopThreads: Int

@@ -34,7 +34,12 @@ extension ConnectionHandler {
             open(name, locale: locale, id: id, output: output)
         case .locale(let sessionID, let locale):
             guard let session = resolve(sessionID, id: id, output: output) else { return }
+            // It re-renders the snapshot for every connection holding the session: budgeted
+            // like open and attach. Answered in request order, like snapshot.
+            guard budget.take() else { return fail(output, .rateLimited, "too many requests; slow down", id: id, session: session.id) }
+            awaitIfElsewhere(session)
             Self.onLoop(of: session) { session in
+                defer { Self.answered(output, from: session) }
                 guard !session.isClosed else { return output.deliver(.error(code: .unknownSession, message: "session \(session.id) has ended", session: session.id, id: id)) }
                 session.switchLocale(to: locale, id: id, from: output)
             }
@@ -49,10 +54,19 @@ extension ConnectionHandler {
                 return fail(output, .shuttingDown, "the server is shutting down; submit again after it restarts", id: id, session: session.id)
             }
             guard budget.take() else { return fail(output, .rateLimited, "too many requests; slow down", id: id, session: session.id) }
+            let hashQueue = shared.services.accounts.hashQueue
+            if let refusal = hashQueue.wouldAccept(uid: output.peer.uid), refusal != .stopped {
+                let message = refusal == .userQueueFull
+                    ? "too many signups and logins in progress for your uid (at most \(hashQueue.maxPerUID)); submit again when one has finished"
+                    : "too many signups and logins in progress (at most \(hashQueue.maxTotal)); submit again shortly"
+                return fail(output, .rateLimited, message, id: id, session: session.id)
+            }
             run(.submit, on: session, id: id, output: output)
         case .snapshot(let sessionID):
             guard let session = resolve(sessionID, id: id, output: output) else { return }
+            awaitIfElsewhere(session)
             Self.onLoop(of: session) { session in
+                defer { Self.answered(output, from: session) }
                 guard !session.isClosed else { return output.deliver(.error(code: .unknownSession, message: "session \(session.id) has ended", session: session.id, id: id)) }
                 session.sendSnapshot(to: output, id: id)
             }
@@ -68,7 +82,9 @@ extension ConnectionHandler {
             output.enqueue(.sessionList(sessions: shared.services.directory.summaries(ownedBy: output.peer.uid), id: id))
         case .verify(let token):
             guard budget.take() else { return fail(output, .rateLimited, "too many requests; slow down", id: id) }
+            awaitingReply = true
             shared.services.accounts.verify(token: token, on: output.eventLoop).whenComplete { result in
+                defer { output.replyComplete() }
                 switch result {
                 case .success(let user?): output.deliver(.verified(user: user, id: id))
                 case .success(nil): output.deliver(.error(code: .invalidToken, message: "unknown, malformed or expired token", session: nil, id: id))
@@ -113,7 +129,9 @@ extension ConnectionHandler {
         }
         guard budget.take() else { return fail(output, .rateLimited, "too many requests; slow down", id: id) }
         sessions.append(session)
+        awaitIfElsewhere(session)
         Self.onLoop(of: session) { session in
+            defer { Self.answered(output, from: session) }
             guard !session.isClosed else {
                 output.deliver(.error(code: .unknownSession, message: "session \(sessionID) has ended", session: sessionID, id: id))
                 output.sessionEnded(sessionID)
@@ -143,8 +161,23 @@ extension ConnectionHandler {
         if session.eventLoop.inEventLoop {
             Self.apply(input, to: session, id: id, output: output)
         } else {
-            session.eventLoop.execute { Self.apply(input, to: session, id: id, output: output) }
+            awaitingReply = true
+            session.eventLoop.execute {
+                Self.apply(input, to: session, id: id, output: output)
+                output.replyComplete()
+            }
         }
+    }
+
+    /// A request answered on another loop holds back the connection's next requests.
+    private func awaitIfElsewhere(_ session: Session) {
+        if !session.eventLoop.inEventLoop { awaitingReply = true }
+    }
+
+    /// After the answer from `session`'s loop: the connection may go on (a no-op when the
+    /// session is on the connection's own loop, which never waited).
+    private static func answered(_ output: ConnectionOutput, from session: Session) {
+        if session.eventLoop !== output.eventLoop { output.replyComplete() }
     }
 
     /// Feeds a client input to a session and reports a refusal as its wire error.

@@ -16,6 +16,10 @@ final class ConnectionHandler: ChannelInboundHandler {
         let services: SessionServices
         let limits: ServerLimits
         let expensiveRequestsPerSecond: Int
+        /// A connection holding no session is closed after this long without a request.
+        let idleConnectionTimeout: TimeAmount?
+        /// Unread output of all connections together.
+        let outputBudget: OutputBudget
         /// "signupd/VERSION", for `hello`.
         let serverName: String
         let logger: Logger
@@ -34,6 +38,19 @@ final class ConnectionHandler: ChannelInboundHandler {
     var budget: RequestBudget
     private var admitted = false
     private var inputClosed = false
+    /// True while a request's answer comes from elsewhere (a token check, a session on
+    /// another event loop): later requests wait in `backlog`, and reading pauses, so that
+    /// answers leave in request order and `ping` is a true barrier.
+    var awaitingReply = false
+    private var backlog: [Frame] = []
+    private var lastRequest = NIODeadline.now()
+    private var idleTimer: Scheduled<Void>?
+    private var backlogHead = 0
+
+    private enum Frame {
+        case line([UInt8])
+        case tooLong
+    }
 
     init(context: Context) {
         shared = context
@@ -46,10 +63,14 @@ final class ConnectionHandler: ChannelInboundHandler {
         self.output = output
         output.peer = Self.peerCredentials(of: context.channel)
         output.onSessionEnded = { [weak self] id in self?.sessions.removeAll { $0.id == id } }
+        output.onReplyComplete = { [weak self] in self?.replyComplete(context: context) }
+        output.outputBudget = shared.outputBudget
+        output.onOverBudget = { [weak self] in self?.dropSlowConsumer(context: context, why: "the output budget for all clients is exhausted") }
         switch shared.services.registry.admit(output, uid: output.peer.uid) {
         case .admitted:
             admitted = true
             output.deliver(shared.hello)
+            armIdleTimer(context: context, at: NIODeadline.now())
         case .tooManyConnections:
             refuse(output, "too many connections (limit \(shared.services.registry.maxConnections))")
         case .tooManyForUser:
@@ -66,7 +87,12 @@ final class ConnectionHandler: ChannelInboundHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
+        idleTimer?.cancel()
         guard let output else { return }
+        output.releaseBudget()
+        // These capture the context, which holds this handler, which holds the output: break the cycle.
+        output.onReplyComplete = nil
+        output.onOverBudget = nil
         for session in sessions { Self.onLoop(of: session) { $0.unsubscribe(output) } }
         sessions.removeAll()
         if admitted { shared.services.registry.remove(output, uid: output.peer.uid) }
@@ -74,16 +100,70 @@ final class ConnectionHandler: ChannelInboundHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard admitted, let output else { return }
+        lastRequest = .now()
         let buffer = unwrapInboundIn(data)
         output.batching = true
         buffer.withUnsafeReadableBytes { bytes in
             framer.feed(bytes) { frame in
                 switch frame {
-                case .line(let line): process(line, output: output)
+                case .line(let line):
+                    if awaitingReply { backlog.append(.line(Array(line))) } else { process(line, output: output) }
                 case .tooLong:
-                    output.enqueue(.error(code: .lineTooLong, message: "line longer than \(shared.limits.maxLineBytes) bytes; discarded", session: nil, id: nil))
+                    if awaitingReply { backlog.append(.tooLong) } else { lineTooLong(output) }
                 }
             }
+        }
+        if awaitingReply { context.channel.setOption(ChannelOptions.autoRead, value: false).whenComplete { _ in } }
+    }
+
+    /// Closes the connection, with `bye`, once it has held no session and sent nothing
+    /// for `idleConnectionTimeout`; otherwise checks again when that could next be true.
+    private func armIdleTimer(context: ChannelHandlerContext, at from: NIODeadline) {
+        guard let timeout = shared.idleConnectionTimeout else { return }
+        idleTimer = context.eventLoop.assumeIsolated().scheduleTask(deadline: from + timeout) { [self] in
+            guard let output, context.channel.isActive else { return }
+            let due = lastRequest + timeout
+            if sessions.isEmpty, !awaitingReply, due <= .now() {
+                output.enqueue(.bye(reason: "idle: no request for \(timeout.nanoseconds / 1_000_000_000) seconds"))
+                output.flush()
+                context.close(promise: nil)
+            } else {
+                // Held sessions, or a request since: look again one timeout after the later of the two.
+                armIdleTimer(context: context, at: due > .now() ? lastRequest : .now())
+            }
+        }
+    }
+
+    private func lineTooLong(_ output: ConnectionOutput) {
+        output.enqueue(.error(code: .lineTooLong, message: "line longer than \(shared.limits.maxLineBytes) bytes; discarded", session: nil, id: nil))
+    }
+
+    /// The awaited answer has been delivered: the requests that waited behind it run now.
+    private func replyComplete(context: ChannelHandlerContext) {
+        guard awaitingReply, let output else { return }
+        awaitingReply = false
+        // Also called from inside a read batch (an answer that was ready at once).
+        let wasBatching = output.batching
+        output.batching = true
+        while !awaitingReply, backlogHead < backlog.count {
+            let frame = backlog[backlogHead]
+            backlogHead += 1
+            switch frame {
+            case .line(let line): line.withUnsafeBytes { process($0, output: output) }
+            case .tooLong: lineTooLong(output)
+            }
+        }
+        if backlogHead == backlog.count {
+            backlog.removeAll(keepingCapacity: false)
+            backlogHead = 0
+        }
+        output.batching = wasBatching
+        if !wasBatching { output.flush() }
+        guard !awaitingReply else { return }
+        if inputClosed {
+            closeIfDone()
+        } else {
+            context.channel.setOption(ChannelOptions.autoRead, value: true).whenComplete { _ in }
         }
     }
 
@@ -102,7 +182,8 @@ final class ConnectionHandler: ChannelInboundHandler {
         // The client has sent all it will: answer the last line, finish pending work, close.
         output.batching = true
         framer.finish { frame in
-            if case .line(let line) = frame { process(line, output: output) }
+            guard case .line(let line) = frame else { return }
+            if awaitingReply { backlog.append(.line(Array(line))) } else { process(line, output: output) }
         }
         output.batching = false
         output.flush()
@@ -112,10 +193,18 @@ final class ConnectionHandler: ChannelInboundHandler {
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
-        guard !context.channel.isWritable, let output else { return }
+        guard let output else { return }
+        output.reportUnread()
+        guard !context.channel.isWritable else { return }
         // The client does not read: it must not make the daemon buffer without bound.
-        shared.logger.notice("dropping a client that stopped reading", metadata: ["pid": "\(output.peer.pid)"])
-        output.enqueue(.bye(reason: "slow consumer: more than \(shared.limits.maxOutputBytes) bytes unread"))
+        dropSlowConsumer(context: context, why: "more than \(shared.limits.maxOutputBytes) bytes unread")
+    }
+
+    private func dropSlowConsumer(context: ChannelHandlerContext, why: String) {
+        guard let output, context.channel.isActive else { return }
+        shared.logger.notice("dropping a client that stopped reading", metadata: ["pid": "\(output.peer.pid)", "why": "\(why)"])
+        output.onOverBudget = nil
+        output.enqueue(.bye(reason: "slow consumer: \(why)"))
         output.flush()
         context.close(promise: nil)
     }
@@ -126,7 +215,7 @@ final class ConnectionHandler: ChannelInboundHandler {
     }
 
     private func closeIfDone() {
-        guard inputClosed, let output else { return }
+        guard inputClosed, !awaitingReply, let output else { return }
         let busy = sessions.contains { $0.eventLoop === output.eventLoop && $0.hasPendingWork }
         if !busy { output.channel.close(promise: nil) }
     }

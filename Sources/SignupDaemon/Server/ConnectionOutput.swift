@@ -24,6 +24,17 @@ final class ConnectionOutput: @unchecked Sendable {
     /// Called on this connection's loop when a session it holds has ended elsewhere.
     var onSessionEnded: ((String) -> Void)?
 
+    /// The daemon-wide unread-output budget, and this connection's last reported share.
+    var outputBudget: OutputBudget?
+    private var unreadReported = 0
+    private var resample: Scheduled<Void>?
+    /// Called when the budget is exhausted and this connection holds more than its share.
+    var onOverBudget: (() -> Void)?
+
+    /// Called on this connection's loop when the answer the connection waits for has
+    /// been delivered (see `ConnectionHandler.awaitingReply`).
+    var onReplyComplete: (() -> Void)?
+
     init(channel: Channel) {
         self.channel = channel
         eventLoop = channel.eventLoop
@@ -52,6 +63,16 @@ final class ConnectionOutput: @unchecked Sendable {
         }
     }
 
+    /// Says, from any thread, that the awaited answer is complete. From another loop it
+    /// is queued behind that loop's earlier `deliver`s to this connection, so it runs after them.
+    func replyComplete() {
+        if eventLoop.inEventLoop {
+            onReplyComplete?()
+        } else {
+            eventLoop.execute { self.onReplyComplete?() }
+        }
+    }
+
     /// Encodes an event into the pending batch. Event loop only.
     func enqueue(_ event: ServerEvent) {
         writer.reset()
@@ -66,6 +87,31 @@ final class ConnectionOutput: @unchecked Sendable {
         let batch = pending
         pending = channel.allocator.buffer(capacity: 0)
         channel.writeAndFlush(batch, promise: nil)
+        reportUnread()
+    }
+
+    /// Tells the budget how much output the client has not read; while some is pending,
+    /// again a second later (a client that reads it gives it back). Event loop only.
+    func reportUnread() {
+        guard let outputBudget else { return }
+        let unread = channel.isActive ? ((try? channel.syncOptions?.getOption(.bufferedWritableBytes)) ?? 0) : 0
+        let total = outputBudget.add(unread - unreadReported)
+        unreadReported = unread
+        if unread > 0, resample == nil {
+            resample = eventLoop.scheduleTask(in: .seconds(1)) { [self] in
+                resample = nil
+                reportUnread()
+            }
+        }
+        if total > outputBudget.limit, unread > outputBudget.fairShare { onOverBudget?() }
+    }
+
+    /// Gives this connection's share back (it closed). Event loop only.
+    func releaseBudget() {
+        resample?.cancel()
+        resample = nil
+        _ = outputBudget?.add(-unreadReported)
+        unreadReported = 0
     }
 }
 

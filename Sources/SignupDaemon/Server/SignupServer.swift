@@ -99,6 +99,8 @@ final class SignupServer: Service {
             services: services,
             limits: configuration.limits,
             expensiveRequestsPerSecond: configuration.expensiveRequestsPerSecond,
+            idleConnectionTimeout: configuration.idleConnectionSeconds.map { TimeAmount.seconds(Int64($0)) },
+            outputBudget: OutputBudget(limit: configuration.maxTotalOutputBytes),
             serverName: "signupd/\(configuration.serverVersion)",
             logger: logger
         )

@@ -3,6 +3,7 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 import Protocol
+import Synchronization
 
 /// One live form session: the pure `FormSession` plus the shell that performs its
 /// effects and fans its events out to the connections holding it.
@@ -24,10 +25,23 @@ final class Session: @unchecked Sendable {
     /// The owner first, then attached connections.
     private var subscribers: [ConnectionOutput] = []
     private var deadlineTask: Scheduled<Void>?
+    /// The availability check in flight (at most one per session) and the newest value
+    /// waiting to be checked after it: a burst of `set`s costs one check at a time, each
+    /// superseded one is cancelled, and the latest value is checked next.
+    private var checkInFlight: (id: UInt64, cancellation: CheckCancellation)?
+    private var nextCheck: (id: UInt64, identity: IdentityValue)?
+    /// Password-quality checks (libpwquality, off the event loop): one in flight per
+    /// session, the rest waiting; a check a newer value made stale never runs.
+    private var passwordCheckInFlight = false
+    private var passwordChecks: [(id: UInt64, password: String, user: String)] = []
+    /// This session's share of `services.checkBudget`.
+    private var checkBucket: CheckBudget.Bucket
     private let services: SessionServices
     /// The forms' catalogues and rules as they were at open: a reload does not change them.
     private let configuration: FormConfiguration
     private(set) var isClosed = false
+    /// `isClosed`, readable from the hash queue's threads.
+    private let closedFlag = ClosedFlag()
 
     init(id: String, form: FormDefinition, locale: String, owner: ConnectionOutput, services: SessionServices) {
         self.id = id
@@ -38,6 +52,7 @@ final class Session: @unchecked Sendable {
         state = FormSession(form: form, locale: configuration.catalogues.resolve(locale))
         subscribers = [owner]
         self.services = services
+        checkBucket = CheckBudget.Bucket(perSecond: services.checkBudget.perSessionPerSecond)
     }
 
     /// Connections attached besides the opener.
@@ -102,7 +117,11 @@ final class Session: @unchecked Sendable {
         eventLoop.preconditionInEventLoop()
         guard !isClosed else { return }
         isClosed = true
+        closedFlag.set()
         deadlineTask?.cancel()
+        checkInFlight?.cancellation.cancel()
+        nextCheck = nil
+        passwordChecks.removeAll()
         for subscriber in subscribers.dropFirst() {
             subscriber.deliver(.closed(session: id, id: nil))
             subscriber.sessionEnded(id)
@@ -129,6 +148,49 @@ final class Session: @unchecked Sendable {
         }
     }
 
+    private func startPasswordCheck() {
+        passwordChecks.removeAll { !state.awaitsPasswordCheck($0.id) }
+        guard !isClosed, !passwordChecks.isEmpty else { return }
+        let (checkID, password, user) = passwordChecks.removeFirst()
+        passwordCheckInFlight = true
+        let quality = configuration.passwordQuality
+        NIOThreadPool.singleton.runIfActive(eventLoop: eventLoop) {
+            quality.check(password, user)
+        }.whenComplete { [self] result in
+            if case .success(let failure) = result { feed(.passwordChecked(check: checkID, failure)) }
+            passwordCheckInFlight = false
+            startPasswordCheck()
+        }
+    }
+
+    private func startCheck(_ checkID: UInt64, _ identity: IdentityValue) {
+        let cancellation = CheckCancellation()
+        checkInFlight = (checkID, cancellation)
+        // Past the budget the check starts later; a newer value supersedes it meanwhile.
+        let wait = services.checkBudget.take(uid: ownerUID, session: &checkBucket)
+        guard wait == .zero else {
+            eventLoop.scheduleTask(in: wait) { [self] in
+                checkInFlight = nil
+                guard !isClosed else { return }
+                if !cancellation.isCancelled {
+                    startCheck(checkID, identity)
+                } else if let next = nextCheck {
+                    nextCheck = nil
+                    startCheck(next.id, next.identity)
+                }
+            }
+            return
+        }
+        services.availability(of: identity, cancellation: cancellation, on: eventLoop).whenComplete { [self] result in
+            checkInFlight = nil
+            if !cancellation.isCancelled { feed(.availability(check: checkID, (try? result.get()) ?? .unreachable)) }
+            if let next = nextCheck, !isClosed {
+                nextCheck = nil
+                startCheck(next.id, next.identity)
+            }
+        }
+    }
+
     private func perform(_ effect: FormEffect) {
         switch effect {
         case .startCheck(let checkID, let identity, let deadline):
@@ -136,26 +198,31 @@ final class Session: @unchecked Sendable {
             deadlineTask = eventLoop.scheduleTask(deadline: .uptimeNanoseconds(UInt64(deadline.nanoseconds))) { [self] in
                 feed(.tick)
             }
-            services.availability(of: identity, on: eventLoop).whenSuccess { [self] availability in
-                feed(.availability(check: checkID, availability))
+            if let inFlight = checkInFlight {
+                inFlight.cancellation.cancel()
+                nextCheck = (checkID, identity)
+            } else {
+                startCheck(checkID, identity)
             }
         case .checkPassword(let checkID, let password, let user):
             // libpwquality reads cracklib's dictionary (milliseconds): never on the event loop.
-            let quality = configuration.passwordQuality
-            NIOThreadPool.singleton.runIfActive(eventLoop: eventLoop) {
-                quality.check(password, user)
-            }.whenSuccess { [self] failure in
-                feed(.passwordChecked(check: checkID, failure))
-            }
-        case .cancelCheck:
-            // The engine ignores a late answer by its id; only the timer needs stopping.
+            // One check at a time per session; queued ones a newer value made stale are dropped.
+            passwordChecks.removeAll { !state.awaitsPasswordCheck($0.id) }
+            passwordChecks.append((checkID, password, user))
+            if !passwordCheckInFlight { startPasswordCheck() }
+        case .cancelCheck(let checkID):
+            // The engine ignores a late answer by its id; the timer stops, the work is aborted.
             deadlineTask?.cancel()
             deadlineTask = nil
+            if checkInFlight?.id == checkID { checkInFlight?.cancellation.cancel() }
+            if nextCheck?.id == checkID { nextCheck = nil }
         case .submit(let action, let identity, let password):
             services.registry.submitStarted()
+            // Nobody waits for a hash whose session has ended: the queue skips it.
+            let isWanted: @Sendable () -> Bool = { [closedFlag] in !closedFlag.isSet }
             let outcome = switch action {
-            case .signup: services.accounts.signup(identity, password: password, on: eventLoop)
-            case .login: services.accounts.login(identity, password: password, on: eventLoop)
+            case .signup: services.accounts.signup(identity, password: password, uid: ownerUID, isWanted: isWanted, on: eventLoop)
+            case .login: services.accounts.login(identity, password: password, uid: ownerUID, isWanted: isWanted, on: eventLoop)
             }
             outcome.whenComplete { [self] result in
                 feed(.submitCompleted((try? result.get()) ?? .storeUnavailable))
@@ -163,4 +230,11 @@ final class Session: @unchecked Sendable {
             }
         }
     }
+}
+
+/// A session's closed state, shared with work queued for it on other threads.
+final class ClosedFlag: Sendable {
+    private let value = Atomic<Bool>(false)
+    var isSet: Bool { value.load(ordering: .relaxed) }
+    func set() { value.store(true, ordering: .relaxed) }
 }

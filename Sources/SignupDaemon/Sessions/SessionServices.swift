@@ -11,6 +11,8 @@ struct SessionServices: Sendable {
     let forms: FormLibraryHolder
     let registry: ConnectionRegistry
     let directory: SessionDirectory
+    /// Availability answers per uid and per session.
+    let checkBudget: CheckBudget
 
     /// The engine's clock: NIO's monotonic uptime.
     static func now() -> Moment {
@@ -25,8 +27,8 @@ struct SessionServices: Sendable {
     }
 
     /// The full availability check: the store first, then, for usernames, the HTTP service
-    /// if configured.
-    func availability(of identity: IdentityValue, on eventLoop: EventLoop) -> EventLoopFuture<Availability> {
+    /// if configured. A cancelled check skips what has not started and aborts its HTTP request.
+    func availability(of identity: IdentityValue, cancellation: CheckCancellation, on eventLoop: EventLoop) -> EventLoopFuture<Availability> {
         let fromStore = accounts.storeAvailability(of: identity, on: eventLoop)
         guard let http, identity.kind == .username else { return fromStore }
         // The service is asked about the name as it would be stored and shown (NFC) and/or
@@ -34,8 +36,8 @@ struct SessionServices: Sendable {
         // for a name the rule accepts, so the identity exists whenever the service is asked.
         guard let username = try? Usernames.identity(of: identity.value).get() else { return fromStore }
         return fromStore.flatMap { availability in
-            availability == .available
-                ? http.check(username: username.display, key: username.key, on: eventLoop) : eventLoop.makeSucceededFuture(availability)
+            guard availability == .available, !cancellation.isCancelled else { return eventLoop.makeSucceededFuture(availability) }
+            return http.check(username: username.display, key: username.key, cancellation: cancellation, on: eventLoop)
         }
     }
 }

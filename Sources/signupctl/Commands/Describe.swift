@@ -72,24 +72,34 @@ extension SignupCtl {
         }
     }
 
-    /// `signupctl verify TOKEN`
+    /// `signupctl verify [TOKEN | -]`
     struct Verify: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Check a login token and print whose it is.",
             discussion: """
-                Tokens are base64url and may begin with "-": pass them after "--", as in \
-                `signupctl verify -- "$TOKEN"`. Exit 1 (code invalid_token) for an unknown, \
-                malformed or expired token. JSON: {"ok":true,"command":"verify","user":U}
+                The token is read from the first line of standard input when it is not \
+                given or given as "-", as in `printf '%s\\n' "$TOKEN" | signupctl verify`: \
+                an argument is visible to every local user in /proc/PID/cmdline. A token \
+                given as an argument may begin with "-": pass it after "--". Exit 1 (code \
+                invalid_token) for an unknown, malformed or expired token; exit 64 when \
+                standard input has no token. JSON: {"ok":true,"command":"verify","user":U}
                 """
         )
 
-        @Argument(help: "The token `signupctl login` printed.")
-        var token: String
+        @Argument(help: "The token `signupctl login` printed, or - (the default) to read it from standard input.")
+        var token: String?
 
         @OptionGroup var connection: ConnectionOptions
 
         func run() throws {
-            do {
+            do throws(CommandFailure) {
+                var token = self.token ?? "-"
+                if token == "-" {
+                    token = String((FormInputOptions.firstLine(of: 0) ?? "").filter { $0 != " " && $0 != "\t" })
+                    guard !token.isEmpty else {
+                        throw CommandFailure(.usage, "no token on standard input (give it there, as in printf '%s\\n' \"$TOKEN\" | signupctl verify)", code: "usage")
+                    }
+                }
                 let daemon = try connection.connect()
                 let reply = try daemon.reply(to: try daemon.request(.verify(token: token)))
                 let user = reply["user"]?.stringValue ?? ""

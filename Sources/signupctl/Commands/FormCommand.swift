@@ -72,7 +72,7 @@ struct FormInputOptions: ParsableArguments {
 
     /// Reads up to the first newline, byte by byte, so nothing after it is consumed;
     /// nil when the input ended before anything (not even a newline) was read.
-    private static func firstLine(of fd: Int32) -> String? {
+    static func firstLine(of fd: Int32) -> String? {
         var bytes: [UInt8] = []
         var byte: UInt8 = 0
         var sawNewline = false

@@ -1,0 +1,117 @@
+import NIOConcurrencyHelpers
+import NIOPosix
+
+/// The Argon2id work queue: one FIFO per peer uid, served round-robin across uids by a
+/// fixed pool of threads, so that one uid flooding submits delays another uid's login by
+/// at most one turn. Each uid and the whole queue have a bound; past it `enqueue` says no
+/// at once (the caller answers "too many attempts"). A job whose session has gone is
+/// skipped when its turn comes, and `cancelAll` drops every queued job at shutdown.
+final class HashQueue: Sendable {
+    struct Job: Sendable {
+        let uid: UInt32
+        /// Whether anyone still waits for the result; asked just before the job starts.
+        let isWanted: @Sendable () -> Bool
+        /// The hashing itself, on a pool thread.
+        let run: @Sendable () -> Void
+        /// Called instead of `run` when the job will never start.
+        let abandon: @Sendable () -> Void
+    }
+
+    enum Refusal: Error, Equatable { case userQueueFull, queueFull, stopped }
+
+    private struct State {
+        var queues: [UInt32: [Job]] = [:]
+        /// Uids with queued jobs, in round-robin order.
+        var ring: [UInt32] = []
+        /// Queued plus running, per uid and in total.
+        var perUID: [UInt32: Int] = [:]
+        var total = 0
+        var stopped = false
+    }
+
+    private let state = NIOLockedValueBox(State())
+    private let pool: NIOThreadPool
+    let maxPerUID: Int
+    let maxTotal: Int
+
+    init(threads: Int, maxPerUID: Int, maxTotal: Int) {
+        pool = NIOThreadPool(numberOfThreads: threads)
+        self.maxPerUID = maxPerUID
+        self.maxTotal = maxTotal
+        pool.start()
+    }
+
+    /// Whether a job for `uid` would be accepted now (for a prompt wire refusal).
+    func wouldAccept(uid: UInt32) -> Refusal? {
+        state.withLockedValue { Self.refusal(for: uid, in: $0, maxPerUID: maxPerUID, maxTotal: maxTotal) }
+    }
+
+    private static func refusal(for uid: UInt32, in state: State, maxPerUID: Int, maxTotal: Int) -> Refusal? {
+        if state.stopped { return .stopped }
+        if state.perUID[uid, default: 0] >= maxPerUID { return .userQueueFull }
+        if state.total >= maxTotal { return .queueFull }
+        return nil
+    }
+
+    /// Queues a job, or says why not (the job is then neither run nor abandoned).
+    func enqueue(_ job: Job) throws(Refusal) {
+        let refusal: Refusal? = state.withLockedValue { state in
+            if let refusal = Self.refusal(for: job.uid, in: state, maxPerUID: maxPerUID, maxTotal: maxTotal) { return refusal }
+            if state.queues[job.uid, default: []].isEmpty { state.ring.append(job.uid) }
+            state.queues[job.uid, default: []].append(job)
+            state.perUID[job.uid, default: 0] += 1
+            state.total += 1
+            return nil
+        }
+        if let refusal { throw refusal }
+        // One runner per job; each runner takes whichever job is next in round-robin order.
+        pool.submit { [self] _ in runNext() }
+    }
+
+    private func runNext() {
+        let next: Job? = state.withLockedValue { state in
+            guard !state.ring.isEmpty else { return nil }
+            let uid = state.ring.removeFirst()
+            let job = state.queues[uid]!.removeFirst()
+            if state.queues[uid]!.isEmpty { state.queues[uid] = nil } else { state.ring.append(uid) }
+            return job
+        }
+        guard let job = next else { return }
+        defer { finished(job.uid) }
+        if job.isWanted() { job.run() } else { job.abandon() }
+    }
+
+    private func finished(_ uid: UInt32) {
+        state.withLockedValue { state in
+            state.perUID[uid, default: 1] -= 1
+            if state.perUID[uid] == 0 { state.perUID[uid] = nil }
+            state.total -= 1
+        }
+    }
+
+    /// Jobs queued or running, in total and for `uid` (for tests and logs).
+    func depth(uid: UInt32) -> (total: Int, user: Int) {
+        state.withLockedValue { ($0.total, $0.perUID[uid, default: 0]) }
+    }
+
+    /// Refuses new jobs and abandons every queued one; running jobs finish.
+    func cancelAll() {
+        let dropped: [Job] = state.withLockedValue { state in
+            state.stopped = true
+            let jobs = state.queues.values.flatMap { $0 }
+            state.queues = [:]
+            state.ring = []
+            return jobs
+        }
+        // Their runners find the queue empty; the counts are settled here.
+        for job in dropped {
+            job.abandon()
+            finished(job.uid)
+        }
+    }
+
+    func shutdown() async throws {
+        cancelAll()
+        try await pool.shutdownGracefully()
+    }
+}
