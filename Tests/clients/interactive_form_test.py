@@ -9,6 +9,7 @@ terminal has no other event to wait on.
 
 usage: interactive_form_test.py path/to/signupd path/to/signupctl
 """
+import json
 import os
 import socket
 import subprocess
@@ -166,8 +167,39 @@ def check_frame(columns, rows, what):
     check("›" in text[y] and x == len(text[y].rstrip()), "%s: the cursor (%d,%d) is at the end of the focused field %r" % (what, x, y, text[y]))
 
 
+def monitor_events(path):
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
 daemon = start_daemon(slow=False)
 try:
+    # Auto-type bursts (user<Tab>password<Enter> in one write) into one login form, watched
+    # by `signupctl monitor`: exactly one submit per Enter — one busy and one result each,
+    # never a second login attempt from an `enabled` that was already on its way.
+    open_form("NO_COLOR=1", args="login", wait_text="[ Log in ]")
+    session_id = [l for l in lines() if "session " in l][0].split("session ")[1].strip()
+    events_path = os.path.join(directory, "burst-monitor.jsonl")
+    watcher = subprocess.Popen([SIGNUPCTL, "monitor", "--json", "--socket", SOCK, "--session", session_id],
+                               stdout=open(events_path, "w"))
+    wait_for(lambda s: os.path.getsize(events_path) > 0, "the monitor to attach")
+    bursts = 10
+    for i in range(bursts):
+        back = [] if i == 0 else ["BTab", "C-e", "C-u"]
+        keys(*(back + ["yann%d" % i, "Tab", "C-e", "C-u", "wrongpw", "Enter"]))
+        deadline = time.monotonic() + 15
+        while sum(1 for e in monitor_events(events_path) if e.get("event") == "result") < i + 1:
+            assert time.monotonic() < deadline, "burst %d: no result; screen:\n%s" % (i, screen())
+            time.sleep(0.05)
+    keys("Escape")
+    wait_for(lambda s: "EXIT=130" in s, "Esc after the bursts")
+    check(watcher.wait(timeout=30) == 0, "the monitor ends with the session")
+    seen = monitor_events(events_path)
+    results = [e for e in seen if e.get("event") == "result"]
+    starts = [e for e in seen if e.get("event") == "busy" and e.get("value") is True]
+    check(len(results) == bursts and len(starts) == bursts and all(e["eventOk"] is False for e in results),
+          "%d bursts: %d logins started, %d results (want %d each)" % (bursts, len(starts), len(results), bursts))
+
     # A password manager's auto-type: everything in one burst, Enter included, no pause.
     open_form("NO_COLOR=1")
     keys("burst", "Tab", "pass word", "Tab", "pass word", "Enter")
