@@ -78,7 +78,6 @@ struct ArgumentNormalizerTests {
         (["verify", "--", "-abc"], ["verify", "--", "-abc"]),
         (["--json", "verify", "--", "-abc"], ["verify", "--json", "--", "-abc"]),
         (["--help"], ["--help"]),
-        (["--socket"], ["--socket"]),
         ([], []),
         (["--generate-completion-script", "bash"], ["--generate-completion-script", "bash"]),
         (["help", "ping"], ["help", "ping"]),
@@ -105,6 +104,24 @@ struct ArgumentNormalizerTests {
             return
         }
         #expect(message.hasPrefix("no command after --json --socket /s"))
+    }
+
+    @Test("a shared option short of its value is named, wherever it stands", arguments: [
+        (["--socket"], "Missing value for '--socket <path>'"),
+        (["--json", "--socket"], "Missing value for '--socket <path>'"),
+        (["--json", "--timeout"], "Missing value for '--timeout <seconds>'"),
+    ])
+    func missingValue(_ input: [String], _ expected: String) {
+        #expect(ArgumentNormalizer.normalize(input, subcommands: Self.verbs) == .usage(expected))
+    }
+
+    @Test("help on a mistyped command suggests the command")
+    func helpTypo() {
+        guard case .usage(let message) = ArgumentNormalizer.normalize(["help", "pnig"], subcommands: Self.verbs) else {
+            Issue.record("accepted")
+            return
+        }
+        #expect(message.contains("did you mean 'ping'?"))
     }
 
     @Test("nothing close, no suggestion")
