@@ -79,3 +79,38 @@ struct SubmitGateTests {
         #expect(gate.state == .unanswered(.integer(5), retry: true))
     }
 }
+
+@Suite("Line-mode prompt input")
+struct LineInputTests {
+    static func feed(_ text: String, secret: Bool) -> (echo: String, answer: PasswordPrompt.Answer?) {
+        var line = LineInput(secret: secret)
+        var echo = ""
+        for byte in Array(text.utf8) {
+            let step = line.feed(byte)
+            echo += step.echo
+            if let answer = step.answer { return (echo, answer) }
+        }
+        return (echo, nil)
+    }
+
+    @Test("Tab, Enter and newline end a field", arguments: ["bob\t", "bob\r", "bob\n"])
+    func ends(_ input: String) {
+        #expect(Self.feed(input, secret: false).answer == .text("bob"))
+    }
+
+    @Test("a secret is never echoed; plain text is, and Backspace erases a whole character")
+    func echo() {
+        let secret = Self.feed("s3cré\u{7F}t\t", secret: true)
+        #expect(secret.echo == "" && secret.answer == .text("s3crt"))
+        let plain = Self.feed("ué\u{7F}x\r", secret: false)
+        #expect(plain.echo == "ué\u{08} \u{08}x" && plain.answer == .text("ux"))
+    }
+
+    @Test("Ctrl-C interrupts, Ctrl-D on an empty line ends input, arrows type nothing")
+    func controls() {
+        #expect(Self.feed("ab\u{03}", secret: false).answer == .interrupted)
+        #expect(Self.feed("\u{04}", secret: false).answer == .endOfInput)
+        #expect(Self.feed("a\u{04}\u{1B}[Db\r", secret: false).answer == .text("ab"))
+        #expect(Self.feed("abc\u{15}d\r", secret: true).answer == .text("d"))
+    }
+}
