@@ -53,6 +53,43 @@ struct FormScreenTests {
         #expect(small.lines.dropFirst().allSatisfy { $0.isEmpty })
     }
 
+    @Test("the hints say what Ctrl-U does; after a successful submit the form says it is done")
+    func finishedState() {
+        var screen = Self.screen()
+        let editing = screen.render(columns: 80, rows: 24).lines.map(FormScreen.plain)
+        #expect(editing.contains { $0.contains("Ctrl-U del to start") && $0.contains("Esc quit") })
+        #expect(!editing.contains { $0.contains("Ctrl-U clear") })
+        screen.view.result = SessionView.Result(ok: true, message: "Logged in", user: "alice", token: nil)
+        for size in [(80, 24), (60, 20)] {
+            let done = screen.render(columns: size.0, rows: size.1).lines.map(FormScreen.plain)
+            #expect(done.contains { $0.contains("any key exits") }, "\(size)")
+            #expect(!done.contains { $0.contains("Enter submit") || $0.contains("(disabled)") }, "\(size)")
+        }
+    }
+
+    @Test("the cursor goes after wide characters by display width", arguments: [
+        ("用户", 4), ("👍🏽x", 3), ("e\u{301}", 1), ("👨‍👩‍👧", 2), ("ｗ", 2), ("ab", 2),
+    ])
+    func wideCursor(_ value: String, _ columns: Int) {
+        for size in [(80, 24), (60, 20)] {
+            let frame = Self.screen(value: value).render(columns: size.0, rows: size.1)
+            let cursor = try! #require(frame.cursor)
+            let line = FormScreen.plain(frame.lines[cursor.row])
+            let before = line.hasSuffix(value) ? String(line.dropLast(value.count)) : line
+            #expect(cursor.column == DisplayWidth.of(before) + columns, "\(value) at \(size): \(line)")
+        }
+    }
+
+    @Test("a long run of wide characters scrolls within the window, the cursor in view")
+    func wideScroll() {
+        for size in [(80, 24), (60, 20), (48, 11)] {
+            let frame = Self.screen(value: String(repeating: "用", count: 100)).render(columns: size.0, rows: size.1)
+            let cursor = try! #require(frame.cursor)
+            #expect(frame.lines.allSatisfy { DisplayWidth.of(FormScreen.plain($0)) < size.0 })
+            #expect(cursor.column == DisplayWidth.of(FormScreen.plain(frame.lines[cursor.row])) && cursor.column < size.0 - 1)
+        }
+    }
+
     @Test("a long value scrolls so that the cursor stays visible")
     func scrolls() {
         var screen = Self.screen(value: String(repeating: "a", count: 100) + "Z")

@@ -134,14 +134,23 @@ enum InteractiveForm {
         /// Applies keys.
         mutating func handle(_ keys: [Key], _ screen: inout FormScreen) -> Outcome? {
             let fields = client.view.form.fields
+            let size = Terminal.size(of: tty)
             for key in keys {
                 if let result = screen.view.result, result.ok { return .finished(result) }
                 let field = fields[screen.focus]
+                if screen.tooSmall(columns: size.columns, rows: size.rows) {
+                    // Nothing is visible to edit: only leaving works.
+                    if key == .escape || key == .interrupt { return .cancelled }
+                    if key != .redraw { screen.droppedKeys = true }
+                    continue
+                }
                 switch key {
                 case .escape, .interrupt: return .cancelled
                 case .tab, .down: screen.focus = (screen.focus + 1) % fields.count
                 case .backTab, .up: screen.focus = (screen.focus + fields.count - 1) % fields.count
                 case .redraw: Terminal.write("\u{1B}[2J")
+                case .suspend: screen.notice = "Ctrl-Z does not suspend this form: finish it, or Esc to quit."
+                case .pastedNewline: if screen.focus < fields.count - 1 { screen.focus += 1 }  // a paste never submits
                 case .enter:
                     if screen.focus < fields.count - 1 {
                         screen.focus += 1
