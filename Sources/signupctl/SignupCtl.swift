@@ -48,6 +48,10 @@ enum Main {
         let names = SignupCtl.configuration.subcommands.map { $0._commandName }
         let json = arguments.prefix { $0 != "--" }.contains("--json")
         Report.json = json
+        if arguments == ["--generate-completion-script", "bash"] || arguments == ["--generate-completion-script=bash"] {
+            print(BashCompletion.script(SignupCtl.completionScript(for: .bash)), terminator: "")
+            return
+        }
         switch ArgumentNormalizer.normalize(arguments, subcommands: names) {
         case .usage(let message):
             Report.fail(CommandFailure(.usage, message, code: message.hasPrefix("unknown command") ? "unknown_command" : "usage"))

@@ -169,6 +169,13 @@ try:
     r = ctl("--generate-completion-script", "bash")
     checks.check("'--socket')\n        __signupctl_add_completions -f" in r.stdout and "'--password-file')\n        __signupctl_add_completions -f" in r.stdout,
                  "bash completes paths for --socket and --password-file")
+    # Shared options before the subcommand complete too: `signupctl --socket <Tab>` offers paths.
+    script = ctl("--generate-completion-script", "bash").stdout
+    probe = ('source /dev/stdin; COMP_WORDS=(signupctl --socket ""); COMP_CWORD=2; COMP_LINE="signupctl --socket "; '
+             'COMP_POINT=${#COMP_LINE}; _signupctl signupctl "" --socket; printf "%s\\n" "${COMPREPLY[@]}"')
+    r = subprocess.run(["bash", "-c", probe], input=script, capture_output=True, text=True, cwd=daemon.directory, timeout=60)
+    offered = r.stdout.split()
+    checks.check("signupd.sock" in offered and "ping" not in offered, "bash: --socket before the subcommand completes paths: %r %r" % (offered, r.stderr))
     r = ctl("--generate-completion-script", "zsh")
     checks.check(r.returncode == 0 and "]:path:_files'" in r.stdout and "---completion monitor -- --session" in r.stdout,
                  "zsh completes paths, and session ids through signupctl itself")
