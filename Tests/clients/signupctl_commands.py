@@ -251,6 +251,10 @@ try:
         out = [json.loads(line) for line in r.stdout.splitlines()]
         checks.check(r.returncode == 64 and len(out) == 1 and out[0]["ok"] is False and out[0]["error"]["code"] in ("usage", "unknown_command")
                      and out[0]["error"]["exitCode"] == 64, "%s --json: one usage envelope on stdout: %r" % (args, r.stdout))
+    # --password-stdin with an empty standard input (</dev/null) is a usage error, not an empty password.
+    for command in ("signup", "login"):
+        r = ctl(command, "--username", "x", "--password-stdin", stdin="")
+        checks.check(r.returncode == 64 and "no password on standard input" in r.stderr, "%s --password-stdin </dev/null: %d %r" % (command, r.returncode, r.stderr))
     # --version and help print text, or one envelope under --json.
     for args, key, text in [(["--version", "--json"], "version", "0."), (["help", "--json"], "help", "SUBCOMMANDS"),
                             (["help", "ping", "--json"], "help", "signupctl ping")]:
