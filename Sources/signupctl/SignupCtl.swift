@@ -33,7 +33,7 @@ struct SignupCtl: ParsableCommand {
             EXIT CODES: 0 success; 1 the daemon said no (wrong password, name taken at submit, \
             invalid token); 2 the input is invalid (a field failed validation); 3 signupd cannot \
             be reached; 4 the conversation broke (timeout, unexpected reply); 64 bad usage \
-            (unknown command or option, missing or invalid argument); 130 the interactive form \
+            (unknown command or option, missing or invalid argument); 130 the interactive form or a prompt \
             was left with Esc or Ctrl-C.
             """,
         version: "0.1.0",
