@@ -25,13 +25,15 @@ struct SignupCtl: ParsableCommand {
             CODE is a protocol error code (invalid_token, forbidden, unknown_session, not_ready, \
             rate_limited, ...) or one of refused, invalid_input, no_daemon, permission_denied, \
             not_a_socket, connection_refused, unreachable, timeout, protocol_error, disconnected, \
-            not_signupd, usage, unknown_command, cancelled. `monitor --json` prints one such object per event. The exit code is \
+            not_signupd, usage, unknown_command, cancelled. `monitor --json` prints one such object per event (a result's own ok is "eventOk"); \
+            `--version --json` prints {"ok":true,"command":"version","version":V} and \
+            `help --json` {"ok":true,"command":"help","help":TEXT}. The exit code is \
             the same as without --json.
 
             EXIT CODES: 0 success; 1 the daemon said no (wrong password, name taken at submit, \
             invalid token); 2 the input is invalid (a field failed validation); 3 signupd cannot \
             be reached; 4 the conversation broke (timeout, unexpected reply); 64 bad usage \
-            (unknown command or option, missing or invalid argument); 130 the interactive form \
+            (unknown command or option, missing or invalid argument); 130 the interactive form or a prompt \
             was left with Esc or Ctrl-C.
             """,
         version: "0.1.0",
@@ -46,10 +48,15 @@ enum Main {
         let names = SignupCtl.configuration.subcommands.map { $0._commandName }
         let json = arguments.prefix { $0 != "--" }.contains("--json")
         Report.json = json
+        if arguments == ["--generate-completion-script", "bash"] || arguments == ["--generate-completion-script=bash"] {
+            print(BashCompletion.script(SignupCtl.completionScript(for: .bash)), terminator: "")
+            return
+        }
         switch ArgumentNormalizer.normalize(arguments, subcommands: names) {
         case .usage(let message):
             Report.fail(CommandFailure(.usage, message, code: message.hasPrefix("unknown command") ? "unknown_command" : "usage"))
         case .arguments(let normalized):
+            if json { emitInformationEnvelope(normalized, names: names) }
             var command: ParsableCommand
             do {
                 command = try SignupCtl.parseAsRoot(normalized)
@@ -72,5 +79,24 @@ enum Main {
                 SignupCtl.exit(withError: error)
             }
         }
+    }
+
+    /// `--version` and `help` print text; under --json they print one envelope instead:
+    /// {"ok":true,"command":"version","version":V} and {"ok":true,"command":"help","help":TEXT}.
+    private static func emitInformationEnvelope(_ arguments: [String], names: [String]) {
+        let options = arguments.prefix { $0 != "--" }
+        if options.first == "--version" || options.first == "-V" {
+            var envelope = JSONEnvelope(command: "version")
+            envelope.member("version", SignupCtl.configuration.version)
+            envelope.emit()
+            exit(0)
+        }
+        guard options.first == "help" else { return }
+        let topic = options.dropFirst().first { !$0.hasPrefix("-") }
+        let subcommand = SignupCtl.configuration.subcommands.first { $0._commandName == topic } ?? SignupCtl.self
+        var envelope = JSONEnvelope(command: "help")
+        envelope.member("help", SignupCtl.helpMessage(for: subcommand))
+        envelope.emit()
+        exit(0)
     }
 }

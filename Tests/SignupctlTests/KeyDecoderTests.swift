@@ -23,7 +23,7 @@ struct KeyDecoderTests {
         ("\u{01}", .home), ("\u{05}", .end), ("\u{02}", .left), ("\u{06}", .right), ("\u{04}", .delete),
         ("\u{17}", .deleteWordBack), ("\u{15}", .killToStart), ("\u{0B}", .killToEnd),
         ("\t", .tab), ("\r", .enter), ("\n", .enter), ("\u{7F}", .backspace), ("\u{08}", .backspace),
-        ("\u{03}", .interrupt), ("\u{0C}", .redraw), ("\u{1B}", .escape),
+        ("\u{03}", .interrupt), ("\u{1A}", .suspend), ("\u{0C}", .redraw), ("\u{1B}", .escape),
     ])
     func oneKey(_ input: String, _ key: Key) {
         #expect(Self.decode([Self.bytes(input)]) == [key], "\(input.debugDescription)")
@@ -63,9 +63,12 @@ struct KeyDecoderTests {
         #expect(Self.decode([[0x1B, 0x1B]]) == [.escape, .escape])
     }
 
-    @Test("bracketed paste is text, control characters dropped, also split across reads")
+    @Test("bracketed paste is text, a Tab in it moves on, a line break moves on but never submits, also split across reads")
     func paste() {
-        #expect(Self.decode([Self.bytes("\u{1B}[200~pass\tword\n\u{1B}[201~")]) == [.text("password")])
+        #expect(Self.decode([Self.bytes("\u{1B}[200~pass\tword\n\u{1B}[201~")]) == [.text("pass"), .tab, .text("word")])
+        #expect(Self.decode([Self.bytes("\u{1B}[200~dave\tsecret1\tsecret1\u{1B}[201~")])
+                == [.text("dave"), .tab, .text("secret1"), .tab, .text("secret1")])
+        #expect(Self.decode([Self.bytes("\u{1B}[200~a\r\nb\n\n\u{1B}[201~")]) == [.text("a"), .pastedNewline, .text("b")])
         #expect(Self.decode([Self.bytes("\u{1B}[200~pa"), Self.bytes("ss\u{1B}[2"), Self.bytes("01~\r")]) == [.text("pass"), .enter])
         // Enter inside a paste does not submit; a split é inside a paste is one character.
         #expect(Self.decode([Self.bytes("\u{1B}[200~a") + [0xC3], [0xA9] + Self.bytes("\r\u{1B}[201~")]) == [.text("aé")])

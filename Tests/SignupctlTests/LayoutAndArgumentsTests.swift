@@ -53,6 +53,43 @@ struct FormScreenTests {
         #expect(small.lines.dropFirst().allSatisfy { $0.isEmpty })
     }
 
+    @Test("the hints say what Ctrl-U does; after a successful submit the form says it is done")
+    func finishedState() {
+        var screen = Self.screen()
+        let editing = screen.render(columns: 80, rows: 24).lines.map(FormScreen.plain)
+        #expect(editing.contains { $0.contains("Ctrl-U del to start") && $0.contains("Esc quit") })
+        #expect(!editing.contains { $0.contains("Ctrl-U clear") })
+        screen.view.result = SessionView.Result(ok: true, message: "Logged in", user: "alice", token: nil)
+        for size in [(80, 24), (60, 20)] {
+            let done = screen.render(columns: size.0, rows: size.1).lines.map(FormScreen.plain)
+            #expect(done.contains { $0.contains("any key exits") }, "\(size)")
+            #expect(!done.contains { $0.contains("Enter submit") || $0.contains("(disabled)") }, "\(size)")
+        }
+    }
+
+    @Test("the cursor goes after wide characters by display width", arguments: [
+        ("用户", 4), ("👍🏽x", 3), ("e\u{301}", 1), ("👨‍👩‍👧", 2), ("ｗ", 2), ("ab", 2),
+    ])
+    func wideCursor(_ value: String, _ columns: Int) {
+        for size in [(80, 24), (60, 20)] {
+            let frame = Self.screen(value: value).render(columns: size.0, rows: size.1)
+            let cursor = try! #require(frame.cursor)
+            let line = FormScreen.plain(frame.lines[cursor.row])
+            let before = line.hasSuffix(value) ? String(line.dropLast(value.count)) : line
+            #expect(cursor.column == DisplayWidth.of(before) + columns, "\(value) at \(size): \(line)")
+        }
+    }
+
+    @Test("a long run of wide characters scrolls within the window, the cursor in view")
+    func wideScroll() {
+        for size in [(80, 24), (60, 20), (48, 11)] {
+            let frame = Self.screen(value: String(repeating: "用", count: 100)).render(columns: size.0, rows: size.1)
+            let cursor = try! #require(frame.cursor)
+            #expect(frame.lines.allSatisfy { DisplayWidth.of(FormScreen.plain($0)) < size.0 })
+            #expect(cursor.column == DisplayWidth.of(FormScreen.plain(frame.lines[cursor.row])) && cursor.column < size.0 - 1)
+        }
+    }
+
     @Test("a long value scrolls so that the cursor stays visible")
     func scrolls() {
         var screen = Self.screen(value: String(repeating: "a", count: 100) + "Z")
@@ -78,7 +115,6 @@ struct ArgumentNormalizerTests {
         (["verify", "--", "-abc"], ["verify", "--", "-abc"]),
         (["--json", "verify", "--", "-abc"], ["verify", "--json", "--", "-abc"]),
         (["--help"], ["--help"]),
-        (["--socket"], ["--socket"]),
         ([], []),
         (["--generate-completion-script", "bash"], ["--generate-completion-script", "bash"]),
         (["help", "ping"], ["help", "ping"]),
@@ -105,6 +141,24 @@ struct ArgumentNormalizerTests {
             return
         }
         #expect(message.hasPrefix("no command after --json --socket /s"))
+    }
+
+    @Test("a shared option short of its value is named, wherever it stands", arguments: [
+        (["--socket"], "Missing value for '--socket <path>'"),
+        (["--json", "--socket"], "Missing value for '--socket <path>'"),
+        (["--json", "--timeout"], "Missing value for '--timeout <seconds>'"),
+    ])
+    func missingValue(_ input: [String], _ expected: String) {
+        #expect(ArgumentNormalizer.normalize(input, subcommands: Self.verbs) == .usage(expected))
+    }
+
+    @Test("help on a mistyped command suggests the command")
+    func helpTypo() {
+        guard case .usage(let message) = ArgumentNormalizer.normalize(["help", "pnig"], subcommands: Self.verbs) else {
+            Issue.record("accepted")
+            return
+        }
+        #expect(message.contains("did you mean 'ping'?"))
     }
 
     @Test("nothing close, no suggestion")

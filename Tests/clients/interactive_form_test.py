@@ -9,6 +9,7 @@ terminal has no other event to wait on.
 
 usage: interactive_form_test.py path/to/signupd path/to/signupctl
 """
+import json
 import os
 import socket
 import subprocess
@@ -115,6 +116,8 @@ try:
     check(True, "submit shows the spinner")
     text = wait_for(lambda s: "✓ Signed up" in s, "result")
     check("newuser" in text, "the result names the user")
+    check("any key exits" in text and "Enter submit" not in text and "(disabled)" not in text,
+          "after the signup the form says it is done:\n" + text)
 
     keys("q")
     text = wait_for(lambda s: "EXIT=" in s and "icanon" in s, "exit")
@@ -166,8 +169,39 @@ def check_frame(columns, rows, what):
     check("›" in text[y] and x == len(text[y].rstrip()), "%s: the cursor (%d,%d) is at the end of the focused field %r" % (what, x, y, text[y]))
 
 
+def monitor_events(path):
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
 daemon = start_daemon(slow=False)
 try:
+    # Auto-type bursts (user<Tab>password<Enter> in one write) into one login form, watched
+    # by `signupctl monitor`: exactly one submit per Enter — one busy and one result each,
+    # never a second login attempt from an `enabled` that was already on its way.
+    open_form("NO_COLOR=1", args="login", wait_text="[ Log in ]")
+    session_id = [l for l in lines() if "session " in l][0].split("session ")[1].strip()
+    events_path = os.path.join(directory, "burst-monitor.jsonl")
+    watcher = subprocess.Popen([SIGNUPCTL, "monitor", "--json", "--socket", SOCK, "--session", session_id],
+                               stdout=open(events_path, "w"))
+    wait_for(lambda s: os.path.getsize(events_path) > 0, "the monitor to attach")
+    bursts = 10
+    for i in range(bursts):
+        back = [] if i == 0 else ["BTab", "C-e", "C-u"]
+        keys(*(back + ["yann%d" % i, "Tab", "C-e", "C-u", "wrongpw", "Enter"]))
+        deadline = time.monotonic() + 15
+        while sum(1 for e in monitor_events(events_path) if e.get("event") == "result") < i + 1:
+            assert time.monotonic() < deadline, "burst %d: no result; screen:\n%s" % (i, screen())
+            time.sleep(0.05)
+    keys("Escape")
+    wait_for(lambda s: "EXIT=130" in s, "Esc after the bursts")
+    check(watcher.wait(timeout=30) == 0, "the monitor ends with the session")
+    seen = monitor_events(events_path)
+    results = [e for e in seen if e.get("event") == "result"]
+    starts = [e for e in seen if e.get("event") == "busy" and e.get("value") is True]
+    check(len(results) == bursts and len(starts) == bursts and all(e["eventOk"] is False for e in results),
+          "%d bursts: %d logins started, %d results (want %d each)" % (bursts, len(starts), len(results), bursts))
+
     # A password manager's auto-type: everything in one burst, Enter included, no pause.
     open_form("NO_COLOR=1")
     keys("burst", "Tab", "pass word", "Tab", "pass word", "Enter")
@@ -219,6 +253,33 @@ try:
     keys("q")
     wait_for(lambda s: "EXIT=0" in s, "exit")
 
+    # Ctrl-Z does not suspend, and says so rather than leaving the user to type into the form unaware.
+    open_form("NO_COLOR=1")
+    keys("C-z")
+    wait_for(lambda s: "Ctrl-Z does not suspend" in s, "the Ctrl-Z notice")
+    check(True, "Ctrl-Z says the form does not suspend")
+    keys("Escape")
+    wait_for(lambda s: "EXIT=130" in s, "Esc")
+
+    # A pasted user<Tab>password<Tab>password fills the three fields; nothing lands in clear text.
+    open_form("NO_COLOR=1")
+    tmux("set-buffer", "dave\tsecret1\tsecret1")
+    tmux("paste-buffer", "-p", "-t", SESSION)
+    text = wait_for(lambda s: "✓ Password repeated" in s, "the pasted fields")
+    check("dave" in text and "secret1" not in text and "davesecret" not in text and "Signed up" not in text,
+          "a paste with Tabs fills the fields, passwords masked, nothing submitted:\n" + text)
+    keys("Escape")
+    wait_for(lambda s: "EXIT=130" in s, "Esc")
+
+    # Wide characters: the cursor goes after them by display width (用户 takes 4 columns, 👍🏽 2).
+    for typed, width in [("用户", 4), ("👍🏽x", 3)]:
+        open_form("NO_COLOR=1")
+        keys(typed)
+        wait_for(lambda s: "› " + typed in s, "%s typed" % typed)
+        check(cursor()[0] == len("  › ") + width, "after %s the cursor is at x=%d: %s" % (typed, len("  › ") + width, cursor()))
+        keys("Escape")
+        wait_for(lambda s: "EXIT=130" in s, "Esc")
+
     # Resizing redraws at once, and nothing ever scrolls: 80x24, 60x20, 40x12 and back.
     open_form("NO_COLOR=1")
     keys("resizer", "Tab", "pass")
@@ -235,9 +296,12 @@ try:
     text = wait_for(lambda s: "Terminal too small" in s, "the too-small notice")
     check(text.split("\n")[0].startswith("Terminal too small") and all(l.strip() == "" for l in text.split("\n")[1:]), "40x12: one line:\n" + text)
     check(all(len(l) < 40 for l in lines()), "40x12: the notice fits")
+    keys("xyz", "BSpace")  # nothing to see, so nothing is edited; the notice says so
+    wait_for(lambda s: "Typing is ignored" in s, "the dropped keys noticed")
     resize(80, 24)
     text = wait_for(lambda s: "Tab/↑/↓ move" in s, "the 80x24 layout again")
-    check("› ••••" in text and "resizer" in text and "Password must be at least 5" in text, "the values survive the resizes:\n" + text)
+    check(any(l.strip() == "› ••••" for l in text.split("\n")) and "resizer" in text and "Password must be at least 5" in text,
+          "the values survive the resizes, untouched by keys typed while too small:\n" + text)
     check_frame(80, 24, "80x24 again")
     # The id in the footer is the one `sessions` lists and `monitor` attaches to.
     listed = subprocess.run([SIGNUPCTL, "sessions", "--socket", SOCK], capture_output=True, text=True)
@@ -262,10 +326,26 @@ try:
     check("Username: dumbuser" in text, "the prompts stay in the scrollback, as lines:\n" + text)
     # A TERM without a terminfo entry gets line mode too; end of input (Ctrl-D) cancels with 130.
     open_form("TERM=no-such-terminal", wait_text="Username:")
-    check("end of input cancels" in screen(), "an unknown TERM gets the line prompts")
+    check("Ctrl-C or Ctrl-D cancels" in screen(), "an unknown TERM gets the line prompts")
     keys("C-d")
     text = wait_for(lambda s: "EXIT=" in s and "icanon" in s, "exit after Ctrl-D")
     check("EXIT=130" in text and restored(text), "Ctrl-D at a line prompt cancels, exit 130:\n" + text)
+    check("\nsignupctl: cancelled" in text and "Username: signupctl" not in text, "the cancel message starts its own line:\n" + text)
+    # Auto-type in line mode: Tab ends a field as Enter does, and no password is echoed.
+    open_form("TERM=dumb", wait_text="Username:")
+    keys("bob", "Tab", "secret1", "Tab", "secret1", "Enter")
+    text = wait_for(lambda s: "EXIT=" in s and "icanon" in s, "exit after the line-mode burst")
+    check("EXIT=0" in text and "Signed up: bob" in text and "secret1" not in text and restored(text),
+          "TERM=dumb: user<Tab>password<Tab>password<Enter> signs up, nothing secret echoed:\n" + text)
+    # Ctrl-C at a line prompt under --json: the cancelled envelope, exit 130, no death by SIGINT.
+    out = os.path.join(directory, "cancel.json")
+    open_form(run="TERM=dumb SIGNUPD_SOCKET=%s %s login --json > %s" % (SOCK, SIGNUPCTL, out), wait_text="Username:")
+    keys("someone", "C-c")
+    text = wait_for(lambda s: "EXIT=" in s and "icanon" in s, "exit after Ctrl-C in line mode")
+    with open(out) as f:
+        written = [json.loads(line) for line in f if line.strip()]
+    check("EXIT=130" in text and restored(text) and len(written) == 1 and written[0]["ok"] is False
+          and written[0]["error"]["code"] == "cancelled", "Ctrl-C at a prompt with --json: %r\n%s" % (written, text))
     # A refused login in line mode says why and starts over.
     open_form("TERM=dumb", args="login", wait_text="Username:")
     keys("dumbuser", "Enter")

@@ -4,6 +4,7 @@ documented exit code (README.md, "Exit codes"; 130 is covered by the tmux test).
 
 usage: signupctl_commands.py path/to/signupd path/to/signupctl
 """
+import grp
 import json
 import os
 import socket
@@ -137,6 +138,29 @@ try:
     checks.check(last["event"] == "closed", "monitor sees the end: %s" % last)
     checks.check(monitor.wait(timeout=30) == 0, "monitor exits 0 when the session ends")
     expect(ctl("monitor", "--session", "0000000000000000"), 1, "monitor of an unknown session")
+    # A failed login seen by monitor --json: the envelope's ok is signupctl's, the
+    # result's own outcome is eventOk.
+    owner = Client(daemon.sock)
+    session = owner.open("login")
+    monitor = subprocess.Popen([CTL, "monitor", "--session", session, "--json"], stdout=subprocess.PIPE, text=True, env=ENV)
+    checks.check(json.loads(monitor.stdout.readline())["event"] == "attached", "monitor attaches to a login")
+    owner.send("set", field="username", value="nobodyatall")
+    owner.send("set", field="password", value="wrong password")
+    for _ in range(100):
+        owner.barrier()
+        request = owner.send("submit")
+        # Taken: busy carrying its id; not yet: a not_ready error carrying it.
+        answer, _ = owner.until(lambda m: m.get("id") == request and m["event"] in ("busy", "error"))
+        if answer["event"] == "busy":
+            break
+    while True:
+        event = json.loads(monitor.stdout.readline())
+        if event["event"] == "result":
+            break
+    checks.check(event["ok"] is True and event["eventOk"] is False and event["message"] == "Invalid username or password",
+                 "a failed login reads eventOk false: %s" % event)
+    owner.send("close")
+    checks.check(monitor.wait(timeout=30) == 0, "monitor ends with the login session")
 
     # The form session the owner opened is listed by `sessions`, and completion offers its id.
     owner = Client(daemon.sock)
@@ -150,6 +174,13 @@ try:
     r = ctl("--generate-completion-script", "bash")
     checks.check("'--socket')\n        __signupctl_add_completions -f" in r.stdout and "'--password-file')\n        __signupctl_add_completions -f" in r.stdout,
                  "bash completes paths for --socket and --password-file")
+    # Shared options before the subcommand complete too: `signupctl --socket <Tab>` offers paths.
+    script = ctl("--generate-completion-script", "bash").stdout
+    probe = ('source /dev/stdin; COMP_WORDS=(signupctl --socket ""); COMP_CWORD=2; COMP_LINE="signupctl --socket "; '
+             'COMP_POINT=${#COMP_LINE}; _signupctl signupctl "" --socket; printf "%s\\n" "${COMPREPLY[@]}"')
+    r = subprocess.run(["bash", "-c", probe], input=script, capture_output=True, text=True, cwd=daemon.directory, timeout=60)
+    offered = r.stdout.split()
+    checks.check("signupd.sock" in offered and "ping" not in offered, "bash: --socket before the subcommand completes paths: %r %r" % (offered, r.stderr))
     r = ctl("--generate-completion-script", "zsh")
     checks.check(r.returncode == 0 and "]:path:_files'" in r.stdout and "---completion monitor -- --session" in r.stdout,
                  "zsh completes paths, and session ids through signupctl itself")
@@ -175,8 +206,24 @@ try:
         r = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", CTL, "ping", "--socket", daemon.sock],
                            capture_output=True, text=True, timeout=60)
         expect(r, 3, "permission denied")
-        checks.check("permission denied" in r.stderr and "group root" in r.stderr and "usermod -aG root" in r.stderr,
-                     "names the socket's group and how to join it: %r" % r.stderr)
+        checks.check("permission denied" in r.stderr and "group root" in r.stderr and "usermod" not in r.stderr
+                     and "ask the administrator" in r.stderr and "connect as root" in r.stderr,
+                     "root's group: never advises joining it: %r" % r.stderr)
+        # A socket of an ordinary group: joining that group is the advice.
+        os.chown(daemon.sock, 0, 100)
+        r = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", CTL, "ping", "--socket", daemon.sock],
+                           capture_output=True, text=True, timeout=60)
+        group = grp.getgrgid(100).gr_name
+        checks.check(r.returncode == 3 and ("usermod -aG %s $USER" % group) in r.stderr,
+                     "an ordinary group: how to join it: %r" % r.stderr)
+        # A directory without a group search bit: joining a group cannot help.
+        os.chmod(daemon.directory, 0o700)
+        r = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", CTL, "ping", "--socket", daemon.sock],
+                           capture_output=True, text=True, timeout=60)
+        checks.check(r.returncode == 3 and "private to its owner" in r.stderr and "join" not in r.stderr,
+                     "a private directory says so: %r" % r.stderr)
+        os.chmod(daemon.directory, 0o711)
+        os.chown(daemon.sock, 0, 0)
 
     # Shared options before the subcommand, as with systemctl --user / swaymsg -s.
     r = subprocess.run([CTL, "--socket", daemon.sock, "--timeout", "5", "ping"], capture_output=True, text=True, env={"PATH": "/usr/bin:/bin"}, timeout=60)
@@ -195,6 +242,8 @@ try:
         (["ping", "--timeout", "-1"], "must be a positive number"),
         (["ping", "--timeout", "soon"], "soon"),
         (["ping", "--socket"], "Missing value"),
+        (["--socket"], "Missing value for '--socket <path>'"),
+        (["help", "pnig"], "did you mean 'ping'"),
         (["login", "--password-stdin"], "--username is required"),
         (["login", "--username", "x", "--password-file", pwfile_missing], "cannot read --password-file"),
         (["signup", "--username", "x", "--password-stdin", "--password-file", pwfile], "either --password-stdin or --password-file"),
@@ -206,6 +255,17 @@ try:
         out = [json.loads(line) for line in r.stdout.splitlines()]
         checks.check(r.returncode == 64 and len(out) == 1 and out[0]["ok"] is False and out[0]["error"]["code"] in ("usage", "unknown_command")
                      and out[0]["error"]["exitCode"] == 64, "%s --json: one usage envelope on stdout: %r" % (args, r.stdout))
+    # --password-stdin with an empty standard input (</dev/null) is a usage error, not an empty password.
+    for command in ("signup", "login"):
+        r = ctl(command, "--username", "x", "--password-stdin", stdin="")
+        checks.check(r.returncode == 64 and "no password on standard input" in r.stderr, "%s --password-stdin </dev/null: %d %r" % (command, r.returncode, r.stderr))
+    # --version and help print text, or one envelope under --json.
+    for args, key, text in [(["--version", "--json"], "version", "0."), (["help", "--json"], "help", "SUBCOMMANDS"),
+                            (["help", "ping", "--json"], "help", "signupctl ping")]:
+        r = ctl(*args)
+        out = [json.loads(line) for line in r.stdout.splitlines()]
+        checks.check(r.returncode == 0 and len(out) == 1 and out[0]["ok"] is True and text in out[0][key],
+                     "%s: one envelope with %s: %d %r" % (args, key, r.returncode, r.stdout[:200]))
     r = ctl("--help")
     checks.check(r.returncode == 0 and "130" in r.stdout and "JSON OUTPUT" in r.stdout, "--help lists exit code 130 and the JSON envelope")
 

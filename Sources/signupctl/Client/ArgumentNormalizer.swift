@@ -2,8 +2,8 @@
 /// or `swaymsg -s PATH`: `signupctl --socket X --json ping` becomes `signupctl ping
 /// --socket X --json`. It also catches a mistyped subcommand early, with a suggestion.
 enum ArgumentNormalizer {
-    /// Options every subcommand takes, and whether each takes a value.
-    static let shared: [String: Bool] = ["--socket": true, "--timeout": true, "--json": false]
+    /// Options every subcommand takes, and the name of the value each takes (nil: none).
+    static let shared: [String: String?] = ["--socket": "path", "--timeout": "seconds", "--json": nil]
 
     enum Outcome: Equatable {
         case arguments([String])
@@ -18,10 +18,11 @@ enum ArgumentNormalizer {
         while index < arguments.count {
             let argument = arguments[index]
             let name = argument.split(separator: "=", maxSplits: 1).first.map(String.init) ?? argument
-            guard let takesValue = shared[name] else { break }
+            guard let valueName = shared[name] else { break }
             leading.append(argument)
-            if takesValue && !argument.contains("=") {
-                guard index + 1 < arguments.count else { return .arguments(arguments) }  // let the parser say what is missing
+            if let valueName, !argument.contains("=") {
+                // The parser would blame the first option it cannot place; name the one short of its value.
+                guard index + 1 < arguments.count else { return .usage("Missing value for '\(name) <\(valueName)>'") }
                 leading.append(arguments[index + 1])
                 index += 1
             }
@@ -38,6 +39,11 @@ enum ArgumentNormalizer {
             var message = "unknown command '\(verb)'"
             if let guess = suggestion(for: verb, among: subcommands) { message += "; did you mean '\(guess)'?" }
             return .usage(message + " (commands: \(subcommands.joined(separator: ", ")); see signupctl --help)")
+        }
+        if verb == "help", let topic = arguments[(index + 1)...].first(where: { !$0.hasPrefix("-") }), !subcommands.contains(topic) {
+            var message = "no help on '\(topic)': not a command"
+            if let guess = suggestion(for: topic, among: subcommands) { message += "; did you mean '\(guess)'?" }
+            return .usage(message + " (commands: \(subcommands.joined(separator: ", ")))")
         }
         return .arguments([verb] + leading + arguments[(index + 1)...])
     }

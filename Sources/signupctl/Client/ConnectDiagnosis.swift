@@ -32,7 +32,9 @@ enum ConnectDiagnosis {
         }
     }
 
-    /// Names what refuses access: the socket's group and mode, or a directory on the way.
+    /// Names what refuses access: the socket's group and mode, or a directory on the way —
+    /// and only advice that can work: joining a group helps when the group has access and
+    /// is not root's (gid 0: membership there is root's to give, so ask the administrator).
     private static func permissionHint(path: String, socket: stat?) -> String {
         // A directory on the way that cannot be searched is the more common cause.
         var directory = path
@@ -40,17 +42,34 @@ enum ConnectDiagnosis {
             directory = String(directory[..<slash])
             if access(directory, X_OK) != 0 {
                 var info = stat()
-                if stat(directory, &info) == 0 {
-                    return "permission denied: cannot enter \(directory) (owner group \(groupName(info.st_gid)), mode \(mode(info.st_mode))); "
-                        + "join the group with `sudo usermod -aG \(groupName(info.st_gid)) $USER`, then log in again"
-                }
-                return "permission denied: cannot enter \(directory)"
+                guard stat(directory, &info) == 0 else { return "permission denied: cannot enter \(directory)" }
+                let what = "permission denied: cannot enter \(directory) (owner \(userName(info.st_uid)), group \(groupName(info.st_gid)), mode \(mode(info.st_mode)))"
+                return what + "; " + advice(gid: info.st_gid, groupMayEnter: info.st_mode & S_IXGRP != 0,
+                                            whenClosed: "the directory is private to its owner")
             }
         }
         guard let socket else { return "permission denied on \(path)" }
-        let group = groupName(socket.st_gid)
-        return "permission denied on \(path) (group \(group), mode \(mode(socket.st_mode))): "
-            + "only members of \(group) may connect; join with `sudo usermod -aG \(group) $USER`, then log in again"
+        let what = "permission denied on \(path) (owner \(userName(socket.st_uid)), group \(groupName(socket.st_gid)), mode \(mode(socket.st_mode)))"
+        let groupMayConnect = socket.st_mode & S_IWGRP != 0 && socket.st_mode & S_IRGRP != 0
+        return what + ": " + advice(gid: socket.st_gid, groupMayEnter: groupMayConnect,
+                                    whenClosed: "the socket is private to its owner")
+    }
+
+    /// What the user can do about a path owned by group `gid`.
+    static func advice(gid: gid_t, groupMayEnter: Bool, whenClosed closed: String) -> String {
+        let group = groupName(gid)
+        if !groupMayEnter {
+            return "\(closed); ask the administrator to open it to a group of clients (the packaged setup uses signupd-clients), or connect as its owner"
+        }
+        if gid == 0 {
+            return "only root and members of root's group may connect; ask the administrator for access (the packaged setup uses the signupd-clients group), or connect as root"
+        }
+        return "only members of \(group) may connect; join with `sudo usermod -aG \(group) $USER`, then log in again"
+    }
+
+    private static func userName(_ uid: uid_t) -> String {
+        guard let entry = getpwuid(uid), let name = entry.pointee.pw_name else { return String(uid) }
+        return String(cString: name)
     }
 
     private static func groupName(_ gid: gid_t) -> String {

@@ -41,11 +41,14 @@ struct JSONEnvelope {
         object.members.append(.init(key: key, value: value))
     }
 
-    /// Copies every member of a protocol message except its `id` (for `monitor`).
+    /// Copies every member of a protocol message except its `id` (for `monitor`). The
+    /// envelope's `ok` says signupctl worked; the event's own `ok` (a `result`'s outcome)
+    /// is carried as `eventOk` so that a failed login never reads as `"ok":true`.
     mutating func members(of message: JSONObject) {
-        for member in message.members where !["id", "ok", "command"].contains(member.key) {
+        for member in message.members where !["id", "ok", "command", "eventOk"].contains(member.key) {
             self.member(member.key, json: member.value)
         }
+        if let ok = message["ok"] { self.member("eventOk", json: ok) }
     }
 
     /// Writes the object as one line to standard output.

@@ -62,7 +62,7 @@ struct FormInputOptions: ParsableArguments {
         defer { close(tty) }
         var values: [String: String] = [:]
         for field in secret {
-            guard let value = PasswordPrompt.read("\(field.label): ", fd: tty, secret: true) else {
+            guard case .text(let value) = PasswordPrompt.read("\(field.label): ", fd: tty, secret: true) else {
                 throw CommandFailure(.cancelled, "cancelled", code: "cancelled")
             }
             values[field.name] = value

@@ -9,7 +9,10 @@ extension SignupCtl {
             discussion: """
                 Only the user who opened the session may attach to it; `signupctl sessions` lists \
                 yours, and the form shows its id in its footer. With --json each event is one \
-                envelope: {"ok":true,"command":"monitor","event":E,...the event's members}.
+                envelope: {"ok":true,"command":"monitor","event":E,...the event's members}; the \
+                envelope's "ok" says signupctl works, and an event's own "ok" (a result's \
+                outcome) is carried as "eventOk": a failed login is \
+                {"ok":true,...,"event":"result","eventOk":false,...}.
                 """
         )
 

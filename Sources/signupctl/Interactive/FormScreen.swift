@@ -13,6 +13,8 @@ struct FormScreen {
     var server = "signupd"
     /// A notice from the daemon or the client (an error, "press any key").
     var notice: String?
+    /// A key came while the window was too small and was dropped (the notice says so).
+    var droppedKeys = false
 
     static let spinner = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"]
     static let minimumColumns = 48
@@ -42,12 +44,23 @@ struct FormScreen {
     /// Rows the compact layout needs: the smallest the form can be.
     var compactRows: Int { 2 * fieldCount + 5 }
 
+    /// Whether the window is below the smallest layout: the form shows a notice only, and
+    /// keys other than Esc and Ctrl-C are dropped (they would edit fields nobody sees).
+    func tooSmall(columns: Int, rows: Int) -> Bool {
+        columns < Self.minimumColumns || rows < compactRows
+    }
+
+    /// Whether the form is done: a successful result, any key leaves.
+    var finished: Bool { view.result?.ok == true }
+
     func render(columns: Int, rows: Int) -> Frame {
         let width = columns - 1
         var frame: Frame
-        if columns < Self.minimumColumns || rows < compactRows {
+        if tooSmall(columns: columns, rows: rows) {
             let text = "Terminal too small (\(columns)×\(rows)); need \(Self.minimumColumns)×\(compactRows). Esc quits."
-            frame = Frame(lines: [[Span(text, "1;33")]], cursor: nil, tooSmall: true)
+            var lines = [[Span(text, "1;33")]]
+            if droppedKeys { lines.append([Span("Typing is ignored here.", "33")]) }
+            frame = Frame(lines: lines, cursor: nil, tooSmall: true)
         } else if columns >= 60 && rows >= roomyRows {
             frame = roomy(width: width)
         } else {
@@ -75,7 +88,7 @@ struct FormScreen {
         lines.append([])
         lines.append([Span("  ")] + outcome())
         lines.append(notice.map { [Span("  "), Span($0, "33")] } ?? [])
-        lines.append([Span("  "), Span("Tab/↑/↓ move · ←/→ Home End edit · Enter submit · Ctrl-U clear · Esc quit", "2")])
+        lines.append([Span("  "), Span(finished ? "Done · any key exits" : "Tab/↑/↓ move · ←/→ Home End · Enter submit · Ctrl-U del to start · Esc quit", "2")])
         lines.append([Span("  "), Span(footer, "2")])
         return Frame(lines: lines, cursor: cursor)
     }
@@ -83,42 +96,66 @@ struct FormScreen {
     private func compact(width: Int) -> Frame {
         var lines: [[Span]] = [[Span("\(view.form.submitLabel) — \(server)", "1")]]
         var cursor: (Int, Int)?
-        let labelWidth = min(18, (view.form.fields.map(\.label.count).max() ?? 0) + 1)
+        let labelWidth = min(18, (view.form.fields.map { DisplayWidth.of($0.label) }.max() ?? 0) + 1)
         for (index, field) in view.form.fields.enumerated() {
             let focused = index == focus
-            let prefix = (focused ? "›" : " ") + " " + field.label.padding(labelWidth)
-            let (shown, column) = window(of: field, room: width - prefix.count)
-            lines.append([Span(focused ? "›" : " ", "36"), Span(" "), Span(field.label.padding(labelWidth), focused ? "1" : nil), Span(shown)])
-            if focused { cursor = (lines.count - 1, prefix.count + column) }
+            let labelWidthHere = DisplayWidth.of(field.label)
+            let label = field.label + String(repeating: " ", count: max(1, labelWidth - labelWidthHere))
+            let prefixWidth = 2 + DisplayWidth.of(label)
+            let (shown, column) = window(of: field, room: width - prefixWidth)
+            lines.append([Span(focused ? "›" : " ", "36"), Span(" "), Span(label, focused ? "1" : nil), Span(shown)])
+            if focused { cursor = (lines.count - 1, prefixWidth + column) }
             lines.append([Span("    ")] + status(of: field.name))
         }
         lines.append(view.result == nil ? button() : outcome())
         lines.append(notice.map { [Span($0, "33")] } ?? [])
-        lines.append([Span("Tab move · ←/→ edit · Enter submit · Esc quit", "2")])
+        lines.append([Span(finished ? "Done · any key exits" : "Tab move · ←/→ edit · Enter submit · Esc quit", "2")])
         lines.append([Span(footer, "2")])
         return Frame(lines: lines, cursor: cursor)
     }
 
     private var footer: String { "session \(view.session.isEmpty ? "—" : view.session)" }
 
-    /// The part of a field's value that fits in `room`, scrolled so the cursor shows, and
-    /// the cursor's column within it.
+    /// The part of a field's value that fits in `room` columns, scrolled so the cursor
+    /// shows, and the cursor's column within it — in display columns (a wide character
+    /// takes two, a combining mark none), not in characters.
     private func window(of field: FormDescription.Field, room: Int) -> (String, Int) {
         let editor = editors[field.name] ?? LineEditor()
-        var shown = field.secret ? Array(repeating: Character("•"), count: editor.characters.count) : editor.characters
+        let shown = field.secret ? Array(repeating: Character("•"), count: editor.characters.count) : editor.characters
         let room = max(1, room - 1)
-        var cursor = editor.cursor
-        if shown.count > room {
-            let start = max(0, min(cursor - room + 1, shown.count - room))
-            shown = Array(shown[start..<min(shown.count, start + room)])
-            cursor -= start
+        let widths = shown.map(DisplayWidth.of)
+        let cursor = editor.cursor
+        var start = 0
+        if widths.reduce(0, +) > room {
+            // The earliest start that keeps the cursor's cell, or else the end, in view.
+            var cursorStart = cursor
+            var used = 0
+            while cursorStart > 0, used + widths[cursorStart - 1] <= room - 1 {
+                cursorStart -= 1
+                used += widths[cursorStart]
+            }
+            var tailStart = shown.count
+            used = 0
+            while tailStart > 0, used + widths[tailStart - 1] <= room {
+                tailStart -= 1
+                used += widths[tailStart]
+            }
+            start = min(cursorStart, tailStart)
         }
-        return (String(shown), cursor)
+        var end = start
+        var used = 0
+        while end < shown.count, used + widths[end] <= room {
+            used += widths[end]
+            end += 1
+        }
+        return (String(shown[start..<end]), widths[start..<cursor].reduce(0, +))
     }
 
     private func button() -> [Span] {
         let label = "[ \(view.form.submitLabel) ]"
-        if view.busy {
+        if finished {
+            return [Span(label, "2"), Span("  "), Span("done", "32")]
+        } else if view.busy {
             return [Span(label, "2"), Span("  "), Span("\(Self.spinner[spinnerFrame % Self.spinner.count]) working…", "33")]
         } else if view.enabled {
             return [Span(label, "1;7"), Span("  "), Span("Enter to submit", "2")]
@@ -144,13 +181,24 @@ struct FormScreen {
         }
     }
 
-    /// Cuts a line to `width` characters.
+    /// Cuts a line to `width` display columns.
     private func clip(_ spans: [Span], to width: Int) -> [Span] {
         var room = width
         var out: [Span] = []
         for span in spans where room > 0 {
-            let text = span.text.count > room ? String(span.text.prefix(max(0, room - 1))) + "…" : span.text
-            room -= text.count
+            var text = span.text
+            if DisplayWidth.of(text) > room {
+                var kept = ""
+                var used = 0
+                for character in text {
+                    let width = DisplayWidth.of(character)
+                    if used + width > room - 1 { break }
+                    kept.append(character)
+                    used += width
+                }
+                text = kept + "…"
+            }
+            room -= DisplayWidth.of(text)
             out.append(Span(text, span.style))
         }
         return out

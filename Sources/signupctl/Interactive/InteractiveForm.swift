@@ -37,8 +37,8 @@ enum InteractiveForm {
         let tty: Int32
         let resizeRead: Int32
         var decoder = KeyDecoder()
-        /// The id of the last `submit`, while the user wants the form submitted.
-        var pendingSubmit: RequestID?
+        /// When to send `submit`: one per Enter, none after its result.
+        var gate = SubmitGate()
 
         init(client: FormClient, tty: Int32, resizeRead: Int32) {
             self.client = client
@@ -96,27 +96,28 @@ enum InteractiveForm {
                         return .failed(CommandFailure(.protocolError, "signupd closed the connection: \(message["reason"]?.stringValue ?? "")", code: "disconnected"))
                     }
                     screen.view.apply(message)
-                    if event == "error" {
-                        let code = message["code"]?.stringValue
-                        if code == "not_ready", pendingSubmit != nil, message["id"] == pendingSubmit?.jsonValue,
-                            screen.view.validating || screen.view.busy {
-                            screen.notice = "Waiting for the checks to finish…"  // submitted again on `enabled`
-                        } else {
-                            if message["id"] == pendingSubmit?.jsonValue { pendingSubmit = nil }
-                            screen.notice = message["message"]?.stringValue
-                        }
-                    }
-                    if event == "enabled", screen.view.enabled, pendingSubmit != nil {
-                        try submit(&screen)
-                    } else if pendingSubmit != nil, !screen.view.validating,
-                        let problem = screen.view.firstProblem, problem.state.state == "failed" {
-                        // The check it waited for failed: the daemon will not enable submit.
-                        pendingSubmit = nil
-                        screen.notice = "Not submitted: \(problem.field.label) — \(problem.state.message)"
-                    }
-                    if event == "result" {
-                        pendingSubmit = nil
+                    let id = RequestID(json: message["id"])
+                    switch event {
+                    case "error":
+                        let action = gate.error(code: message["code"]?.stringValue, id: id,
+                                                checksRunning: screen.view.validating || screen.view.busy)
+                        screen.notice = action == .wait
+                            ? "Waiting for the checks to finish…"  // submitted again on `enabled`
+                            : message["message"]?.stringValue
+                    case "busy":
+                        gate.busy(screen.view.busy, id: id)
+                    case "enabled":
+                        if gate.enabled(screen.view.enabled) == .submit { try submit(&screen) }
+                    case "result":
+                        gate.result()
                         screen.notice = screen.view.result?.ok == true ? "Press any key to exit." : nil
+                    default:
+                        break
+                    }
+                    if event != "result", !screen.view.validating,
+                        let problem = screen.view.firstProblem, problem.state.state == "failed", gate.checkFailed() {
+                        // The check it waited for failed: the daemon will not enable submit.
+                        screen.notice = "Not submitted: \(problem.field.label) — \(problem.state.message)"
                     }
                 }
             } catch {
@@ -127,24 +128,33 @@ enum InteractiveForm {
 
         mutating func submit(_ screen: inout FormScreen) throws(CommandFailure) {
             screen.notice = nil
-            pendingSubmit = try client.submit()
+            gate.sent(try client.submit())
         }
 
         /// Applies keys.
         mutating func handle(_ keys: [Key], _ screen: inout FormScreen) -> Outcome? {
             let fields = client.view.form.fields
+            let size = Terminal.size(of: tty)
             for key in keys {
                 if let result = screen.view.result, result.ok { return .finished(result) }
                 let field = fields[screen.focus]
+                if screen.tooSmall(columns: size.columns, rows: size.rows) {
+                    // Nothing is visible to edit: only leaving works.
+                    if key == .escape || key == .interrupt { return .cancelled }
+                    if key != .redraw { screen.droppedKeys = true }
+                    continue
+                }
                 switch key {
                 case .escape, .interrupt: return .cancelled
                 case .tab, .down: screen.focus = (screen.focus + 1) % fields.count
                 case .backTab, .up: screen.focus = (screen.focus + fields.count - 1) % fields.count
                 case .redraw: Terminal.write("\u{1B}[2J")
+                case .suspend: screen.notice = "Ctrl-Z does not suspend this form: finish it, or Esc to quit."
+                case .pastedNewline: if screen.focus < fields.count - 1 { screen.focus += 1 }  // a paste never submits
                 case .enter:
                     if screen.focus < fields.count - 1 {
                         screen.focus += 1
-                    } else {
+                    } else if gate.enter() == .submit {
                         do { try submit(&screen) } catch { return .failed(error) }
                     }
                 default:
@@ -155,7 +165,7 @@ enum InteractiveForm {
                     }
                     screen.editors[field.name] = editor
                     screen.view.result = nil
-                    pendingSubmit = nil  // an edit after Enter withdraws it
+                    gate.edited()  // an edit after Enter withdraws a submit not yet taken
                     screen.notice = nil
                     do { try client.set(field.name, editor.text) } catch { return .failed(error) }
                 }

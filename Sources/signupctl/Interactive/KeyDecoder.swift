@@ -6,6 +6,10 @@ enum Key: Equatable {
     case up, down, tab, backTab
     case backspace, delete, deleteWordBack, killToStart, killToEnd
     case enter, escape, interrupt, redraw
+    /// A line break inside a bracketed paste: the next field, never a submit.
+    case pastedNewline
+    /// Ctrl-Z: the form does not suspend (it says so).
+    case suspend
 }
 
 /// Turns terminal input bytes into keys: UTF-8 text (also split across reads), C0
@@ -38,9 +42,8 @@ struct KeyDecoder {
                 if let end = Self.find(Self.pasteEnd, in: pending, from: index) {
                     pasted += pending[index..<end]
                     pasting = false
-                    let clean = Self.printable(pasted)
+                    for key in Self.pastedKeys(pasted) { emit(key) }
                     pasted = []
-                    if !clean.isEmpty { emit(.text(clean)) }
                     index = end + Self.pasteEnd.count
                     continue
                 }
@@ -91,6 +94,7 @@ struct KeyDecoder {
             case 0x10: emit(.up); index += 1
             case 0x15: emit(.killToStart); index += 1
             case 0x17: emit(.deleteWordBack); index += 1
+            case 0x1A: emit(.suspend); index += 1
             case 0x7F, 0x08: emit(.backspace); index += 1
             case 0..<0x20: index += 1
             case 0x20..<0x7F:
@@ -173,6 +177,38 @@ struct KeyDecoder {
             if Array(haystack[index..<index + needle.count]) == needle { return index }
         }
         return nil
+    }
+
+    /// Pasted bytes as keys: a Tab moves to the next field as a typed Tab does (so a pasted
+    /// `user\tpassword` fills two fields, and the password never lands in clear text in
+    /// the first), a line break moves on too but never submits (`pastedNewline`), and line
+    /// breaks at the very end are dropped; other control characters are dropped.
+    static func pastedKeys(_ bytes: [UInt8]) -> [Key] {
+        var keys: [Key] = []
+        var segment: [UInt8] = []
+        func flush() {
+            let clean = printable(segment)
+            if !clean.isEmpty { keys.append(.text(clean)) }
+            segment = []
+        }
+        var index = 0
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == 0x09 {
+                flush()
+                keys.append(.tab)
+            } else if byte == 0x0D || byte == 0x0A {
+                if byte == 0x0D, index + 1 < bytes.count, bytes[index + 1] == 0x0A { index += 1 }
+                flush()
+                keys.append(.pastedNewline)
+            } else {
+                segment.append(byte)
+            }
+            index += 1
+        }
+        flush()
+        while keys.last == .pastedNewline { keys.removeLast() }
+        return keys
     }
 
     /// Pasted bytes as text for a one-line field: control characters (newlines, tabs, ESC) dropped.

@@ -10,13 +10,13 @@ enum LineModeForm {
     static func run(client: FormClient, tty: Int32) -> InteractiveForm.Outcome {
         let fields = client.view.form.fields
         let say = { (text: String) in writeAll(tty, Array((text + "\n").utf8)) }
-        say("\(client.view.form.submitLabel) — \(client.connection.hello["server"]?.stringValue ?? "signupd") (session \(client.view.session); end of input cancels)")
+        say("\(client.view.form.submitLabel) — \(client.connection.hello["server"]?.stringValue ?? "signupd") (session \(client.view.session); Ctrl-C or Ctrl-D cancels)")
         do throws(CommandFailure) {
             while true {
                 var index = 0
                 while index < fields.count {
                     let field = fields[index]
-                    guard let value = PasswordPrompt.read("\(field.label): ", fd: tty, secret: field.secret) else { return .cancelled }
+                    guard case .text(let value) = PasswordPrompt.read("\(field.label): ", fd: tty, secret: field.secret) else { return .cancelled }
                     try client.set(field.name, value)
                     try client.settle()
                     while client.view.fields[field.name]?.state == "validating" { try client.pump() }

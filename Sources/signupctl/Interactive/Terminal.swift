@@ -15,8 +15,8 @@ enum Terminal {
     enum Mode {
         /// Full-screen: raw input, alternate screen, bracketed paste.
         case fullScreen
-        /// A line prompt with echo off (passwords).
-        case noEcho
+        /// A line prompt read key by key: no echo (signupctl echoes), no signals from keys.
+        case lineByKey
     }
 
     /// What the signal handlers read. Allocated once and never freed.
@@ -81,8 +81,13 @@ enum Terminal {
                 cc[Int(VTIME)] = 0
             }
             leave = "\u{1B}[?2004l\u{1B}[0m\u{1B}[?25h\u{1B}[?1049l"
-        case .noEcho:
-            changed.c_lflag &= ~tcflag_t(ECHO)
+        case .lineByKey:
+            changed.c_lflag &= ~tcflag_t(ECHO | ICANON | ISIG | IEXTEN)
+            changed.c_iflag &= ~tcflag_t(IXON)
+            withUnsafeMutableBytes(of: &changed.c_cc) { cc in
+                cc[Int(VMIN)] = 1
+                cc[Int(VTIME)] = 0
+            }
             leave = "\n"
         }
         // Everything the handlers need, before they can run.
