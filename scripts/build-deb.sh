@@ -6,18 +6,8 @@
 # Needs swift on PATH; installs the Debian build tools it uses with apt.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh
-tools=(debhelper dpkg-dev fakeroot lintian)
-missing=()
-for p in "${tools[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "installing: ${missing[*]}"
-  SUDO=; [ "$(id -u)" = 0 ] || SUDO=sudo
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
+# Debian's own packaging tools, beside what the build itself needs.
+scripts/install-deps.sh debhelper dpkg-dev fakeroot lintian
 
 version=$(dpkg-parsechangelog -S Version)
 arch=$(dpkg-architecture -qDEB_HOST_ARCH)
