@@ -25,14 +25,20 @@ public enum FormFile {
     /// Parses and checks one form. `knowsMessage` says whether a message id named by
     /// `ok =` or `as` exists (in the English catalogue).
     public static func parse(_ text: String, file: String, knowsMessage: @escaping (String) -> Bool = { _ in true }) throws(ConfigError) -> FormDefinition {
-        switch parseAll(text, file: file, knowsMessage: knowsMessage) {
-        case .success(let form): return form
-        case .failure(let errors): throw errors.errors[0]
-        }
+        let (form, problems) = parseRecording(text, file: file, knowsMessage: knowsMessage)
+        if let first = problems.first { throw first }
+        return form!
     }
 
     /// Parses and checks one form, reporting every problem in file order (like a compiler).
     public static func parseAll(_ text: String, file: String, knowsMessage: @escaping (String) -> Bool = { _ in true }) -> Result<FormDefinition, ConfigErrors> {
+        let (form, problems) = parseRecording(text, file: file, knowsMessage: knowsMessage)
+        if let form, problems.isEmpty { return .success(form) }
+        return .failure(ConfigErrors(errors: ConfigErrors.inFileOrder(problems)))
+    }
+
+    /// The form, and the problems in the order they were found (the first is the cause).
+    private static func parseRecording(_ text: String, file: String, knowsMessage: @escaping (String) -> Bool) -> (FormDefinition?, [ConfigError]) {
         var parser = Parser(file: file, knowsMessage: knowsMessage)
         let (lines, lineProblems) = ConfigLines.parseAll(text, file: file)
         parser.problems = lineProblems
@@ -44,8 +50,7 @@ public enum FormFile {
             }
         }
         let form = parser.finish()
-        if let form, parser.problems.isEmpty { return .success(form) }
-        return .failure(ConfigErrors(errors: ConfigErrors.inFileOrder(parser.problems)))
+        return (parser.problems.isEmpty ? form : nil, parser.problems)
     }
 
     /// Rule names as written in files.
@@ -269,7 +274,8 @@ public enum FormFile {
         /// key at most, so that one mistake does not hide the next); nil when there were any.
         mutating func finish() -> FormDefinition? {
             guard let header = formHeader else {
-                problems.append(ConfigError(file: file, line: 1, column: 1, message: "no [form] section"))
+                // After a broken header, its own error says it.
+                if problems.isEmpty { problems.append(ConfigError(file: file, line: 1, column: 1, message: "no [form] section")) }
                 return nil
             }
             func required(_ key: String) throws(ConfigError) -> (String, ConfigLine) {
