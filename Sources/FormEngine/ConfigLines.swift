@@ -36,15 +36,38 @@ struct ConfigLine: Sendable {
 /// `#` or `;` starts a comment line, `[...]` a section, `key = value` an assignment.
 /// Blank lines are ignored; surrounding blanks are trimmed.
 enum ConfigLines {
-    static func parse(_ text: String, file: String) throws(ConfigError) -> [ConfigLine] {
+    /// Lines end with LF or CR LF; a UTF-8 byte-order mark at the start is skipped.
+    /// `sections` says whether `[...]` lines are allowed (the hint of a bad line names them).
+    static func parse(_ text: String, file: String, sections: Bool = true) throws(ConfigError) -> [ConfigLine] {
+        let (lines, problems) = parseAll(text, file: file, sections: sections)
+        if let first = problems.first { throw first }
+        return lines
+    }
+
+    /// The good lines and a problem for each bad one.
+    static func parseAll(_ text: String, file: String, sections: Bool = true) -> ([ConfigLine], [ConfigError]) {
+        guard text.utf8.count <= 1 << 20 else { return ([], [ConfigError(file: file, line: 1, column: 1, message: "file larger than 1 MiB")]) }
         var result: [ConfigLine] = []
-        guard text.utf8.count <= 1 << 20 else { throw ConfigError(file: file, line: 1, column: 1, message: "file larger than 1 MiB") }
+        var problems: [ConfigError] = []
         var lineNumber = 0
-        for raw in text.split(separator: "\n", omittingEmptySubsequences: false) {
+        var body = text.unicodeScalars[...]
+        if body.first == "\u{FEFF}" { body = body.dropFirst() }
+        // By scalars, not Characters: "\r\n" is one Character and would hide the line end.
+        for raw in body.split(separator: "\n", omittingEmptySubsequences: false) {
             lineNumber += 1
-            let scalars = Array(raw.unicodeScalars.filter { $0 != "\r" })
-            guard let first = scalars.firstIndex(where: { $0 != " " && $0 != "\t" }) else { continue }
-            if scalars[first] == "#" || scalars[first] == ";" { continue }
+            var scalars = Array(raw)
+            if scalars.last == "\r" { scalars.removeLast() }
+            do {
+                if let line = try parseLine(scalars, number: lineNumber, file: file, sections: sections) { result.append(line) }
+            } catch { problems.append(error) }
+        }
+        return (result, problems)
+    }
+
+    private static func parseLine(_ scalars: [Unicode.Scalar], number lineNumber: Int, file: String, sections: Bool) throws(ConfigError) -> ConfigLine? {
+        do {
+            guard let first = scalars.firstIndex(where: { $0 != " " && $0 != "\t" }) else { return nil }
+            if scalars[first] == "#" || scalars[first] == ";" { return nil }
             let last = scalars.lastIndex(where: { $0 != " " && $0 != "\t" })!
             if let bad = scalars.firstIndex(where: { $0.value < 0x20 && $0 != "\t" }) {
                 throw ConfigError(file: file, line: lineNumber, column: bad + 1, message: "control character U+\(String(scalars[bad].value, radix: 16, uppercase: true)) in a line")
@@ -56,20 +79,18 @@ enum ConfigLines {
                 let inner = String(String.UnicodeScalarView(scalars[(first + 1)..<last]))
                 let words = inner.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
                 guard !words.isEmpty else { throw ConfigError(file: file, line: lineNumber, column: first + 2, message: "empty section header") }
-                result.append(ConfigLine(content: .section(words), line: lineNumber, keyColumn: first + 1, valueColumn: first + 2))
-                continue
+                return ConfigLine(content: .section(words), line: lineNumber, keyColumn: first + 1, valueColumn: first + 2)
             }
             guard let equals = scalars[first...last].firstIndex(of: "=") else {
-                throw ConfigError(file: file, line: lineNumber, column: first + 1, message: "expected \"key = value\" or \"[section]\"")
+                throw ConfigError(file: file, line: lineNumber, column: first + 1, message: sections ? "expected \"key = value\" or \"[section]\"" : "expected \"message.id = text\"")
             }
             let keyEnd = scalars[first..<equals].lastIndex(where: { $0 != " " && $0 != "\t" }).map { $0 + 1 } ?? first
             guard keyEnd > first else { throw ConfigError(file: file, line: lineNumber, column: first + 1, message: "missing key before \"=\"") }
             let key = String(String.UnicodeScalarView(scalars[first..<keyEnd]))
             let valueStart = scalars[(equals + 1)...].firstIndex(where: { $0 != " " && $0 != "\t" }) ?? (last + 1)
             let value = valueStart <= last ? String(String.UnicodeScalarView(scalars[valueStart...last])) : ""
-            result.append(ConfigLine(content: .assignment(key: key, value: value), line: lineNumber, keyColumn: first + 1, valueColumn: valueStart + 1))
+            return ConfigLine(content: .assignment(key: key, value: value), line: lineNumber, keyColumn: first + 1, valueColumn: valueStart + 1)
         }
-        return result
     }
 }
 

@@ -228,7 +228,9 @@ extension FieldDefinition {
         let prefix = messagePrefix
         for spec in rules {
             if let failure = spec.rule.failure(of: value, prefix: prefix, valueOf: valueOf, configuration: configuration) {
-                return Validation(.failed, spec.messageID.map { MessageRef($0, failure.params) } ?? failure)
+                if let id = spec.messageID { return Validation(.failed, MessageRef(id, failure.params)) }
+                let id = FieldRule.resolveFailureID(failure.id, knows: configuration.catalogues.knows)
+                return Validation(.failed, MessageRef(id, failure.params))
             }
         }
         return checksAvailability || checksQuality ? Validation(.validating, MessageRef("\(prefix).checking")) : Validation(.ok, MessageRef(okMessageID))
@@ -236,6 +238,41 @@ extension FieldDefinition {
 }
 
 extension FieldRule {
+    /// The prefix of the generic failure ids every rule falls back to (`field.too_short`).
+    public static let genericPrefix = "field"
+
+    /// The id a failure is sent with: the prefix-specific one (`username.too_short`) when
+    /// the English catalogue has it, else the generic one of the same rule
+    /// (`field.too_short`), which the built-in catalogues always have.
+    public static func resolveFailureID(_ id: String, knows: (String) -> Bool) -> String {
+        if knows(id) { return id }
+        guard let dot = id.firstIndex(of: ".") else { return id }
+        return genericPrefix + id[dot...]
+    }
+
+    /// Every failure id this rule can produce for a field with `prefix` (before the
+    /// generic fallback), with the parameters each carries.
+    public func failureIDs(prefix: String) -> [(id: String, params: [String])] {
+        switch self {
+        case .minLength: [("\(prefix).too_short", ["min"])]
+        case .maxLength: [("\(prefix).too_long", ["max"])]
+        case .maxBytes: [("\(prefix).too_many_bytes", ["max"])]
+        case .characters: [("\(prefix).invalid_characters", [])]
+        case .username:
+            [
+                ("\(prefix).invalid_characters", []), ("\(prefix).invisible_characters", []), ("\(prefix).too_long", ["max"]),
+                ("\(prefix).too_many_bytes", ["max"]), ("\(prefix).mixed_scripts", []), ("\(prefix).no_letter", []),
+                ("\(prefix).overloaded_character", ["maxMarks", "maxCodePoints"]), ("\(prefix).bidi_order", []),
+            ]
+        case .phone: [("\(prefix).invalid", []), ("\(prefix).too_short", ["min"]), ("\(prefix).too_long", ["max"])]
+        case .email: [("\(prefix).invalid", [])]
+        case .equals: [("\(prefix).different", ["field"])]
+        case .notContaining: [("\(prefix).contains_other", ["field"])]
+        case .passwordQuality: PasswordQualityVerdict.allCases.map { ("password.quality.\($0.rawValue)", ["min"]) }
+        case .available: []
+        }
+    }
+
     /// Why `value` fails this rule, or nil when it passes.
     func failure(of value: String, prefix: String, valueOf: (String) -> String, configuration: FormConfiguration) -> MessageRef? {
         switch self {

@@ -54,8 +54,8 @@ public struct LocalizedText: Sendable, Codable, Equatable {
         for candidate in LocaleFallback.candidates(locale) {
             if let match = texts.first(where: { $0.key.lowercased() == candidate.lowercased() }) { return match.value }
         }
-        let language = locale.split(separator: "-").first.map(String.init)?.lowercased() ?? ""
-        if let match = texts.sorted(by: { $0.key < $1.key }).first(where: { $0.key.lowercased().hasPrefix(language + "-") }) { return match.value }
+        let language = LocaleFallback.writing(locale)
+        if let match = texts.sorted(by: { $0.key < $1.key }).first(where: { $0.key.contains("-") && LocaleFallback.writing($0.key) == language }) { return match.value }
         return texts["en"] ?? ""
     }
 }
@@ -170,6 +170,20 @@ public struct FormDefinition: Sendable, Codable, Equatable {
 
 /// BCP 47 lookup order (RFC 4647 "lookup"): the tag, then each shorter prefix.
 public enum LocaleFallback {
+    /// The language and, for Chinese, the script a tag is written in: "zh-hant" for
+    /// Traditional (script Hant, or region TW, HK or MO without Hans), "zh" for the
+    /// others; the lower-cased language for every other tag. A catalogue of another tag
+    /// is a fallback only when this is the same: Traditional readers do not get
+    /// Simplified Chinese.
+    public static func writing(_ tag: String) -> String {
+        let parts = tag.replacing("_", with: "-").lowercased().split(separator: "-").map(String.init)
+        guard let language = parts.first else { return "" }
+        guard language == "zh" else { return language }
+        if parts.contains("hant") { return "zh-hant" }
+        if parts.contains("hans") { return "zh" }
+        return parts.contains(where: { ["tw", "hk", "mo"].contains($0) }) ? "zh-hant" : "zh"
+    }
+
     public static func candidates(_ tag: String) -> [String] {
         var parts = tag.split(separator: "-").map(String.init)
         var result: [String] = []

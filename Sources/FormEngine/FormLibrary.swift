@@ -24,6 +24,11 @@ public struct FormLibrary: Sendable {
 
     public func form(named name: String) -> FormDefinition? { forms.first { $0.name == name } }
 
+    /// Problems that do not stop a start: an operator form's texts in a locale with no
+    /// message catalogue are never shown (describe and sessions fall back to the locale
+    /// `MessageCatalogues.resolve` gives, usually en).
+    public private(set) var warnings: [ConfigError] = []
+
     /// Reads built-in and operator definitions. Every problem of every file is reported;
     /// a library is returned only when there are none.
     /// - Parameters:
@@ -35,10 +40,20 @@ public struct FormLibrary: Sendable {
         for (locale, text) in BuiltinCatalogues.files {
             do { catalogues.merge(try MessageFile.parse(text, locale: locale, file: "<built-in>/\(locale).messages")) } catch { errors.append(error) }
         }
+        var localeFiles: [String: String] = [:]
         for file in messageFiles {
             let base = file.path.split(separator: "/").last.map(String.init) ?? file.path
             let locale = base.hasSuffix(".messages") ? String(base.dropLast(9)) : base
-            do { catalogues.merge(try MessageFile.parse(file.text, locale: locale, file: file.path)) } catch { errors.append(error) }
+            let key = locale.replacing("_", with: "-").lowercased()
+            if let previous = localeFiles[key] {
+                errors.append(ConfigError(file: file.path, line: 1, column: 1, message: "the same locale as \(previous); keep one of the two files"))
+                continue
+            }
+            localeFiles[key] = file.path
+            switch MessageFile.parseAll(file.text, locale: locale, file: file.path) {
+            case .success(let catalogue): catalogues.merge(catalogue)
+            case .failure(let problems): errors += problems.errors
+            }
         }
         var library = FormLibrary(forms: [], catalogues: catalogues, sources: [:])
         let knows = { (id: String) in catalogues.knows(id) }
@@ -52,21 +67,59 @@ public struct FormLibrary: Sendable {
         var operatorForms: [String: String] = [:]
         for file in formFiles {
             do {
-                let form = try FormFile.parse(file.text, file: file.path, knowsMessage: knows)
+                let form: FormDefinition
+                switch FormFile.parseAll(file.text, file: file.path, knowsMessage: knows) {
+                case .success(let parsed): form = parsed
+                case .failure(let problems):
+                    errors += problems.errors
+                    continue
+                }
                 if let previous = operatorForms[form.name] {
                     errors.append(ConfigError(file: file.path, line: 1, column: 1, message: "form \"\(form.name)\" is also defined in \(previous)"))
                     continue
                 }
                 operatorForms[form.name] = file.path
                 if let index = library.forms.firstIndex(where: { $0.name == form.name }) {
+                    let builtin = library.forms[index]
+                    // signupctl login and clients choose a built-in form by its name: a
+                    // replacement must do the same thing with the same kind of identity.
+                    guard builtin.action == form.action, builtin.identityKind == form.identityKind else {
+                        errors.append(
+                            ConfigError(
+                                file: file.path, line: 1, column: 1,
+                                message: "form \"\(form.name)\" replaces the built-in one, which has action = \(builtin.action.rawValue) and a \(builtin.identityKind.rawValue) identity; a replacement must keep both (this one: action = \(form.action.rawValue), \(form.identityKind.rawValue)); give it another name"
+                            ))
+                        continue
+                    }
                     library.forms[index] = form
                 } else {
                     library.forms.append(form)
                 }
                 library.sources[form.name] = file.path
-            } catch { errors.append(error) }
+                library.warnings += Self.unservedLocales(form, file: file, catalogues: catalogues)
+            }
         }
         return errors.isEmpty ? .success(library) : .failure(ConfigErrors(errors: errors))
+    }
+
+    private static func unservedLocales(_ form: FormDefinition, file: SourceFile, catalogues: MessageCatalogues) -> [ConfigError] {
+        var locales = Set(form.titles.texts.keys).union(form.submitLabels.texts.keys)
+        for field in form.fields { locales.formUnion(field.labels.texts.keys) }
+        var result: [ConfigError] = []
+        let lines = file.text.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false).map { String(String.UnicodeScalarView($0)) }
+        for locale in locales.sorted() where catalogues.resolve(locale).lowercased() != locale.lowercased() {
+            let suffix = "." + locale.lowercased()
+            let number = lines.firstIndex { line in
+                guard let equals = line.firstIndex(of: "=") else { return false }
+                return line[..<equals].filter { $0 != " " && $0 != "\t" }.lowercased().replacing("_", with: "-").hasSuffix(suffix)
+            }
+            result.append(
+                ConfigError(
+                    file: file.path, line: (number ?? 0) + 1, column: 1,
+                    message: "warning: texts in \(locale) but no \(locale).messages catalogue; describe and sessions in \(locale) use \(catalogues.resolve(locale)) (add messages.d/\(locale).messages)"
+                ))
+        }
+        return result
     }
 
     /// The built-in forms and catalogues alone.
@@ -87,6 +140,11 @@ public struct ConfigErrors: Error, Sendable, CustomStringConvertible {
     }
 
     public var description: String { errors.map(\.description).joined(separator: "\n") }
+
+    /// By line, then column (a stable sort: one line's problems keep their order).
+    public static func inFileOrder(_ errors: [ConfigError]) -> [ConfigError] {
+        errors.enumerated().sorted { ($0.element.line, $0.element.column, $0.offset) < ($1.element.line, $1.element.column, $1.offset) }.map(\.element)
+    }
 }
 
 extension MessageCatalogues {

@@ -45,7 +45,7 @@ public struct FormSession: Sendable, Codable, Equatable {
     /// The full state as events: one validation per field in form order, then enabled, then busy.
     public func snapshot(configuration: FormConfiguration = FormConfiguration()) -> [SessionEvent] {
         var events = zip(form.fields, validations).map { field, validation in
-            SessionEvent.validation(field: field.name, state: validation.state, message: configuration.catalogues.render(validation.message, locale: locale))
+            SessionEvent.validation(field: field.name, state: validation.state, message: rendered(validation.message, configuration))
         }
         events.append(.enabled(enabled))
         events.append(.busy(busy))
@@ -199,7 +199,26 @@ public struct FormSession: Sendable, Codable, Equatable {
     private mutating func setValidation(_ validation: Validation, at index: Int, configuration: FormConfiguration, into step: inout FormStep) {
         guard validations[index] != validation else { return }
         validations[index] = validation
-        step.events.append(.validation(field: form.fields[index].name, state: validation.state, message: configuration.catalogues.render(validation.message, locale: locale)))
+        step.events.append(.validation(field: form.fields[index].name, state: validation.state, message: rendered(validation.message, configuration)))
+    }
+
+    /// The message in the session's locale, where the `field` parameter (another field's
+    /// name) reads as that field's label there: "Must equal Password", "密码不能包含邮箱".
+    /// `params` keep the name, the same in every locale, for clients that translate.
+    func rendered(_ message: MessageRef, _ configuration: FormConfiguration) -> LocalizedMessage {
+        var text = configuration.catalogues.render(labelled(message), locale: locale)
+        text.params = message.params
+        return text
+    }
+
+    func labelled(_ message: MessageRef) -> MessageRef {
+        guard message.params.contains(where: { $0.name == "field" }) else { return message }
+        var result = message
+        result.params = message.params.map { parameter in
+            guard parameter.name == "field", case .string(let name) = parameter.value, let index = form.index(of: name) else { return parameter }
+            return .init("field", .string(form.fields[index].labels.text(for: locale)))
+        }
+        return result
     }
 
     private mutating func updateEnabled(into step: inout FormStep) {

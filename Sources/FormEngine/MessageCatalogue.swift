@@ -42,8 +42,8 @@ public struct MessageCatalogues: Sendable, Equatable {
         for candidate in LocaleFallback.candidates(tag) {
             if let catalogue = byLocale[candidate.lowercased()] { return catalogue.locale }
         }
-        let language = (tag.split(separator: "-").first.map(String.init) ?? tag).lowercased()
-        if let catalogue = byLocale.keys.sorted().first(where: { $0.hasPrefix(language + "-") }).flatMap({ byLocale[$0] }) {
+        let language = LocaleFallback.writing(tag)
+        if let catalogue = byLocale.keys.sorted().first(where: { $0.contains("-") && LocaleFallback.writing($0) == language }).flatMap({ byLocale[$0] }) {
             return catalogue.locale
         }
         return "en"

@@ -57,6 +57,8 @@ struct SignupDaemonCommand: AsyncParsableCommand {
             // Like sshd -t and nginx -t: read everything, say what is wrong, start nothing.
             switch forms.directories.load() {
             case .success(let library):
+                var stderr = StandardError()
+                for warning in library.warnings { print(warning.description, to: &stderr) }
                 let names = library.forms.map { "\($0.name) (\(library.sources[$0.name] ?? "?"))" }.joined(separator: ", ")
                 print("signupd: configuration OK: \(library.forms.count) forms: \(names); locales: \(library.catalogues.locales.joined(separator: ", "))")
                 return

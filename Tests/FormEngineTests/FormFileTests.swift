@@ -46,13 +46,18 @@ struct FormFileTests {
         }
     }
 
-    @Test("message files: {name} parameters are substituted, unknown ones left as written")
+    @Test("message files: {name} parameters are substituted; unknown or unclosed ones are refused at load")
     func messages() throws {
-        let catalogue = try MessageFile.parse("a.b = at most {max} of {what}, {unknown} {\n", locale: "fr", file: "fr.messages")
+        let catalogue = try MessageFile.parse("a.b = at most {max} of {field}\n", locale: "fr", file: "fr.messages")
         var catalogues = MessageCatalogues.builtin
         catalogues.merge(catalogue)
-        let text = catalogues.render(MessageRef("a.b", [.init("max", .integer(3)), .init("what", .string("x"))]), locale: "fr").text
-        #expect(text == "at most 3 of x, {unknown} {")
+        let text = catalogues.render(MessageRef("a.b", [.init("max", .integer(3)), .init("field", .string("x"))]), locale: "fr").text
+        #expect(text == "at most 3 of x")
+        #expect(throws: ConfigError(file: "de.messages", line: 1, column: 26, message: "\"password.short\": unknown parameter {mni}; its parameters: {field}, {max}, {min}")) {
+            try MessageFile.parse("password.short = Zu kurz {mni}\n", locale: "de", file: "de.messages")
+        }
+        #expect(throws: ConfigError.self) { try MessageFile.parse("password.short = Zu kurz {min\n", locale: "de", file: "de.messages") }
+        #expect(throws: ConfigError.self) { try MessageFile.parse("login.done = Hallo {min}\n", locale: "de", file: "de.messages") }
         #expect(catalogues.render(MessageRef("login.done"), locale: "fr").text == "Logged in")  // falls back to English
         #expect(throws: ConfigError.self) { try MessageFile.parse("x = y\n", locale: "not a tag", file: "x.messages") }
     }

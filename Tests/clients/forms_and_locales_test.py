@@ -246,7 +246,7 @@ def email_third_party(path):
     c.send("set", field="email", value="ada@example.org")
     c.send("set", field="password", value="my ada@example.org")
     seen = c.barrier()
-    check(("failed", "password.contains_other", "Password must not contain the email") in field_messages(seen, "password"),
+    check(("failed", "password.contains_other", "Password must not contain the E-mail address") in field_messages(seen, "password"),
           "not-containing: %s" % seen)
     # The system's policy (libpwquality with cracklib's dictionary), opt-in by this form.
     c.send("set", field="password", value="password")

@@ -153,7 +153,8 @@ struct FormOptions: ParsableArguments {
         FormDirectories(
             forms: formsDir ?? FormDirectories.defaultForms,
             messages: messagesDir ?? FormDirectories.defaultMessages,
-            required: formsDir != nil || messagesDir != nil
+            formsRequired: formsDir != nil,
+            messagesRequired: messagesDir != nil
         )
     }
 }

@@ -52,7 +52,7 @@ struct DaemonConfiguration: Sendable {
     var shutdownGraceSeconds = 20
     var serverVersion = signupdVersion
     /// Operator forms and catalogues (`--forms-dir`, `--messages-dir`), re-read on SIGHUP.
-    var formDirectories = FormDirectories(forms: FormDirectories.defaultForms, messages: FormDirectories.defaultMessages, required: false)
+    var formDirectories = FormDirectories(forms: FormDirectories.defaultForms, messages: FormDirectories.defaultMessages, formsRequired: false, messagesRequired: false)
 
     var formConfiguration: FormConfiguration {
         FormConfiguration(checkTimeout: availabilityTimeout, catalogues: MessageCatalogues(), usernameRule: .identity)

@@ -11,8 +11,10 @@ struct FormDirectories: Sendable {
     /// `LOCALE.messages` files.
     var messages: String
     /// Whether a missing directory is an error (given on the command line) or means
-    /// "no operator files" (the defaults).
-    var required: Bool
+    /// "no operator files" (the defaults), each on its own: `--forms-dir` alone does not
+    /// make the default messages directory required.
+    var formsRequired: Bool
+    var messagesRequired: Bool
 
     static let defaultForms = "/etc/signupd/forms.d"
     static let defaultMessages = "/etc/signupd/messages.d"
@@ -20,8 +22,8 @@ struct FormDirectories: Sendable {
     /// Reads both directories and builds the library on top of the built-in forms.
     func load() -> Result<FormLibrary, ConfigErrors> {
         var problems: [ConfigError] = []
-        let formFiles = Self.read(forms, suffix: ".form", required: required, problems: &problems)
-        let messageFiles = Self.read(messages, suffix: ".messages", required: required, problems: &problems)
+        let formFiles = Self.read(forms, suffix: ".form", required: formsRequired, problems: &problems)
+        let messageFiles = Self.read(messages, suffix: ".messages", required: messagesRequired, problems: &problems)
         switch FormLibrary.load(formFiles: formFiles, messageFiles: messageFiles) {
         case .success(let library):
             return problems.isEmpty ? .success(library) : .failure(ConfigErrors(errors: problems))
@@ -40,6 +42,12 @@ struct FormDirectories: Sendable {
             return []
         }
         defer { closedir(handle) }
+        // The same rule as the daemon's private directories (OpenSSH's): whoever can write
+        // here could change every form; refuse it rather than read it.
+        do { try PrivateDirectory.check(directory) } catch {
+            problems.append(ConfigError(file: directory, line: 0, column: 0, message: error.description))
+            return []
+        }
         var names: [String] = []
         while let entry = readdir(handle) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self) }
@@ -50,7 +58,7 @@ struct FormDirectories: Sendable {
             let path = directory.hasSuffix("/") ? directory + name : directory + "/" + name
             switch readFile(path) {
             case .success(let text): files.append(FormLibrary.SourceFile(path: path, text: text))
-            case .failure(let failure): problems.append(ConfigError(file: path, line: 0, column: 0, message: failure.message))
+            case .failure(let failure): problems.append(ConfigError(file: path, line: failure.line, column: failure.line == 0 ? 0 : 1, message: failure.message))
             }
         }
         return files
@@ -59,15 +67,34 @@ struct FormDirectories: Sendable {
     /// A regular file of at most 1 MiB, as UTF-8.
     private struct ReadFailure: Error {
         var message: String
-        init(_ message: String) { self.message = message }
+        /// The line at fault, or 0 for the whole file.
+        var line: Int
+        init(_ message: String, line: Int = 0) {
+            self.message = message
+            self.line = line
+        }
     }
 
     private static func readFile(_ path: String) -> Result<String, ReadFailure> {
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
-        guard fd >= 0 else { return .failure(ReadFailure("cannot open: \(String(cString: strerror(errno)))")) }
+        // A symbolic link is followed (packages link files into place); what it leads to is
+        // checked like any file.
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        guard fd >= 0 else {
+            let code = errno
+            if code == ELOOP { return .failure(ReadFailure("cannot open: a loop of symbolic links (or more than 40 in a row)")) }
+            return .failure(ReadFailure("cannot open: \(String(cString: strerror(code)))"))
+        }
         defer { close(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return .failure(ReadFailure("not a regular file")) }
+        let me = geteuid()
+        guard info.st_uid == 0 || info.st_uid == me else {
+            return .failure(ReadFailure("refusing it: it belongs to uid \(info.st_uid), not to root or to uid \(me) that signupd runs as"))
+        }
+        guard info.st_mode & (S_IWGRP | S_IWOTH) == 0 else {
+            let mode = String(info.st_mode & 0o7777, radix: 8)
+            return .failure(ReadFailure("refusing it: it is writable by group or others (mode 0\(mode)); run chmod go-w on it"))
+        }
         guard info.st_size <= 1 << 20 else { return .failure(ReadFailure("larger than 1 MiB")) }
         var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
         var filled = 0
@@ -78,7 +105,11 @@ struct FormDirectories: Sendable {
             filled += count
         }
         bytes.removeLast(bytes.count - filled)
-        guard let text = String(validating: bytes, as: UTF8.self) else { return .failure(ReadFailure("not valid UTF-8")) }
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            let lines = bytes.split(separator: 0x0A, omittingEmptySubsequences: false)
+            let bad = lines.firstIndex { String(validating: $0, as: UTF8.self) == nil } ?? 0
+            return .failure(ReadFailure("not valid UTF-8", line: bad + 1))
+        }
         return .success(text)
     }
 }

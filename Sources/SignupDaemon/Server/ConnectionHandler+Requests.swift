@@ -28,8 +28,11 @@ extension ConnectionHandler {
             output.enqueue(.pong(id: id))
         case .describe(let locale):
             let library = shared.services.forms.library
+            // Labels in the locale the answer says, the one sessions are served in: a form's
+            // label.de without a de catalogue would otherwise mix German labels with English
+            // messages (--check-config warns about such labels).
             let resolved = library.catalogues.resolve(locale ?? "en")
-            output.enqueue(.description(forms: library.forms.map { $0.describedWithIdentity(locale: locale ?? "en") }, locale: resolved, id: id))
+            output.enqueue(.description(forms: library.forms.map { $0.describedWithIdentity(locale: resolved) }, locale: resolved, id: id))
         case .open(let name, let locale):
             open(name, locale: locale, id: id, output: output)
         case .locale(let sessionID, let locale):

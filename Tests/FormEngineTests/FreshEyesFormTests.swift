@@ -1,0 +1,92 @@
+import FormEngine
+import Protocol
+import Testing
+
+/// The issue 14 follow-up: what a tester who knew only README and PROTOCOL.md found.
+@Suite("Forms and messages, fresh-eyes fixes")
+struct FreshEyesFormTests {
+    private let head = "[form]\nname = f\naction = signup\nidentity = user\nsecret = pw\nsubmit = Go\n"
+    private let pw = "[field pw]\nkind = secret\nlabel = Password\nrule = max-bytes 100\n"
+    private let knows: (String) -> Bool = { MessageCatalogues.builtin.knows($0) }
+
+    @Test("a rule with no prefix-specific id fails with the generic field.* one, which has a text")
+    func genericIDs() throws {
+        let user = "[field user]\nkind = username\nlabel = User\nrule = min-length 4\nrule = username\n"
+        let form = try FormFile.parse(head + user + pw, file: "f.form", knowsMessage: knows)
+        var session = FormSession(form: form)
+        let step = try session.handle(.set(field: "user", value: "ab"), now: Moment(nanoseconds: 0))
+        let messages = step.events.compactMap { event -> LocalizedMessage? in if case .validation(_, _, let message) = event { message } else { nil } }
+        #expect(messages.map(\.id) == ["field.too_short"])
+        #expect(messages.map(\.text) == ["Must be at least 4 characters"])
+    }
+
+    @Test("--check-config refuses a rule whose id (and generic id) no en catalogue has")
+    func missingID() {
+        let user = "[field user]\nkind = username\nlabel = User\nrule = username\nrule = min-length 4\n"
+        let english = { (id: String) in id != "field.too_short" && id != "username.too_short" && MessageCatalogues.builtin.knows(id) }
+        #expect(throws: ConfigError.self) { try FormFile.parse(head + user + pw, file: "f.form", knowsMessage: english) }
+    }
+
+    @Test("every error of a file, in file order")
+    func everyError() {
+        let text = "[form]\nname = f\naction = sideways\nidentity = user\nsecret = pw\nsubmit = Go\n[field user]\nkind = username\nlabel = User\nrule = username\nrule = bogus\n[field pw]\nkind = secret\nlabel = P\nrule = max-bytes 100\nrule = min-length x\n"
+        guard case .failure(let errors) = FormFile.parseAll(text, file: "f.form") else {
+            Issue.record("accepted")
+            return
+        }
+        #expect(errors.errors.map(\.line) == [3, 11, 16])
+    }
+
+    @Test("CRLF line ends and a UTF-8 byte-order mark are accepted")
+    func crlfAndBOM() throws {
+        let user = "[field user]\nkind = username\nlabel = User\nrule = username\n"
+        let text = "\u{FEFF}" + (head + user + pw).replacing("\n", with: "\r\n")
+        let form = try FormFile.parse(text, file: "f.form")
+        #expect(form.name == "f" && form.fields.count == 2)
+    }
+
+    @Test("a missing identity is reported as such, not as an availability error")
+    func missingIdentity() {
+        let text = "[form]\nname = f\naction = signup\nsecret = pw\nsubmit = Go\n[field user]\nkind = username\nlabel = User\nrule = username\nrule = available\n" + pw
+        guard case .failure(let errors) = FormFile.parseAll(text, file: "f.form") else {
+            Issue.record("accepted")
+            return
+        }
+        #expect(errors.errors.map(\.message) == ["[form] needs \"identity = ...\""])
+    }
+
+    @Test("rule = ... as ID refuses success and result ids")
+    func asSuccess() {
+        let user = "[field user]\nkind = username\nlabel = User\nrule = username\n"
+        for id in ["login.done", "password.valid", "username.checking", "username.taken"] {
+            #expect(throws: ConfigError.self) { try FormFile.parse(head + user + pw + "rule = min-length 6 as \(id)\n", file: "f.form", knowsMessage: knows) }
+        }
+        #expect(throws: Never.self) { try FormFile.parse(head + user + pw + "rule = min-length 6 as password.short\n", file: "f.form", knowsMessage: knows) }
+    }
+
+    @Test("a built-in form cannot be replaced by one with another action")
+    func overrideAction() {
+        let text = "[form]\nname = login\naction = signup\nidentity = username\nsecret = password\nsubmit = Go\n[field username]\nkind = username\nlabel = User\nrule = username\n[field password]\nkind = secret\nlabel = P\nrule = max-bytes 100\n"
+        guard case .failure(let errors) = FormLibrary.load(formFiles: [.init(path: "login.form", text: text)]) else {
+            Issue.record("accepted")
+            return
+        }
+        #expect(errors.errors.count == 1 && errors.errors[0].message.contains("action = login"))
+    }
+
+    @Test("Traditional Chinese tags are not served the Simplified catalogue; zh_CN and zh-CN conflict")
+    func traditional() {
+        let catalogues = MessageCatalogues.builtin
+        #expect(catalogues.resolve("zh-TW") == "en")
+        #expect(catalogues.resolve("zh-Hant-TW") == "en")
+        #expect(catalogues.resolve("zh-HK") == "en")
+        #expect(catalogues.resolve("zh") == "zh-CN")
+        #expect(catalogues.resolve("zh-Hans-SG") == "zh-CN")
+        let files: [FormLibrary.SourceFile] = [.init(path: "d/zh-CN.messages", text: "login.done = A\n"), .init(path: "d/zh_CN.messages", text: "login.done = B\n")]
+        guard case .failure(let errors) = FormLibrary.load(messageFiles: files) else {
+            Issue.record("accepted")
+            return
+        }
+        #expect(errors.errors.count == 1)
+    }
+}
