@@ -103,6 +103,18 @@ try:
     checks.check("at least 5 characters" in r.stderr, "says why")
     expect(ctl("signup", "--username", "bad name!", "--password-stdin", stdin="pass word\n"), 2, "invalid username")
 
+    # A form the daemon does not offer is a usage error that lists the ones it does; --field
+    # names a field of the form (not a secret) as NAME=VALUE; the phone form's identity is
+    # its phone field, filled from --username.
+    r = ctl("signup", "--form", "nosuch", "--username", "x", "--password-stdin", stdin="pass word\n")
+    expect(r, 64, "unknown form")
+    checks.check("phone-signup" in r.stderr and "login" in r.stderr, "lists the forms offered: %r" % r.stderr)
+    expect(ctl("signup", "--username", "fieldy", "--field", "nosuch=1", "--password-stdin", stdin="pass word\n"), 64, "--field with an unknown field")
+    expect(ctl("signup", "--username", "fieldy", "--field", "password=1", "--password-stdin", stdin="pass word\n"), 64, "--field naming a secret")
+    expect(ctl("signup", "--username", "fieldy", "--field", "novalue", "--password-stdin", stdin="pass word\n"), 64, "--field without =")
+    r = ctl("signup", "--form", "phone-signup", "--username", "+86 138-0000-1111", "--password-stdin", stdin="secret7\n")
+    expect(r, 0, "phone signup fills the phone field from --username")
+
     # 3: unreachable.
     r = ctl("ping", "--socket", os.path.join(daemon.directory, "nothing.sock"))
     expect(r, 3, "no socket")

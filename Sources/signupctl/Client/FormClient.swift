@@ -10,8 +10,10 @@ final class FormClient {
     init(connection: DaemonConnection, formName: String) throws(CommandFailure) {
         self.connection = connection
         let described = try connection.reply(to: try connection.request(.describe(locale: UserLocale.current)))
-        guard let form = FormDescription.list(from: described).first(where: { $0.name == formName }) else {
-            throw CommandFailure(.protocolError, "signupd does not offer a \(formName) form")
+        let forms = FormDescription.list(from: described)
+        guard let form = forms.first(where: { $0.name == formName }) else {
+            let offered = forms.map(\.name).joined(separator: ", ")
+            throw CommandFailure(.usage, "signupd does not offer a \(formName) form; it offers: \(offered)", code: "usage")
         }
         view = SessionView(form: form)
         let openID = try connection.request(.open(form: formName, locale: UserLocale.current))

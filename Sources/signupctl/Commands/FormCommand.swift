@@ -12,8 +12,13 @@ struct FormInputOptions: ParsableArguments {
         valueName: "name"))
     var form: String?
 
-    @Option(help: ArgumentHelp("The username (scripted mode).", valueName: "name"))
+    @Option(help: ArgumentHelp("The username, phone number or e-mail address: the form's identity field (scripted mode).", valueName: "name"))
     var username: String?
+
+    @Option(name: .customLong("field"), help: ArgumentHelp(
+        "Another field of the form, as NAME=VALUE (scripted mode; repeatable), e.g. --field nickname=Ann.",
+        valueName: "name=value"))
+    var fields: [String] = []
 
     @Flag(help: "Read the password from the first line of standard input.")
     var passwordStdin = false
@@ -97,8 +102,23 @@ enum ScriptedForm {
                 throw CommandFailure(.usage, "--username is required when standard input is not a terminal (or with --no-interactive)", code: "usage")
             }
             let client = try FormClient(connection: try options.connect(), formName: form)
-            var values = try inputs.secrets(for: client.view.form.fields)
-            for field in client.view.form.fields where !field.secret { values[field.name] = username }
+            let fields = client.view.form.fields
+            var values = try inputs.secrets(for: fields)
+            // --username is the identity field's value (username, phone or e-mail), else the
+            // first field that is not secret; any other field comes from --field NAME=VALUE.
+            let identity = fields.first { ["username", "phone", "email"].contains($0.kind ?? "") } ?? fields.first { !$0.secret }
+            if let identity { values[identity.name] = username }
+            for assignment in inputs.fields {
+                guard let equals = assignment.firstIndex(of: "="), !assignment[..<equals].isEmpty else {
+                    throw CommandFailure(.usage, "--field \(assignment): write it as NAME=VALUE", code: "usage")
+                }
+                let name = String(assignment[..<equals])
+                guard let field = fields.first(where: { $0.name == name }), !field.secret else {
+                    let names = fields.filter { !$0.secret }.map(\.name).joined(separator: ", ")
+                    throw CommandFailure(.usage, "--field \(name): the \(form) form has no such field (its fields: \(names); secrets come from --password-stdin or --password-file)", code: "usage")
+                }
+                values[field.name] = String(assignment[assignment.index(after: equals)...])
+            }
             let result = try client.fillAndSubmit(values: values)
             guard result.ok else { throw CommandFailure(.refused, result.message, code: "refused") }
             FormOutput.print(result, form: form, session: client.view.session, json: options.json, printToken: printToken, tty: nil)
