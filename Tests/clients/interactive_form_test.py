@@ -218,6 +218,17 @@ try:
     keys("Up", "Up", "C-u", "burst2", "Down", "Down", "Enter")
     text = wait_for(lambda s: "✓ Signed up" in s, "signed up after fixing the name")
     check("(burst2)" in text, "fixing the name and pressing Enter again signs up")
+    # The other order: the name's verdict is on screen before Enter. The refusal reads the same.
+    keys("q")
+    wait_for(lambda s: "EXIT=" in s, "exit after burst2")
+    open_form("NO_COLOR=1")
+    keys("taken")
+    wait_for(lambda s: "Username already taken" in s, "the taken verdict before Enter")
+    keys("Tab", "pass word", "Tab", "pass word")
+    wait_for(lambda s: "Password repeated" in s, "both passwords checked")
+    keys("Enter")
+    text = wait_for(lambda s: "Not submitted:" in s or "not enabled" in s, "the refusal after the verdict")
+    check("Not submitted: Username — Username already taken" in text, "a refusal after the verdict names the field and why:\n" + text)
 
     # Editing in the middle of a field; special keys never type their escape sequences.
     open_form("NO_COLOR=1")

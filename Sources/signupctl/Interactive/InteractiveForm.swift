@@ -101,9 +101,15 @@ enum InteractiveForm {
                     case "error":
                         let action = gate.error(code: message["code"]?.stringValue, id: id,
                                                 checksRunning: screen.view.validating || screen.view.busy)
-                        screen.notice = action == .wait
-                            ? "Waiting for the checks to finish…"  // submitted again on `enabled`
-                            : message["message"]?.stringValue
+                        if action == .wait {
+                            screen.notice = "Waiting for the checks to finish…"  // submitted again on `enabled`
+                        } else if message["code"]?.stringValue == "not_ready", let problem = screen.view.firstProblem, problem.state.state == "failed" {
+                            // Refused because a field failed, whether its verdict came before the
+                            // submit or after: name the field and why, as when waiting ends.
+                            screen.notice = "Not submitted: \(problem.field.label) — \(problem.state.message)"
+                        } else {
+                            screen.notice = message["message"]?.stringValue
+                        }
                     case "busy":
                         gate.busy(screen.view.busy, id: id)
                     case "enabled":
