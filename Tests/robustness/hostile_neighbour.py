@@ -581,9 +581,6 @@ def part_11():
     connections = 32 if long else 16
     daemon = Daemon(binary, args=MEDIUM_HASH + ["--hash-concurrency", "1", "--max-queued-hashes-per-user", "1024", "--max-queued-hashes", "1024"]).start()
     try:
-        c = Client(daemon.sock)
-        one = sorted(login(c, "nobody-here", "wrong password")[1] for _ in range(3))[1]
-        c.close()
         flood = subprocess.Popen([sys.executable, "-c", textwrap.dedent(FLOOD), daemon.sock, str(connections), "16"],
                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         refused = int(flood.stdout.readline() or -1)
@@ -591,9 +588,9 @@ def part_11():
         start = time.monotonic()
         checks.check(daemon.stop() == 0, "daemon exits 0")
         stop_time = time.monotonic() - start
-        print("  SIGTERM with %d logins queued (one takes %.3f s): stopped in %.2f s" % (connections * 16, one, stop_time))
-        # Only the running job finishes; the queued ones (many seconds of hashing) are dropped.
-        checks.check(stop_time < one * 4 + 1.0, "SIGTERM drops queued hashes of a connected client: %.2f s" % stop_time)
+        print("  SIGTERM with %d logins queued: stopped in %.2f s" % (connections * 16, stop_time))
+        # Only the running job (tens of ms) finishes; the queued ones (4.3 s of hashing for 256) are dropped.
+        checks.check(stop_time < 1.0, "SIGTERM drops queued hashes of a connected client: %.2f s" % stop_time)
         flood.kill(); flood.wait()
     finally:
         daemon.stop()
