@@ -71,7 +71,7 @@ struct LimitOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Unread output buffered for all clients together; past it, a client holding more than 64 KiB of it is dropped as a slow consumer.", valueName: "bytes"))
     var maxTotalOutputBytes: Int = 256 << 20
 
-    @Option(help: ArgumentHelp("open, attach, submit and verify requests per connection per second (bursts of twice that).", valueName: "n"))
+    @Option(help: ArgumentHelp("open, attach, submit, verify, sessions, locale and describe requests per connection per second (bursts of twice that).", valueName: "n"))
     var maxExpensiveRequestsPerSecond: Int = 50
 
     func validate() throws {
