@@ -119,6 +119,18 @@ try:
     r = ctl("ping", "--socket", os.path.join(daemon.directory, "nothing.sock"))
     expect(r, 3, "no socket")
     checks.check("signupd is not running" in r.stderr, "says signupd is not running: %r" % r.stderr)
+    # The daemon refuses a connection over its per-uid limit with an error, not hello:
+    # reported as the daemon's refusal, with its code and message, not as "not signupd".
+    full = Daemon(SIGNUPD, args=FAST_HASH + ["--max-connections-per-user", "1"]).start()
+    try:
+        holder = Client(full.sock)  # the uid's one connection
+        r = ctl("ping", "--socket", full.sock)
+        expect(r, 3, "refused over the per-uid connection limit")
+        checks.check("limit_exceeded" in r.stderr and "too many connections for uid" in r.stderr and "hello" not in r.stderr,
+                     "names the refusal's code and the daemon's message: %r" % r.stderr)
+        holder.close()
+    finally:
+        full.stop()
 
     # 4: the conversation broke.
     garbage = os.path.join(daemon.directory, "garbage.sock")

@@ -50,7 +50,7 @@ struct LimitOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Connections served at once, in total.", valueName: "n"))
     var maxConnections: Int = 16384
 
-    @Option(help: ArgumentHelp("Connections served at once per peer uid (a quarter of the total leaves room for other users).", valueName: "n"))
+    @Option(help: ArgumentHelp("Connections served at once per peer uid (at most --max-connections; the default, a sixteenth of the total, leaves room for other users).", valueName: "n"))
     var maxConnectionsPerUser: Int = 1024
 
     @Option(help: ArgumentHelp("Seconds a connection holding no session may stay without a request before it is closed with bye (0: never).", valueName: "seconds"))
@@ -71,13 +71,16 @@ struct LimitOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Unread output buffered for all clients together; past it, a client holding more than 64 KiB of it is dropped as a slow consumer.", valueName: "bytes"))
     var maxTotalOutputBytes: Int = 256 << 20
 
-    @Option(help: ArgumentHelp("open, attach, submit and verify requests per connection per second (bursts of twice that).", valueName: "n"))
+    @Option(help: ArgumentHelp("open, attach, submit, verify, sessions, locale and describe requests per connection per second (bursts of twice that).", valueName: "n"))
     var maxExpensiveRequestsPerSecond: Int = 50
 
     func validate() throws {
         try checkRange("--max-line-bytes", maxLineBytes, 256...16_777_216)
         try checkRange("--max-connections", maxConnections, 1...1_000_000)
         try checkRange("--max-connections-per-user", maxConnectionsPerUser, 1...1_000_000)
+        guard maxConnectionsPerUser <= maxConnections else {
+            throw ValidationError("--max-connections-per-user \(maxConnectionsPerUser) is more than --max-connections \(maxConnections); a per-uid limit cannot exceed the total")
+        }
         try checkRange("--availability-checks-per-second", availabilityChecksPerSecond, 1...1_000_000)
         try checkRange("--availability-checks-per-session-per-second", availabilityChecksPerSessionPerSecond, 1...1_000_000)
         try checkRange("--idle-connection-timeout", idleConnectionTimeout, 0...86_400)
@@ -124,6 +127,9 @@ struct SecurityOptions: ParsableArguments {
         try checkRange("--login-attempts-per-minute", loginAttemptsPerMinute, 1...1000)
         try checkRange("--max-queued-hashes-per-user", maxQueuedHashesPerUser, 1...100_000)
         try checkRange("--max-queued-hashes", maxQueuedHashes, 1...1_000_000)
+        guard maxQueuedHashesPerUser <= maxQueuedHashes else {
+            throw ValidationError("--max-queued-hashes-per-user \(maxQueuedHashesPerUser) is more than --max-queued-hashes \(maxQueuedHashes); a per-uid limit cannot exceed the total")
+        }
     }
 }
 

@@ -27,6 +27,9 @@ extension ConnectionHandler {
         case .ping:
             output.enqueue(.pong(id: id))
         case .describe(let locale):
+            // Its answer is large (every form, every field): budgeted like open and submit,
+            // so pipelined describes cannot make the daemon render megabytes for one client.
+            guard budget.take() else { return fail(output, .rateLimited, "too many requests; slow down", id: id) }
             let library = shared.services.forms.library
             // Labels in the locale the answer says, the one sessions are served in: a form's
             // label.de without a de catalogue would otherwise mix German labels with English

@@ -99,21 +99,88 @@ final class ConnectionHandler: ChannelInboundHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard admitted, let output else { return }
+        guard admitted, output != nil else { return }
         lastRequest = .now()
         let buffer = unwrapInboundIn(data)
-        output.batching = true
         buffer.withUnsafeReadableBytes { bytes in
             framer.feed(bytes) { frame in
                 switch frame {
-                case .line(let line):
-                    if awaitingReply { backlog.append(.line(Array(line))) } else { process(line, output: output) }
-                case .tooLong:
-                    if awaitingReply { backlog.append(.tooLong) } else { lineTooLong(output) }
+                case .line(let line): backlog.append(.line(Array(line)))
+                case .tooLong: backlog.append(.tooLong)
                 }
             }
         }
-        if awaitingReply { context.channel.setOption(ChannelOptions.autoRead, value: false).whenComplete { _ in } }
+        drain(context: context)
+    }
+
+    /// Bytes taken from the socket per read: at most some 580 of the shortest requests.
+    static let readBytes = 8192
+    /// Lines handled per turn before the connection yields its event loop to the others.
+    static let linesPerTurn = 128
+    /// Request handling pauses while this much of the connection's output is unread
+    /// (NIO's buffer; the kernel's socket buffer comes on top).
+    private var outputPauseBytes: Int { min(shared.limits.maxOutputBytes / 2, 64 * 1024) }
+    private var drainScheduled = false
+    private var waitingForOutput = false
+
+    /// Handles buffered request lines, in order, while no answer is awaited, at most
+    /// `linesPerTurn` of them, and only while the client reads its answers: a client that
+    /// pipelines requests and never reads stops being served (and read) instead of making
+    /// the daemon render output for it at the expense of everyone on its event loop.
+    /// Reading resumes once the backlog is empty.
+    private func drain(context: ChannelHandlerContext) {
+        guard let output, context.channel.isActive else { return }
+        let wasBatching = output.batching
+        output.batching = true
+        var handled = 0
+        while !awaitingReply, backlogHead < backlog.count, handled < Self.linesPerTurn, output.unreadBytes <= outputPauseBytes {
+            let frame = backlog[backlogHead]
+            backlogHead += 1
+            handled += 1
+            switch frame {
+            case .line(let line): line.withUnsafeBytes { process($0, output: output) }
+            case .tooLong: lineTooLong(output)
+            }
+        }
+        if backlogHead == backlog.count {
+            backlog.removeAll(keepingCapacity: false)
+            backlogHead = 0
+        }
+        output.batching = wasBatching
+        if !wasBatching { output.flush() }
+        if awaitingReply || backlogHead < backlog.count {
+            setReading(false, context: context)
+        } else if inputClosed {
+            closeIfDone()
+        } else {
+            setReading(true, context: context)
+        }
+        guard !awaitingReply, backlogHead < backlog.count else { return }
+        if output.unreadBytes > outputPauseBytes {
+            // Wait for the client to read; the write's completion resumes.
+            guard !waitingForOutput else { return }
+            waitingForOutput = true
+            output.whenWritten { [self] in
+                waitingForOutput = false
+                drain(context: context)
+            }
+        } else if !drainScheduled {
+            // A full turn: let the loop's other connections (and I/O) in first. A delay,
+            // not `execute`: NIO runs immediate tasks until none are left before polling.
+            drainScheduled = true
+            output.flush()
+            context.eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(1)) { [self] in
+                drainScheduled = false
+                drain(context: context)
+            }
+        }
+    }
+
+    private var reading = true
+    private func setReading(_ on: Bool, context: ChannelHandlerContext) {
+        guard reading != on else { return }
+        reading = on
+        context.channel.setOption(ChannelOptions.autoRead, value: on).whenComplete { _ in }
     }
 
     /// Closes the connection, with `bye`, once it has held no session and sent nothing
@@ -140,31 +207,9 @@ final class ConnectionHandler: ChannelInboundHandler {
 
     /// The awaited answer has been delivered: the requests that waited behind it run now.
     private func replyComplete(context: ChannelHandlerContext) {
-        guard awaitingReply, let output else { return }
+        guard awaitingReply else { return }
         awaitingReply = false
-        // Also called from inside a read batch (an answer that was ready at once).
-        let wasBatching = output.batching
-        output.batching = true
-        while !awaitingReply, backlogHead < backlog.count {
-            let frame = backlog[backlogHead]
-            backlogHead += 1
-            switch frame {
-            case .line(let line): line.withUnsafeBytes { process($0, output: output) }
-            case .tooLong: lineTooLong(output)
-            }
-        }
-        if backlogHead == backlog.count {
-            backlog.removeAll(keepingCapacity: false)
-            backlogHead = 0
-        }
-        output.batching = wasBatching
-        if !wasBatching { output.flush() }
-        guard !awaitingReply else { return }
-        if inputClosed {
-            closeIfDone()
-        } else {
-            context.channel.setOption(ChannelOptions.autoRead, value: true).whenComplete { _ in }
-        }
+        drain(context: context)
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
@@ -180,15 +225,13 @@ final class ConnectionHandler: ChannelInboundHandler {
             return
         }
         // The client has sent all it will: answer the last line, finish pending work, close.
-        output.batching = true
         framer.finish { frame in
             guard case .line(let line) = frame else { return }
-            if awaitingReply { backlog.append(.line(Array(line))) } else { process(line, output: output) }
+            backlog.append(.line(Array(line)))
         }
-        output.batching = false
-        output.flush()
         inputClosed = true
         output.afterDelivery = { [weak self] in self?.closeIfDone() }
+        drain(context: context)
         closeIfDone()
     }
 
@@ -215,7 +258,7 @@ final class ConnectionHandler: ChannelInboundHandler {
     }
 
     private func closeIfDone() {
-        guard inputClosed, !awaitingReply, let output else { return }
+        guard inputClosed, !awaitingReply, backlogHead == backlog.count, let output else { return }
         let busy = sessions.contains { $0.eventLoop === output.eventLoop && $0.hasPendingWork }
         if !busy { output.channel.close(promise: nil) }
     }

@@ -15,6 +15,8 @@ final class ConnectionOutput: @unchecked Sendable {
 
     private var writer = JSONWriter(reservingCapacity: 512)
     private var pending: ByteBuffer
+    /// The last flushed write; writes complete in order, so when it has, nothing is left in NIO's buffer.
+    private var lastWrite: EventLoopFuture<Void>?
     /// True while the handler is inside a read batch: flushing waits for its end.
     var batching = false
     /// Called after every delivery from outside a read batch (used to close a half-closed
@@ -86,8 +88,24 @@ final class ConnectionOutput: @unchecked Sendable {
         guard pending.readableBytes > 0 else { return }
         let batch = pending
         pending = channel.allocator.buffer(capacity: 0)
-        channel.writeAndFlush(batch, promise: nil)
+        let promise = eventLoop.makePromise(of: Void.self)
+        channel.writeAndFlush(batch, promise: promise)
+        lastWrite = promise.futureResult
         reportUnread()
+    }
+
+    /// Output encoded or written but not yet taken by the kernel. Event loop only.
+    var unreadBytes: Int {
+        let buffered = channel.isActive ? ((try? channel.syncOptions?.getOption(.bufferedWritableBytes)) ?? 0) : 0
+        return pending.readableBytes + buffered
+    }
+
+    /// Flushes, then calls `body` on this loop once everything written so far has left
+    /// NIO's buffer (or failed: the connection closed). Event loop only.
+    func whenWritten(_ body: @escaping () -> Void) {
+        flush()
+        guard let lastWrite else { return body() }
+        lastWrite.assumeIsolated().whenComplete { _ in body() }
     }
 
     /// Tells the budget how much output the client has not read; while some is pending,

@@ -1,6 +1,6 @@
 import NIOCore
 
-/// A token bucket for a connection's expensive requests (open, attach, submit, verify):
+/// A token bucket for a connection's expensive requests (open, attach, submit, verify, sessions, locale, describe):
 /// `perSecond` on average, bursts of twice that.
 struct RequestBudget {
     private let perSecond: Double

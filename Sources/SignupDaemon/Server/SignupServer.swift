@@ -63,6 +63,9 @@ final class SignupServer: Service {
         logger.info("stopping", metadata: ["reason": "\(reason)"])
         notifier.stopping(status: "stopping (\(reason)): finishing \(services.registry.connectionCount) connections")
         services.registry.beginDraining()
+        // Signups and logins still waiting for a hashing thread never start: their sessions
+        // get a failed `result` now, so a queue one uid filled cannot hold up the stop.
+        services.accounts.hashQueue.cancelAll()
         try? await serverChannel.close()
         removeSocketFile()
 
@@ -109,6 +112,11 @@ final class SignupServer: Service {
             .serverChannelOption(.backlog, value: 4096)
             .childChannelOption(.allowRemoteHalfClosure, value: true)
             .childChannelOption(.writeBufferWaterMark, value: .init(low: outputCap / 2, high: outputCap))
+            // One small read per readiness event: a client pipelining thousands of requests
+            // is served a few hundred lines at a time between everyone else's I/O, not all
+            // at once (ConnectionHandler.drain bounds the turn; the poll is the yield).
+            .childChannelOption(.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: ConnectionHandler.readBytes))
+            .childChannelOption(.maxMessagesPerRead, value: 1)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(ConnectionHandler(context: context))

@@ -37,6 +37,13 @@ final class DaemonConnection {
             throw ConnectDiagnosis.failure(path: path, errno: error)
         }
         let greeting = try receive()
+        if greeting["event"]?.stringValue == "error" {
+            // Refused at the door (too many connections, shutting down): the daemon is there
+            // but will not serve us now, which is "cannot be reached" (exit 3), with its code.
+            let code = greeting["code"]?.stringValue ?? "refused"
+            let message = greeting["message"]?.stringValue ?? "no reason given"
+            throw CommandFailure(.unreachable, "signupd at \(path) refused the connection: \(message) (\(code))", code: code)
+        }
         guard greeting["event"]?.stringValue == "hello" else {
             throw CommandFailure(.protocolError, "\(path) did not greet with hello; is it signupd?", code: "not_signupd")
         }
