@@ -22,9 +22,9 @@
  9. numeric options out of range, and per-uid limits above their totals, are refused at
     start with a clear error;
 10. pipelined cheap requests (describe, ping) from clients that never read do not freeze
-    the daemon: another client's ping stays prompt (backpressure, bounded turns);
-11. SIGTERM drops signups and logins still queued for hashing (only running ones finish),
-    even while their client is connected.
+    the daemon: another client's ping stays prompt (backpressure, bounded turns).
+(Queued signups and logins of a client still connected are finished at SIGTERM within the
+grace period: sigterm_under_load.py checks that each gets its result.)
 
 usage: hostile_neighbour.py path/to/signupd [--long]   (parts 1 and 4 need root: setpriv)
 """
@@ -576,28 +576,8 @@ def part_10():
             daemon.stop()
 
 
-# ---- 11. SIGTERM does not drain queued hashes of a client still connected
-def part_11():
-    connections = 32 if long else 16
-    daemon = Daemon(binary, args=MEDIUM_HASH + ["--hash-concurrency", "1", "--max-queued-hashes-per-user", "1024", "--max-queued-hashes", "1024"]).start()
-    try:
-        flood = subprocess.Popen([sys.executable, "-c", textwrap.dedent(FLOOD), daemon.sock, str(connections), "16"],
-                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        refused = int(flood.stdout.readline() or -1)
-        checks.check(refused == 0, "all %d login submits queued: %d refused" % (connections * 16, refused))
-        start = time.monotonic()
-        checks.check(daemon.stop() == 0, "daemon exits 0")
-        stop_time = time.monotonic() - start
-        print("  SIGTERM with %d logins queued: stopped in %.2f s" % (connections * 16, stop_time))
-        # Only the running job (tens of ms) finishes; the queued ones (4.3 s of hashing for 256) are dropped.
-        checks.check(stop_time < 1.0, "SIGTERM drops queued hashes of a connected client: %.2f s" % stop_time)
-        flood.kill(); flood.wait()
-    finally:
-        daemon.stop()
-
-
 failures = []
-for number, part in [("1", part_1), ("2", part_2), ("3", part_3), ("4", part_4), ("5", part_5), ("6", part_6), ("7", part_7), ("8", part_8), ("9", part_9), ("10", part_10), ("11", part_11)]:
+for number, part in [("1", part_1), ("2", part_2), ("3", part_3), ("4", part_4), ("5", part_5), ("6", part_6), ("7", part_7), ("8", part_8), ("9", part_9), ("10", part_10)]:
     if os.environ.get("HOSTILE_PARTS") and number not in os.environ["HOSTILE_PARTS"].split(","):
         continue  # HOSTILE_PARTS=10 runs only part 10
     try:
