@@ -69,12 +69,18 @@ struct PrivateFilesTests {
         try first.start(.byHand)
         first.signal(SIGTERM)
         #expect(first.waitForExit() == 0)
-        chown(first.databasePath, 994, 994)
+        // The files as the other user left them (a -wal may or may not outlive a clean stop).
+        let files = ["", "-wal", "-shm"].map { first.databasePath + $0 }.filter { FileManager.default.fileExists(atPath: $0) }
+        for file in files { chown(file, 994, 994) }
+        let before = files.map { (try? FileManager.default.attributesOfItem(atPath: $0)).map { "\($0[.size] ?? 0) \($0[.modificationDate] ?? 0) \($0[.ownerAccountID] ?? 0)" } }
         let second = DaemonProcess(directory: first.directory)
         try second.start(.byHand, waitForReady: false)
         #expect(second.waitForExit() == 1)
         #expect(second.log.contains("refusing \(first.databasePath): it belongs to uid 994, not to uid 0"))
-        #expect(!FileManager.default.fileExists(atPath: first.databasePath + "-wal"))
+        // Nothing was opened: no file appeared, none changed size, time or owner.
+        let after = files.map { (try? FileManager.default.attributesOfItem(atPath: $0)).map { "\($0[.size] ?? 0) \($0[.modificationDate] ?? 0) \($0[.ownerAccountID] ?? 0)" } }
+        #expect(after == before)
+        #expect(["", "-wal", "-shm"].filter { FileManager.default.fileExists(atPath: first.databasePath + $0) }.count == files.count)
     }
 
     @Test("a directory writable by group or others is refused with its mode")
