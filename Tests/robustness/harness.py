@@ -60,6 +60,28 @@ class Daemon:
     def fd_count(self):
         return len(os.listdir("/proc/%d/fd" % self.proc.pid))
 
+    def lasting_fds(self):
+        """The daemon's descriptors minus datagram sockets, as {fd: target}. sd_notify opens a
+        datagram socket for the instant of each STATUS= call (once a second) and journald's is
+        opened on first use, so neither says anything about connections leaking."""
+        datagram = set()
+        with open("/proc/%d/net/unix" % self.proc.pid) as f:
+            next(f)
+            for line in f:
+                fields = line.split()
+                if fields[4] == "0002":
+                    datagram.add("socket:[%s]" % fields[6])
+        directory = "/proc/%d/fd" % self.proc.pid
+        lasting = {}
+        for fd in os.listdir(directory):
+            try:
+                target = os.readlink(os.path.join(directory, fd))
+            except OSError:
+                continue  # closed while we looked
+            if target not in datagram:
+                lasting[int(fd)] = target
+        return lasting
+
     def socket_count(self):
         """Open sockets (client connections, the listener, internal ones)."""
         directory = "/proc/%d/fd" % self.proc.pid
