@@ -15,6 +15,7 @@ import glob
 import os
 import pwd
 import secrets
+import signal
 import shutil
 import socket
 import subprocess
@@ -167,6 +168,8 @@ class PostgresServer:
 
 
 def main():
+    # A SIGTERM (a test runner giving up) still stops and removes the server.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     argv = sys.argv[1:]
     if not argv or argv[0] != "run" or "--" not in argv:
         print(__doc__)

@@ -54,17 +54,22 @@ struct TestPostgres: Sendable {
             target = String(url[..<slash.upperBound]) + database + String(url[query.lowerBound...])
         }
         let password = try String(contentsOfFile: passwordFile, encoding: .utf8).trimmingCharacters(in: .newlines)
+        // Output to a file, not a pipe: a daemon another test spawns at the same moment
+        // inherits the pipe's write end and would hold off its end-of-file for minutes.
+        let outputPath = "\(DaemonProcess.makeDirectory())/psql.out"
+        _ = FileManager.default.createFile(atPath: outputPath, contents: nil)
+        let output = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/psql")
         process.arguments = ["-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", target, "-c", sql]
         process.environment = ["PGPASSWORD": password, "PATH": "/usr/bin:/bin"]
-        let output = Pipe()
         process.standardOutput = output
         process.standardError = output
+        process.standardInput = FileHandle.nullDevice
         try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        try output.close()
+        let text = try String(contentsOfFile: outputPath, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
         guard process.terminationStatus == 0 else { throw UnixSocket.Failure(description: "psql: \(text)") }
         return text
     }
