@@ -376,7 +376,7 @@ def throughput(server, directory, url):
     for count in (1, 2, 3):
         database = server.create_database("throughput%d" % count)
         measured = [Host(i, directory, url(i).replace("/accounts?", "/%s?" % database), server.password_file,
-                         ["--max-queued-hashes-per-user", "512"]).start() for i in range(count)]
+                         ["--max-queued-hashes", "512", "--max-queued-hashes-per-user", "512"]).start() for i in range(count)]
         stop, lock = threading.Event(), threading.Lock()
         acknowledged, refusals = set(), []
         threads = load(measured, "tp%d" % count, stop, acknowledged, refusals, lock, workers_per_host=4)
