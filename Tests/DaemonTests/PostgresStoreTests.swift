@@ -106,6 +106,22 @@ struct PostgresStoreTests {
         #expect(a.log.contains("account store"))
     }
 
+    @Test("sslmode=verify-full accepts the server's certificate with its CA and refuses it without")
+    func verifyFull() throws {
+        let server = try #require(TestPostgres.server)
+        let ca = try #require(ProcessInfo.processInfo.environment["SIGNUPD_TEST_POSTGRES_CA"], "the test server has no TLS")
+        let verified = server.url.replacingOccurrences(of: "sslmode=require", with: "sslmode=verify-full&sslrootcert=\(ca)")
+        let good = DaemonProcess(databasePath: verified)
+        try good.start(.systemd, arguments: ["--idle-exit", "20", "--database-password-file", server.passwordFile])
+        let client = try good.connect()
+        #expect(try client.hello()["event"] == .string("hello"))
+        // The system's trust store does not know the test's self-signed certificate.
+        let untrusted = DaemonProcess(databasePath: server.url.replacingOccurrences(of: "sslmode=require", with: "sslmode=verify-full"))
+        try untrusted.start(.byHand, arguments: ["--database-password-file", server.passwordFile], waitForReady: false)
+        #expect(untrusted.waitForExit() == 1)
+        #expect(untrusted.log.contains("cannot open the account store"), "\(untrusted.log)")
+    }
+
     @Test("a wrong database password is a clear start-up error, exit 1")
     func wrongPassword() throws {
         let server = try #require(TestPostgres.server)

@@ -340,6 +340,8 @@ final class PostgresAccountStore: AccountStore {
         if let info = error.serverInfo {
             return "PostgreSQL error \(info[.sqlState] ?? "?"): \(info[.message] ?? "unknown")"
         }
+        // Connection and TLS failures: what the socket or the certificate check said.
+        if let underlying = error.underlying { return "PostgreSQL \(error.code): \(underlying)" }
         return "PostgreSQL \(error.code)"
     }
 }
