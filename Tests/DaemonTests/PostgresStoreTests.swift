@@ -122,6 +122,41 @@ struct PostgresStoreTests {
         #expect(untrusted.log.contains("cannot open the account store"), "\(untrusted.log)")
     }
 
+    @Test("a hung database (a table locked for 8 s) answers within --database-timeout, and the form stays usable")
+    func statementTimeout() throws {
+        let server = try #require(TestPostgres.server)
+        let url = try server.freshDatabaseURL()
+        let daemon = DaemonProcess(databasePath: url)
+        try daemon.start(.systemd, arguments: ["--idle-exit", "20", "--database-password-file", server.passwordFile, "--database-timeout", "1"])
+        let client = try daemon.connect()
+        _ = try client.hello()
+        #expect(try client.signup("beforelock", Self.password)["ok"] == .bool(true))
+        // Another session holds the account table: every statement on it waits.
+        let database = try #require(url.split(separator: "/").last?.split(separator: "?").first).description
+        let locker = Process()
+        locker.executableURL = URL(fileURLWithPath: "/usr/bin/psql")
+        locker.arguments = ["-X", "-q", url, "-c", "BEGIN; LOCK TABLE account IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(8); COMMIT;"]
+        locker.environment = ["PGPASSWORD": try String(contentsOfFile: server.passwordFile, encoding: .utf8).trimmingCharacters(in: .newlines), "PATH": "/usr/bin:/bin"]
+        locker.standardOutput = FileHandle.nullDevice
+        locker.standardError = FileHandle.nullDevice
+        locker.standardInput = FileHandle.nullDevice
+        try locker.run()
+        defer { locker.waitUntilExit() }
+        // Wait until the lock is held (polling the server, with a bound).
+        let deadline = Date().addingTimeInterval(10)
+        while try server.psql("SELECT count(*) FROM pg_locks WHERE mode = 'AccessExclusiveLock' AND relation = (SELECT oid FROM pg_class WHERE relname = 'account' LIMIT 1)", database: database) == "0" {
+            try #require(Date() < deadline, "the lock was never taken")
+        }
+        let started = Date()
+        let verdict = try client.signupVerdict("duringlock")
+        let elapsed = Date().timeIntervalSince(started)
+        #expect(verdict.string("message") == "Error contacting server")
+        #expect(elapsed < 5, "answered after \(elapsed) s, not held for the lock's 8 s")
+        // The session is not stuck busy: it answers the next request.
+        try client.send(Request(id: .string("p"), .ping))
+        _ = try client.next("pong")
+    }
+
     @Test("a wrong database password is a clear start-up error, exit 1")
     func wrongPassword() throws {
         let server = try #require(TestPostgres.server)
