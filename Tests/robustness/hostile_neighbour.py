@@ -540,7 +540,9 @@ def victim_pings(path, seconds):
     end = time.monotonic() + seconds
     while time.monotonic() < end:
         start = time.monotonic()
-        s = socket.socket(socket.AF_UNIX); s.settimeout(30); s.connect(path)
+        # A blocking connect waits for room in a full accept queue (with a timeout it
+        # would fail at once with EAGAIN), as a client would wait.
+        s = socket.socket(socket.AF_UNIX); s.connect(path); s.settimeout(30)
         r = s.makefile("rb"); r.readline()
         s.sendall(b'{"op":"ping","id":1}\n')
         while json.loads(r.readline()).get("event") != "pong":
@@ -576,8 +578,97 @@ def part_10():
             daemon.stop()
 
 
+CONNECT_FLOOD = r"""
+import socket, sys, threading, time
+path, threads, seconds = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+counts = {"connected": 0, "refused": 0, "failed": 0}
+lock = threading.Lock()
+print("ready", flush=True)
+end = time.monotonic() + seconds
+
+
+def hammer(n):
+    while time.monotonic() < end:
+        s = socket.socket(socket.AF_UNIX)
+        s.settimeout(5)
+        try:
+            s.connect(path)
+            if n % 2:  # half read the greeting (or the refusal), half close at once
+                first = s.recv(4096)
+                with lock:
+                    counts["refused" if b'"error"' in first else "connected"] += 1
+            else:
+                with lock:
+                    counts["connected"] += 1
+        except OSError:
+            with lock:
+                counts["failed"] += 1
+        finally:
+            s.close()
+
+
+workers = [threading.Thread(target=hammer, args=(n,)) for n in range(threads)]
+for w in workers:
+    w.start()
+for w in workers:
+    w.join()
+print("%d %d %d" % (counts["connected"], counts["refused"], counts["failed"]), flush=True)
+"""
+
+
+def percentiles(values):
+    values = sorted(values)
+    return values[len(values) // 2], values[min(len(values) - 1, int(len(values) * 0.99))], values[-1]
+
+
+def victim_logins_and_pings(path, seconds):
+    """Another uid's connect+hello+ping and login latencies, one after the other, for `seconds`."""
+    c = Client(path)
+    pings, logins, refused = [], [], []
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        pings.extend(victim_pings(path, 0.01))
+        result, took = login(c, "victim", "victim password")
+        if not result["ok"]:
+            refused.append(result)
+        logins.append(took)
+        time.sleep(0.05)  # a client's pace, not synchronisation
+    c.close()
+    checks.check(not refused, "every login of the victim succeeds: %s" % refused[:3])
+    return pings, logins
+
+
+# ---- 11. a connect/disconnect flood from one uid does not stall another uid
+def part_11():
+    if not is_root:
+        print("SKIP part 11: needs root to run a client as another user")
+        return
+    daemon = public_daemon(FAST_HASH)
+    try:
+        c = Client(daemon.sock)
+        c.fill_signup("victim", "victim password")
+        checks.check(c.submit_and_wait()["ok"] is True, "signup victim")
+        c.close()
+        idle_pings, idle_logins = victim_logins_and_pings(daemon.sock, 2)
+        threads, seconds = (32, 20) if long else (16, 6)
+        flood = as_nobody(CONNECT_FLOOD, daemon.sock, str(threads), str(seconds))
+        checks.check(flood.stdout.readline().strip() == "ready", "flooder started")
+        busy_pings, busy_logins = victim_logins_and_pings(daemon.sock, seconds - 1)
+        out, err = flood.communicate(timeout=120)
+        connected, refused, failed = (int(x) for x in (out.split() or ["0", "0", "0"]))
+        ip, bp, il, bl = (percentiles(x) for x in (idle_pings, busy_pings, idle_logins, busy_logins))
+        print("  connect flood, %d threads for %d s: %d connections, %d refused at the door, %d failed to connect" % (threads, seconds, connected, refused, failed))
+        print("  victim ping (connect+hello+ping) idle p50 %.3f p99 %.3f max %.3f s; during the flood p50 %.3f p99 %.3f max %.3f s (%d)" % (ip + bp + (len(busy_pings),)))
+        print("  victim login idle p50 %.3f p99 %.3f max %.3f s; during the flood p50 %.3f p99 %.3f max %.3f s (%d)" % (il + bl + (len(busy_logins),)))
+        checks.check(connected + refused > 500, "the flood is a real one: %d connections" % (connected + refused))
+        checks.check(bp[2] < 1.0, "another uid's ping stays prompt under a connect flood: max %.3f s" % bp[2])
+        checks.check(bl[2] < 1.0, "another uid's login stays prompt under a connect flood: max %.3f s" % bl[2])
+    finally:
+        checks.check(daemon.stop() == 0, "daemon exits 0")
+
+
 failures = []
-for number, part in [("1", part_1), ("2", part_2), ("3", part_3), ("4", part_4), ("5", part_5), ("6", part_6), ("7", part_7), ("8", part_8), ("9", part_9), ("10", part_10)]:
+for number, part in [("1", part_1), ("2", part_2), ("3", part_3), ("4", part_4), ("5", part_5), ("6", part_6), ("7", part_7), ("8", part_8), ("9", part_9), ("10", part_10), ("11", part_11)]:
     if os.environ.get("HOSTILE_PARTS") and number not in os.environ["HOSTILE_PARTS"].split(","):
         continue  # HOSTILE_PARTS=10 runs only part 10
     try:

@@ -53,6 +53,9 @@ struct LimitOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Connections served at once per peer uid (at most --max-connections; the default, a sixteenth of the total, leaves room for other users).", valueName: "n"))
     var maxConnectionsPerUser: Int = 1024
 
+    @Option(help: ArgumentHelp("New connections per peer uid per second (bursts of twice that); past it a connection is refused at once with rate_limited and bye. Root and the daemon's own uid are not limited (they can stop the daemon anyway); 0: no limit.", valueName: "n"))
+    var maxConnectsPerUserPerSecond: Int = 100
+
     @Option(help: ArgumentHelp("Seconds a connection holding no session may stay without a request before it is closed with bye (0: never).", valueName: "seconds"))
     var idleConnectionTimeout: Int = 600
 
@@ -81,6 +84,7 @@ struct LimitOptions: ParsableArguments {
         guard maxConnectionsPerUser <= maxConnections else {
             throw ValidationError("--max-connections-per-user \(maxConnectionsPerUser) is more than --max-connections \(maxConnections); a per-uid limit cannot exceed the total")
         }
+        try checkRange("--max-connects-per-user-per-second", maxConnectsPerUserPerSecond, 0...1_000_000)
         try checkRange("--availability-checks-per-second", availabilityChecksPerSecond, 1...1_000_000)
         try checkRange("--availability-checks-per-session-per-second", availabilityChecksPerSessionPerSecond, 1...1_000_000)
         try checkRange("--idle-connection-timeout", idleConnectionTimeout, 0...86_400)

@@ -28,6 +28,8 @@ struct DaemonConfiguration: Sendable {
     var limits = ServerLimits()
     var maxConnections = 16384
     var maxConnectionsPerUID = 1024
+    /// New connections per uid per second (bursts of twice that); nil: unlimited.
+    var connectsPerUIDPerSecond: Int? = 100
     /// Unread output of all connections together before the biggest readers-not are dropped.
     var maxTotalOutputBytes = 256 << 20
     /// Availability answers per peer uid and per session per second (bursts of twice that).

@@ -75,13 +75,15 @@ final class ConnectionHandler: ChannelInboundHandler {
             refuse(output, "too many connections (limit \(shared.services.registry.maxConnections))")
         case .tooManyForUser:
             refuse(output, "too many connections for uid \(output.peer.uid) (limit \(shared.services.registry.maxConnectionsPerUID))")
+        case .connectingTooFast:
+            refuse(output, "uid \(output.peer.uid) connects too fast (limit \(shared.services.registry.connectsPerUIDPerSecond ?? 0) a second)", code: .rateLimited)
         case .draining:
             refuse(output, "shutdown")
         }
     }
 
-    private func refuse(_ output: ConnectionOutput, _ reason: String) {
-        output.deliver(.error(code: .limitExceeded, message: reason, session: nil, id: nil))
+    private func refuse(_ output: ConnectionOutput, _ reason: String, code: ErrorCode = .limitExceeded) {
+        output.deliver(.error(code: code, message: reason, session: nil, id: nil))
         output.deliver(.bye(reason: reason))
         output.channel.close(promise: nil)
     }
