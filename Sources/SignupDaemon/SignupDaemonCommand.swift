@@ -196,7 +196,7 @@ struct SignupDaemonCommand: AsyncParsableCommand {
         configuration.maxConnections = limits.maxConnections
         configuration.maxConnectionsPerUID = limits.maxConnectionsPerUser
         configuration.connectsPerUIDPerSecond = limits.maxConnectsPerUserPerSecond == 0 ? nil : limits.maxConnectsPerUserPerSecond
-        configuration.maxTotalOutputBytes = limits.maxTotalOutputBytes
+        configuration.maxBufferedBytes = limits.maxBufferedBytes
         configuration.availabilityChecksPerUIDPerSecond = limits.availabilityChecksPerSecond
         configuration.availabilityChecksPerSessionPerSecond = limits.availabilityChecksPerSessionPerSecond
         configuration.idleConnectionSeconds = limits.idleConnectionTimeout == 0 ? nil : limits.idleConnectionTimeout

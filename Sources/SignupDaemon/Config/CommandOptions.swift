@@ -71,8 +71,10 @@ struct LimitOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Unread output buffered for a client before it is dropped as a slow consumer.", valueName: "bytes"))
     var maxOutputBytes: Int = 1 << 20
 
-    @Option(help: ArgumentHelp("Unread output buffered for all clients together; past it, a client holding more than 64 KiB of it is dropped as a slow consumer.", valueName: "bytes"))
-    var maxTotalOutputBytes: Int = 256 << 20
+    @Option(name: [.customLong("max-buffered-bytes"), .customLong("max-total-output-bytes")], help: ArgumentHelp(
+        "Memory held for all clients together: request bytes read but not handled yet (partial lines, lines waiting) plus answers not read yet. Past it, the connections holding the most are closed with bye (biggest first, until the total is under three quarters of this); one holding under 4 KiB never is. --max-total-output-bytes is an older name.",
+        valueName: "bytes"))
+    var maxBufferedBytes: Int = 256 << 20
 
     @Option(help: ArgumentHelp("open, attach, submit, verify, sessions, locale and describe requests per connection per second (bursts of twice that).", valueName: "n"))
     var maxExpensiveRequestsPerSecond: Int = 50
@@ -90,7 +92,7 @@ struct LimitOptions: ParsableArguments {
         try checkRange("--idle-connection-timeout", idleConnectionTimeout, 0...86_400)
         try checkRange("--max-sessions-per-connection", maxSessionsPerConnection, 1...1024)
         try checkRange("--max-output-bytes", maxOutputBytes, 4096...1_073_741_824)
-        try checkRange("--max-total-output-bytes", maxTotalOutputBytes, 65536...68_719_476_736)
+        try checkRange("--max-buffered-bytes", maxBufferedBytes, 65536...68_719_476_736)
         try checkRange("--max-expensive-requests-per-second", maxExpensiveRequestsPerSecond, 1...1_000_000)
     }
 }

@@ -18,8 +18,8 @@ final class ConnectionHandler: ChannelInboundHandler {
         let expensiveRequestsPerSecond: Int
         /// A connection holding no session is closed after this long without a request.
         let idleConnectionTimeout: TimeAmount?
-        /// Unread output of all connections together.
-        let outputBudget: OutputBudget
+        /// Unhandled input and unread output of all connections together.
+        let bufferBudget: BufferBudget
         /// "signupd/VERSION", for `hello`.
         let serverName: String
         let logger: Logger
@@ -43,6 +43,8 @@ final class ConnectionHandler: ChannelInboundHandler {
     /// answers leave in request order and `ping` is a true barrier.
     var awaitingReply = false
     private var backlog: [Frame] = []
+    /// Bytes of the lines in `backlog` not handled yet (for the buffer budget).
+    private var backlogBytes = 0
     private var lastRequest = NIODeadline.now()
     private var idleTimer: Scheduled<Void>?
     private var backlogHead = 0
@@ -64,8 +66,12 @@ final class ConnectionHandler: ChannelInboundHandler {
         output.peer = Self.peerCredentials(of: context.channel)
         output.onSessionEnded = { [weak self] id in self?.sessions.removeAll { $0.id == id } }
         output.onReplyComplete = { [weak self] in self?.replyComplete(context: context) }
-        output.outputBudget = shared.outputBudget
-        output.onOverBudget = { [weak self] in self?.dropSlowConsumer(context: context, why: "the output budget for all clients is exhausted") }
+        output.bufferBudget = shared.bufferBudget
+        output.onBudgetExceeded = { [shared] in
+            let registry = shared.services.registry
+            for victim in shared.bufferBudget.sweep({ registry.allConnections }) ?? [] { victim.dropForBudget() }
+        }
+        output.onOverBudget = { [weak self] in self?.dropOverBudget(context: context) }
         switch shared.services.registry.admit(output, uid: output.peer.uid) {
         case .admitted:
             admitted = true
@@ -95,6 +101,7 @@ final class ConnectionHandler: ChannelInboundHandler {
         // These capture the context, which holds this handler, which holds the output: break the cycle.
         output.onReplyComplete = nil
         output.onOverBudget = nil
+        output.onBudgetExceeded = nil
         for session in sessions { Self.onLoop(of: session) { $0.unsubscribe(output) } }
         sessions.removeAll()
         if admitted { shared.services.registry.remove(output, uid: output.peer.uid) }
@@ -107,7 +114,9 @@ final class ConnectionHandler: ChannelInboundHandler {
         buffer.withUnsafeReadableBytes { bytes in
             framer.feed(bytes) { frame in
                 switch frame {
-                case .line(let line): backlog.append(.line(Array(line)))
+                case .line(let line):
+                    backlog.append(.line(Array(line)))
+                    backlogBytes += line.count
                 case .tooLong: backlog.append(.tooLong)
                 }
             }
@@ -140,14 +149,18 @@ final class ConnectionHandler: ChannelInboundHandler {
             backlogHead += 1
             handled += 1
             switch frame {
-            case .line(let line): line.withUnsafeBytes { process($0, output: output) }
+            case .line(let line):
+                backlogBytes -= line.count
+                line.withUnsafeBytes { process($0, output: output) }
             case .tooLong: lineTooLong(output)
             }
         }
         if backlogHead == backlog.count {
             backlog.removeAll(keepingCapacity: false)
             backlogHead = 0
+            backlogBytes = 0
         }
+        output.setInputHeld(backlogBytes + framer.bufferedBytes)
         output.batching = wasBatching
         if !wasBatching { output.flush() }
         if awaitingReply || backlogHead < backlog.count {
@@ -243,6 +256,18 @@ final class ConnectionHandler: ChannelInboundHandler {
         guard !context.channel.isWritable else { return }
         // The client does not read: it must not make the daemon buffer without bound.
         dropSlowConsumer(context: context, why: "more than \(shared.limits.maxOutputBytes) bytes unread")
+    }
+
+    /// The buffers of all clients together are past the budget and this connection holds
+    /// the most: it is closed with `bye` (its buffers are freed), not the quiet ones.
+    private func dropOverBudget(context: ChannelHandlerContext) {
+        guard let output, context.channel.isActive else { return }
+        let held = output.heldBytes
+        shared.logger.notice("dropping a client over the buffer budget", metadata: ["pid": "\(output.peer.pid)", "uid": "\(output.peer.uid)", "held": "\(held)"])
+        output.onOverBudget = nil
+        output.enqueue(.bye(reason: "over budget: the buffers of all clients passed \(shared.bufferBudget.limit) bytes and this connection held \(held) of them"))
+        output.flush()
+        context.close(promise: nil)
     }
 
     private func dropSlowConsumer(context: ChannelHandlerContext, why: String) {

@@ -102,7 +102,7 @@ final class SignupServer: Service {
             limits: configuration.limits,
             expensiveRequestsPerSecond: configuration.expensiveRequestsPerSecond,
             idleConnectionTimeout: configuration.idleConnectionSeconds.map { TimeAmount.seconds(Int64($0)) },
-            outputBudget: OutputBudget(limit: configuration.maxTotalOutputBytes),
+            bufferBudget: BufferBudget(limit: configuration.maxBufferedBytes),
             serverName: "signupd/\(configuration.serverVersion)",
             logger: logger
         )
