@@ -772,8 +772,60 @@ def part_13():
         checks.check(daemon.stop() == 0, "daemon exits 0")
 
 
+GUESSER = r"""
+import json, socket, sys
+path, name, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
+s = socket.socket(socket.AF_UNIX); s.settimeout(30); s.connect(path); r = s.makefile("rb"); r.readline()
+out = []
+for attempt in range(count):
+    s.sendall(b"".join(json.dumps(l).encode() + b"\n" for l in [
+        {"op": "open", "form": "login"}, {"op": "set", "field": "username", "value": name},
+        {"op": "set", "field": "password", "value": "guess %d" % attempt}, {"op": "submit"}]))
+    while True:
+        m = json.loads(r.readline())
+        if m.get("event") == "result":
+            out.append(m["message"]); break
+    s.sendall(b'{"op":"close"}\n')
+print(json.dumps(out))
+"""
+
+
+# ---- 14. other uids' failures cannot lock the owner out, even after a typo of theirs
+def part_14():
+    if not is_root:
+        print("SKIP part 14: needs root to run clients as other users")
+        return
+    per_uid = 2  # --login-attempts-per-minute; the global limit is ten times that
+    daemon = public_daemon(FAST_HASH + ["--login-attempts-per-minute", str(per_uid)])
+    try:
+        owner = Client(daemon.sock)
+        owner.fill_signup("carol", "carol password")
+        checks.check(owner.submit_and_wait()["ok"] is True, "signup carol")
+        attackers = 12 if long else 10
+        throttled = 0
+        for n in range(attackers):
+            uid = str(42001 + n)
+            p = subprocess.Popen(["setpriv", "--reuid=" + uid, "--regid=" + uid, "--clear-groups", sys.executable, "-c", GUESSER, daemon.sock, "carol", str(per_uid + 1)],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            out, err = p.communicate(timeout=60)
+            messages = json.loads(out or "[]")
+            checks.check(messages[:per_uid] == ["Invalid username or password"] * per_uid, "uid %s's own %d guesses are checked: %s %s" % (uid, per_uid, messages, err))
+            throttled += messages[per_uid:] == ["Too many attempts, try again later"]
+        checks.check(throttled == attackers, "each guessing uid is throttled past its allowance: %d of %d" % (throttled, attackers))
+        # The identity has had attackers x per_uid failures, past the global limit. The owner makes a typo, then logs in.
+        typo, _ = login(owner, "carol", "carol pasword")
+        checks.check(typo["ok"] is False and typo["message"] == "Invalid username or password", "the owner's typo is checked, not refused: %s" % typo)
+        right, _ = login(owner, "carol", "carol password")
+        checks.check(right["ok"] is True, "the owner then logs in with the right password: %s" % right)
+        again = json.loads(subprocess.run(["setpriv", "--reuid=42001", "--regid=42001", "--clear-groups", sys.executable, "-c", GUESSER, daemon.sock, "carol", "1"],
+                                          capture_output=True, text=True, timeout=60).stdout or "[]")
+        checks.check(again == ["Too many attempts, try again later"], "while a guessing uid stays throttled: %s" % again)
+    finally:
+        checks.check(daemon.stop() == 0, "daemon exits 0")
+
+
 failures = []
-for number, part in [("1", part_1), ("2", part_2), ("3", part_3), ("4", part_4), ("5", part_5), ("6", part_6), ("7", part_7), ("8", part_8), ("9", part_9), ("10", part_10), ("11", part_11), ("12", part_12), ("13", part_13)]:
+for number, part in [("1", part_1), ("2", part_2), ("3", part_3), ("4", part_4), ("5", part_5), ("6", part_6), ("7", part_7), ("8", part_8), ("9", part_9), ("10", part_10), ("11", part_11), ("12", part_12), ("13", part_13), ("14", part_14)]:
     if os.environ.get("HOSTILE_PARTS") and number not in os.environ["HOSTILE_PARTS"].split(","):
         continue  # HOSTILE_PARTS=10 runs only part 10
     try:
