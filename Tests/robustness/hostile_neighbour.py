@@ -824,8 +824,36 @@ def part_14():
         checks.check(daemon.stop() == 0, "daemon exits 0")
 
 
+# ---- 15. a client holding a session that stops reading is closed after the idle timeout
+def part_15():
+    import select
+    daemon = Daemon(binary, args=FAST_HASH + ["--idle-connection-timeout", "1"]).start()
+    try:
+        reader = Client(daemon.sock)
+        reader.open("signup")
+        stuck = Client(daemon.sock)
+        stuck.open("signup")
+        started = time.monotonic()
+        try:  # blocks once the daemon stops reading (its answers unread), until it hangs up
+            stuck.send_raw(b'{"op":"snapshot"}\n' * 20000)  # ~3 MB of answers asked for, none read
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        # Wait for the daemon to hang up (POLLHUP) without reading a byte.
+        poller = select.poll()
+        poller.register(stuck.sock, select.POLLRDHUP)
+        events = poller.poll(15000)
+        waited = time.monotonic() - started
+        hung_up = any(e & (select.POLLHUP | select.POLLRDHUP) for _, e in events)
+        print("  a session holder that stopped reading: closed after %.1f s (timeout 1 s)" % waited if hung_up else "  not closed in 15 s")
+        checks.check(hung_up and "closing a client that stopped reading" in daemon.log(), "a session holder that stopped reading is closed: %s after %.1f s" % (events, waited))
+        pong, _ = reader.reply(reader.send("ping"))
+        checks.check(pong["event"] == "pong", "a session holder that reads is kept past the timeout")
+    finally:
+        checks.check(daemon.stop() == 0, "daemon exits 0")
+
+
 failures = []
-for number, part in [("1", part_1), ("2", part_2), ("3", part_3), ("4", part_4), ("5", part_5), ("6", part_6), ("7", part_7), ("8", part_8), ("9", part_9), ("10", part_10), ("11", part_11), ("12", part_12), ("13", part_13), ("14", part_14)]:
+for number, part in [("1", part_1), ("2", part_2), ("3", part_3), ("4", part_4), ("5", part_5), ("6", part_6), ("7", part_7), ("8", part_8), ("9", part_9), ("10", part_10), ("11", part_11), ("12", part_12), ("13", part_13), ("14", part_14), ("15", part_15)]:
     if os.environ.get("HOSTILE_PARTS") and number not in os.environ["HOSTILE_PARTS"].split(","):
         continue  # HOSTILE_PARTS=10 runs only part 10
     try:

@@ -199,13 +199,21 @@ final class ConnectionHandler: ChannelInboundHandler {
     }
 
     /// Closes the connection, with `bye`, once it has held no session and sent nothing
-    /// for `idleConnectionTimeout`; otherwise checks again when that could next be true.
+    /// for `idleConnectionTimeout`, or — sessions or not — once the client has read none
+    /// of its pending answers for that long (it stopped reading: a paused pipeliner would
+    /// otherwise hold its sessions and buffers forever); otherwise checks again when that
+    /// could next be true.
     private func armIdleTimer(context: ChannelHandlerContext, at from: NIODeadline) {
         guard let timeout = shared.idleConnectionTimeout else { return }
         idleTimer = context.eventLoop.assumeIsolated().scheduleTask(deadline: from + timeout) { [self] in
             guard let output, context.channel.isActive else { return }
             let due = lastRequest + timeout
-            if sessions.isEmpty, !awaitingReply, due <= .now() {
+            if let stuck = output.outputStuckSince, stuck + timeout <= .now() {
+                shared.logger.notice("closing a client that stopped reading", metadata: ["pid": "\(output.peer.pid)", "uid": "\(output.peer.uid)", "unread": "\(output.unreadBytes)"])
+                output.enqueue(.bye(reason: "stuck: none of the answers read for \(timeout.nanoseconds / 1_000_000_000) seconds"))
+                output.flush()
+                context.close(promise: nil)
+            } else if sessions.isEmpty, !awaitingReply, due <= .now() {
                 output.enqueue(.bye(reason: "idle: no request for \(timeout.nanoseconds / 1_000_000_000) seconds"))
                 output.flush()
                 context.close(promise: nil)

@@ -40,6 +40,11 @@ final class ConnectionOutput: @unchecked Sendable {
     /// Called on this loop when the budget chose this connection to be dropped.
     var onOverBudget: (() -> Void)?
 
+    /// Since when the client has read none of the output pending for it (nil: none is
+    /// pending, or it read some since the last sample). Event loop only.
+    private(set) var outputStuckSince: NIODeadline?
+    private var lastUnread = 0
+
     /// What this connection holds (as last reported), readable from any thread.
     var heldBytes: Int { published.load(ordering: .relaxed) }
 
@@ -131,6 +136,13 @@ final class ConnectionOutput: @unchecked Sendable {
     func reportUnread() {
         guard let bufferBudget else { return }
         let unread = channel.isActive ? ((try? channel.syncOptions?.getOption(.bufferedWritableBytes)) ?? 0) : 0
+        // Progress is output shrinking; the clock is read only while output is pending.
+        if unread == 0 {
+            outputStuckSince = nil
+        } else if outputStuckSince == nil || unread < lastUnread {
+            outputStuckSince = .now()
+        }
+        lastUnread = unread
         let held = inputHeld + unread
         let total = bufferBudget.add(held - reported)
         if held != reported { published.store(held, ordering: .relaxed) }
