@@ -23,10 +23,19 @@
     start with a clear error;
 10. pipelined cheap requests (describe, ping) from clients that never read do not freeze
     the daemon: another client's ping stays prompt (backpressure, bounded turns).
+11. a connect/disconnect flood from one uid leaves another uid's connect, ping and login
+    prompt (short accept queue, per-uid connect rate refused with rate_limited + bye);
+12. many connections holding half lines: the daemon-wide buffer budget drops the biggest
+    holders with bye, RSS stays bounded, a quiet client is still answered;
+13. a `set` past the field's byte cap is refused with value_too_long, the field keeps
+    its value, describe states every cap;
+14. other uids' failures past the global per-identity limit, then the owner's typo: the
+    owner still logs in with the right password, the guessing uids stay throttled;
+15. a client holding a session that stops reading is closed after the idle timeout.
 (Queued signups and logins of a client still connected are finished at SIGTERM within the
 grace period: sigterm_under_load.py checks that each gets its result.)
 
-usage: hostile_neighbour.py path/to/signupd [--long]   (parts 1 and 4 need root: setpriv)
+usage: hostile_neighbour.py path/to/signupd [--long]   (parts 1, 4, 11 and 14 need root: setpriv)
 """
 import json
 import os
