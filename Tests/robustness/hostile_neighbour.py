@@ -670,8 +670,11 @@ def part_11():
         print("  victim ping (connect+hello+ping) idle p50 %.3f p99 %.3f max %.3f s; during the flood p50 %.3f p99 %.3f max %.3f s (%d)" % (ip + bp + (len(busy_pings),)))
         print("  victim login idle p50 %.3f p99 %.3f max %.3f s; during the flood p50 %.3f p99 %.3f max %.3f s (%d)" % (il + bl + (len(busy_logins),)))
         checks.check(connected + refused > 500, "the flood is a real one: %d connections" % (connected + refused))
-        checks.check(bp[2] < 1.0, "another uid's ping stays prompt under a connect flood: max %.3f s" % bp[2])
-        checks.check(bl[2] < 1.0, "another uid's login stays prompt under a connect flood: max %.3f s" % bl[2])
+        # Before: p50 = max 6.7-7.2 s (a 4,096-deep accept queue kept full). The bounds allow for a
+        # shared 2-core machine running a debug build.
+        checks.check(bp[0] < 0.5 and bp[2] < 2.0, "another uid's ping stays prompt under a connect flood: p50 %.3f s, max %.3f s" % (bp[0], bp[2]))
+        checks.check(bl[2] < 2.0, "another uid's login stays prompt under a connect flood: max %.3f s" % bl[2])
+        checks.check(refused > 0, "the flooding uid is refused at the door past its connect rate: %d" % refused)
     finally:
         checks.check(daemon.stop() == 0, "daemon exits 0")
 
@@ -708,22 +711,25 @@ def part_12():
         while time.monotonic() < deadline and any(unread_by_peer(s) > 0 for s in holders):
             quiet.reply(quiet.send("ping"))  # the quiet user keeps being answered meanwhile
         rss_after = daemon.rss_kib()
-        dropped = 0
+        # The dropped ones are hung up on (POLLHUP), without reading: collect them until a
+        # second passes with no more.
+        import select
+        poller = select.poll()
         for s in holders:
-            s.settimeout(0.5)
-            got = b""
-            try:
-                while b'"bye"' not in got:
-                    chunk = s.recv(65536)
-                    if not chunk:
-                        break
-                    got += chunk
-            except socket.timeout:
-                pass  # still connected: kept, holding its half line
-            except ConnectionResetError:
-                pass
-            if b"over budget" in got:
-                dropped += 1
+            poller.register(s, select.POLLRDHUP)
+        hung_up = set()
+        while True:
+            new = {fd for fd, event in poller.poll(1000) if event & (select.POLLHUP | select.POLLRDHUP)} - hung_up
+            if not new:
+                break
+            hung_up |= new
+            for fd in new:
+                poller.unregister(fd)
+        dropped = len(hung_up)
+        sample = next(s for s in holders if s.fileno() in hung_up) if hung_up else None
+        said = sample.recv(1 << 20) if sample else b""
+        checks.check(b"over budget" in said, "a dropped one is told why (bye over budget): %r" % said[-160:])
+        checks.check(daemon.log().count("dropping a client over the buffer budget") == dropped, "every drop is logged")
         kept = count - dropped
         print("  %d connections each holding a 60,000-byte half line, budget %d bytes: %d dropped, %d kept (%d bytes); RSS %d -> %d KiB"
               % (count, limit, dropped, kept, kept * len(half), rss_before, rss_after))
