@@ -197,6 +197,8 @@ extension ConnectionHandler {
             let (code, message): (ErrorCode, String) = switch error {
             case .unknownField(let name):
                 (.unknownField, "form \(session.formName) has no field \"\(name)\"")
+            case .valueTooLong(let field, let maxBytes):
+                (.valueTooLong, "the value of \"\(field)\" is longer than its \(maxBytes) bytes (UTF-8); not stored, the field keeps its previous value")
             case .notReady: (.notReady, "submit is not enabled yet: every field must be ok and nothing in progress")
             case .finished: (.finished, "this session has completed; open a new one")
             }
