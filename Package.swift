@@ -7,7 +7,7 @@ let package = Package(
     name: "signupd",
     platforms: [.macOS(.v14)],
     products: [
-        .executable(name: "signupd", targets: ["SignupDaemon"]),
+        .executable(name: "signupd", targets: ["signupd"]),
         .executable(name: "signupctl", targets: ["signupctl"]),
         .library(name: "Protocol", targets: ["Protocol"]),
     ],
@@ -43,8 +43,10 @@ let package = Package(
         // shared by the daemon, tests and the fuzzer.
         .target(name: "FormEngine", dependencies: ["Protocol", "BuiltinForms"], swiftSettings: strict),
 
-        .executableTarget(
-            name: "SignupDaemon",
+        // The daemon: everything but its `@main` entry, so that tests can drive it in process.
+        // Its files stay in Sources/SignupDaemon; Main/ holds the executable's entry alone.
+        .target(
+            name: "SignupDaemonCore",
             dependencies: [
                 "Protocol", "FormEngine", "UsernameIdentity", "CSystemd", "CSodium", "CPWQuality",
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -58,6 +60,14 @@ let package = Package(
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
+            path: "Sources/SignupDaemon",
+            exclude: ["Main"],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "signupd",
+            dependencies: ["SignupDaemonCore"],
+            path: "Sources/SignupDaemon/Main",
             swiftSettings: strict
         ),
         .executableTarget(
@@ -77,6 +87,19 @@ let package = Package(
         .testTarget(
             name: "DaemonTests",
             dependencies: ["Protocol", "CSodium", "CICU", .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: strict
+        ),
+        // The daemon in process: the connection handler on NIO's testing channel, with
+        // virtual time, the in-memory store and SQLite on a temporary file. No sockets,
+        // no processes, no sleeps.
+        .testTarget(
+            name: "DaemonCoreTests",
+            dependencies: [
+                "SignupDaemonCore", "Protocol", "FormEngine",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strict
         ),
         // signupctl's pure parts: key decoding, field editing, screen layout, argument order.

@@ -85,7 +85,7 @@ extension ConnectionHandler {
             // Only the caller's own uid: ids of other users' sessions are not disclosed. It walks
             // every live session, so it is budgeted like open and submit.
             guard budget.take() else { return fail(output, .rateLimited, "too many requests; slow down", id: id) }
-            output.enqueue(.sessionList(sessions: shared.services.directory.summaries(ownedBy: output.peer.uid), id: id))
+            output.enqueue(.sessionList(sessions: shared.services.directory.summaries(ownedBy: output.peer.uid, now: shared.services.clock.now()), id: id))
         case .verify(let token):
             guard budget.take() else { return fail(output, .rateLimited, "too many requests; slow down", id: id) }
             awaitingReply = true

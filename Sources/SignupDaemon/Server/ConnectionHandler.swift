@@ -43,7 +43,7 @@ final class ConnectionHandler: ChannelInboundHandler {
     /// answers leave in request order and `ping` is a true barrier.
     var awaitingReply = false
     private var backlog: [Frame] = []
-    private var lastRequest = NIODeadline.now()
+    private var lastRequest: NIODeadline
     private var idleTimer: Scheduled<Void>?
     private var backlogHead = 0
 
@@ -55,7 +55,8 @@ final class ConnectionHandler: ChannelInboundHandler {
     init(context: Context) {
         shared = context
         framer = LineFramer(maxLineBytes: context.limits.maxLineBytes)
-        budget = RequestBudget(perSecond: context.expensiveRequestsPerSecond)
+        budget = RequestBudget(perSecond: context.expensiveRequestsPerSecond, clock: context.services.clock)
+        lastRequest = context.services.clock.now()
     }
 
     func channelActive(context: ChannelHandlerContext) {
@@ -70,7 +71,7 @@ final class ConnectionHandler: ChannelInboundHandler {
         case .admitted:
             admitted = true
             output.deliver(shared.hello)
-            armIdleTimer(context: context, at: NIODeadline.now())
+            armIdleTimer(context: context, at: shared.services.clock.now())
         case .tooManyConnections:
             refuse(output, "too many connections (limit \(shared.services.registry.maxConnections))")
         case .tooManyForUser:
@@ -100,7 +101,7 @@ final class ConnectionHandler: ChannelInboundHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard admitted, output != nil else { return }
-        lastRequest = .now()
+        lastRequest = shared.services.clock.now()
         let buffer = unwrapInboundIn(data)
         buffer.withUnsafeReadableBytes { bytes in
             framer.feed(bytes) { frame in
@@ -190,13 +191,14 @@ final class ConnectionHandler: ChannelInboundHandler {
         idleTimer = context.eventLoop.assumeIsolated().scheduleTask(deadline: from + timeout) { [self] in
             guard let output, context.channel.isActive else { return }
             let due = lastRequest + timeout
-            if sessions.isEmpty, !awaitingReply, due <= .now() {
+            let now = shared.services.clock.now()
+            if sessions.isEmpty, !awaitingReply, due <= now {
                 output.enqueue(.bye(reason: "idle: no request for \(timeout.nanoseconds / 1_000_000_000) seconds"))
                 output.flush()
                 context.close(promise: nil)
             } else {
                 // Held sessions, or a request since: look again one timeout after the later of the two.
-                armIdleTimer(context: context, at: due > .now() ? lastRequest : .now())
+                armIdleTimer(context: context, at: due > now ? lastRequest : now)
             }
         }
     }

@@ -1,0 +1,69 @@
+import NIOCore
+import Protocol
+import Testing
+@testable import SignupDaemonCore
+
+/// Shutdown drain and the account stores behind a real signup, login and verify.
+@Suite struct DrainAndStoreTests {
+    @Test(arguments: [InProcessDaemon.StoreKind.memory, .sqliteFile])
+    func signupLoginAndVerify(store: InProcessDaemon.StoreKind) async throws {
+        let daemon = try InProcessDaemon(store: store)
+        let client = try await daemon.connect()
+        try await client.send(#"{"op":"open","form":"signup"}"#)
+        try await client.send(#"{"op":"set","field":"username","value":"alice"}"#)
+        try await client.send(#"{"op":"set","field":"password","value":"correct horse"}"#)
+        try await client.send(#"{"op":"set","field":"repeatedPassword","value":"correct horse"}"#)
+        // The availability answer comes from the store's threads.
+        while try await client.next()["value"] != .bool(true) {}
+        try await client.send(#"{"op":"submit","id":"s"}"#)
+        let result = try await client.next("result").match
+        #expect(result["ok"] == .bool(true) && result.string("user") == "alice")
+
+        try await client.send(#"{"op":"open","form":"login"}"#)
+        try await client.send(#"{"op":"set","field":"username","value":"alice"}"#)
+        try await client.send(#"{"op":"set","field":"password","value":"correct horse"}"#)
+        try await client.send(#"{"op":"submit"}"#)
+        let login = try await client.next("result").match
+        let token = try #require(login.string("token"))
+        try await client.send(#"{"op":"verify","token":"\#(token)","id":"v"}"#)
+        let verified = try await client.next("verified").match
+        #expect(verified.string("user") == "alice" && verified["id"] == .string("v"))
+        try await daemon.stop()
+    }
+
+    @Test func drainingRefusesNewWorkThenSaysByeToEveryone() async throws {
+        let daemon = try InProcessDaemon()
+        let client = try await daemon.connect()
+        try await client.send(#"{"op":"open","form":"login"}"#)
+        _ = try await client.sync()
+        let registry = daemon.services.registry
+        registry.beginDraining()
+
+        try await client.send(#"{"op":"open","form":"login","id":1}"#)
+        try await client.send(#"{"op":"submit","id":2}"#)
+        let refused = try await client.sync()
+        #expect(refused.map { $0.string("code") } == ["shutting_down", "shutting_down"])
+        let late = try await daemon.connect(readHello: false)
+        #expect(try await late.written().map(\.event) == ["error", "bye"])
+
+        for output in registry.allConnections { ConnectionHandler.sayGoodbye(output, reason: "shutdown") }
+        await daemon.loop.run()
+        let bye = try await client.written()
+        #expect(bye.map(\.event) == ["bye"] && bye.first?.string("reason") == "shutdown")
+        #expect(!client.isOpen)
+        await registry.waitForConnections()
+        #expect(registry.connectionCount == 0 && daemon.services.directory.count == 0)
+        try await daemon.stop()
+    }
+
+    @Test func aHalfClosedClientIsAnsweredThenClosed() async throws {
+        let daemon = try InProcessDaemon()
+        let client = try await daemon.connect()
+        try await client.sendRaw(#"{"op":"ping","id":1}"# + "\n" + #"{"op":"ping","id":2}"#)  // the last line unterminated
+        try await client.shutdownInput()
+        let events = try await client.written()
+        #expect(events.map { $0["id"] } == [.number("1"), .number("2")])
+        #expect(!client.isOpen)
+        try await daemon.stop()
+    }
+}

@@ -1,0 +1,108 @@
+import FormEngine
+import Foundation
+import Logging
+import NIOCore
+import Testing
+import NIOEmbedded
+import Protocol
+@testable import SignupDaemonCore
+
+/// The daemon's shared state (store, registry, sessions, budgets) without a socket or a
+/// process: connections are `NIOAsyncTestingChannel`s on one testing event loop, whose
+/// virtual time is also the daemon's clock, so budgets refill and timers fire only when a
+/// test advances it.
+final class InProcessDaemon: Sendable {
+    enum StoreKind: Sendable, CustomStringConvertible {
+        case memory
+        case sqliteFile
+
+        var description: String {
+            switch self {
+            case .memory: "in-memory store"
+            case .sqliteFile: "SQLite store on a temporary file"
+            }
+        }
+    }
+
+    let loop: NIOAsyncTestingEventLoop
+    let services: SessionServices
+    let context: ConnectionHandler.Context
+    private let databaseDirectory: String?
+
+    init(
+        store kind: StoreKind = .memory,
+        limits: ServerLimits = ServerLimits(),
+        expensiveRequestsPerSecond: Int = 50,
+        idleConnectionTimeout: TimeAmount? = nil,
+        maxConnections: Int = 100
+    ) throws {
+        try PasswordHasher.initialise()
+        let loop = NIOAsyncTestingEventLoop()
+        self.loop = loop
+        let store: any AccountStore
+        switch kind {
+        case .memory:
+            store = InMemoryAccountStore()
+            databaseDirectory = nil
+        case .sqliteFile:
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("signupd-core-\(UUID().uuidString)").path
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            databaseDirectory = directory
+            store = try SQLiteAccountStore(path: directory + "/accounts.sqlite")
+        }
+        var configuration = DaemonConfiguration(
+            listener: .path("/nonexistent", mode: 0o600), store: .memory,
+            // libsodium's minimum cost: still Argon2id, in milliseconds.
+            hashCost: .init(operations: 1, memoryBytes: 8192), hashConcurrency: 1, eventLoopThreads: 1
+        )
+        configuration.limits = limits
+        var formConfiguration = configuration.formConfiguration
+        formConfiguration.catalogues = FormLibrary.builtin.catalogues
+        formConfiguration.passwordQuality = PasswordQualityCheck { _, _ in nil }
+        let logger = Logger(label: "signupd-test") { _ in SwiftLogNoOpLogHandler() }
+        services = SessionServices(
+            accounts: AccountService(store: store, configuration: configuration, logger: logger),
+            http: nil,
+            formConfiguration: formConfiguration,
+            forms: FormLibraryHolder(FormLibrary.builtin),
+            registry: ConnectionRegistry(maxConnections: maxConnections, maxConnectionsPerUID: maxConnections),
+            directory: SessionDirectory(),
+            checkBudget: CheckBudget(perUIDPerSecond: 50, perSessionPerSecond: 20),
+            clock: DaemonClock { [loop] in loop.now }
+        )
+        context = ConnectionHandler.Context(
+            services: services,
+            limits: limits,
+            expensiveRequestsPerSecond: expensiveRequestsPerSecond,
+            idleConnectionTimeout: idleConnectionTimeout,
+            outputBudget: OutputBudget(limit: 256 << 20),
+            serverName: "signupd/test",
+            logger: logger
+        )
+    }
+
+    /// A new client connection, past its `hello` (or refused: then the refusal is unread).
+    func connect(readHello: Bool = true) async throws -> TestClient {
+        let channel = NIOAsyncTestingChannel(loop: loop)
+        let context = self.context
+        try await loop.executeInContext {
+            try channel.pipeline.syncOperations.addHandler(ConnectionHandler(context: context))
+        }
+        try await channel.connect(to: SocketAddress(unixDomainSocketPath: "/signupd-test.sock")).get()
+        let client = TestClient(channel: channel, loop: loop)
+        if readHello { #expect(try await client.next().event == "hello") }
+        return client
+    }
+
+    /// Moves virtual time on, running whatever falls due.
+    func advance(by amount: TimeAmount) async {
+        await loop.advanceTime(by: amount)
+    }
+
+    /// Stops the account service's threads and removes the temporary database.
+    func stop() async throws {
+        try await services.accounts.shutdown()
+        if let databaseDirectory { try? FileManager.default.removeItem(atPath: databaseDirectory) }
+    }
+}
+
