@@ -95,7 +95,7 @@ let package = Package(
         .testTarget(
             name: "DaemonCoreTests",
             dependencies: [
-                "SignupDaemonCore", "Protocol", "FormEngine",
+                "SignupDaemonCore", "Protocol", "FormEngine", "UsernameIdentity",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

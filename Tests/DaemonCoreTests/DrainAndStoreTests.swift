@@ -9,14 +9,7 @@ import Testing
     func signupLoginAndVerify(store: InProcessDaemon.StoreKind) async throws {
         let daemon = try InProcessDaemon(store: store)
         let client = try await daemon.connect()
-        try await client.send(#"{"op":"open","form":"signup"}"#)
-        try await client.send(#"{"op":"set","field":"username","value":"alice"}"#)
-        try await client.send(#"{"op":"set","field":"password","value":"correct horse"}"#)
-        try await client.send(#"{"op":"set","field":"repeatedPassword","value":"correct horse"}"#)
-        // The availability answer comes from the store's threads.
-        while try await client.next()["value"] != .bool(true) {}
-        try await client.send(#"{"op":"submit","id":"s"}"#)
-        let result = try await client.next("result").match
+        let result = try await client.signUp("alice", "correct horse")
         #expect(result["ok"] == .bool(true) && result.string("user") == "alice")
 
         try await client.send(#"{"op":"open","form":"login"}"#)

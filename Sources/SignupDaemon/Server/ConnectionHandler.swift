@@ -73,17 +73,18 @@ final class ConnectionHandler: ChannelInboundHandler {
             output.deliver(shared.hello)
             armIdleTimer(context: context, at: shared.services.clock.now())
         case .tooManyConnections:
-            refuse(output, "too many connections (limit \(shared.services.registry.maxConnections))")
+            refuse(output, .tooManyConnections(limit: shared.services.registry.maxConnections))
         case .tooManyForUser:
-            refuse(output, "too many connections for uid \(output.peer.uid) (limit \(shared.services.registry.maxConnectionsPerUID))")
+            refuse(output, .tooManyConnectionsForUser(uid: output.peer.uid, limit: shared.services.registry.maxConnectionsPerUID))
         case .draining:
-            refuse(output, "shutdown")
+            refuse(output, .draining)
         }
     }
 
-    private func refuse(_ output: ConnectionOutput, _ reason: String) {
-        output.deliver(.error(code: .limitExceeded, message: reason, session: nil, id: nil))
-        output.deliver(.bye(reason: reason))
+    /// Turns a connection away: the refusal, then `bye` with the same words.
+    private func refuse(_ output: ConnectionOutput, _ failure: RequestFailure) {
+        Self.refuse(failure, id: nil, output: output)
+        output.deliver(.bye(reason: failure.message))
         output.channel.close(promise: nil)
     }
 
@@ -204,7 +205,7 @@ final class ConnectionHandler: ChannelInboundHandler {
     }
 
     private func lineTooLong(_ output: ConnectionOutput) {
-        output.enqueue(.error(code: .lineTooLong, message: "line longer than \(shared.limits.maxLineBytes) bytes; discarded", session: nil, id: nil))
+        Self.refuse(.lineTooLong(maxBytes: shared.limits.maxLineBytes), id: nil, output: output)
     }
 
     /// The awaited answer has been delivered: the requests that waited behind it run now.

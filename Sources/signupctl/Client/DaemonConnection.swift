@@ -174,9 +174,9 @@ extension CommandFailure {
     static func fromError(_ message: JSONObject) -> CommandFailure {
         let code = message["code"]?.stringValue ?? "unknown"
         let text = message["message"]?.stringValue ?? ""
-        let status: ExitStatus = switch code {
-        case "invalid_token", "not_ready", "finished", "rate_limited", "shutting_down": .refused
-        case "forbidden", "unknown_session": .refused
+        // A code this signupctl does not know (a newer daemon's) is a protocol error.
+        let status: ExitStatus = switch ErrorCode(rawValue: code) {
+        case .invalidToken, .notReady, .finished, .rateLimited, .shuttingDown, .forbidden, .unknownSession: .refused
         default: .protocolError
         }
         return CommandFailure(status, "\(text) (\(code))", code: code)

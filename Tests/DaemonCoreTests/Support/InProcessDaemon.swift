@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import NIOCore
 import Testing
+import UsernameIdentity
 import NIOEmbedded
 import Protocol
 @testable import SignupDaemonCore
@@ -15,11 +16,14 @@ final class InProcessDaemon: Sendable {
     enum StoreKind: Sendable, CustomStringConvertible {
         case memory
         case sqliteFile
+        /// Every operation fails, as a store on a lost disk would.
+        case unavailable
 
         var description: String {
             switch self {
             case .memory: "in-memory store"
             case .sqliteFile: "SQLite store on a temporary file"
+            case .unavailable: "an unavailable store"
             }
         }
     }
@@ -49,6 +53,9 @@ final class InProcessDaemon: Sendable {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             databaseDirectory = directory
             store = try SQLiteAccountStore(path: directory + "/accounts.sqlite")
+        case .unavailable:
+            store = UnavailableStore()
+            databaseDirectory = nil
         }
         var configuration = DaemonConfiguration(
             listener: .path("/nonexistent", mode: 0o600), store: .memory,
@@ -106,3 +113,15 @@ final class InProcessDaemon: Sendable {
     }
 }
 
+/// A store whose every operation fails.
+struct UnavailableStore: AccountStore {
+    private var failure: AccountStoreError { .unavailable("disk gone (test)") }
+    func availability(of identity: UsernameIdentity) throws(AccountStoreError) -> NameAvailability { throw failure }
+    func createAccount(_ identity: UsernameIdentity, passwordHash: String, createdAt: Int64) throws(AccountStoreError) -> NameAvailability { throw failure }
+    func account(for identity: UsernameIdentity) throws(AccountStoreError) -> StoredAccount? { throw failure }
+    func updatePasswordHash(accountID: Int64, passwordHash: String) throws(AccountStoreError) { throw failure }
+    func storeToken(hash: [UInt8], accountID: Int64, expiresAt: Int64) throws(AccountStoreError) { throw failure }
+    func tokenOwner(hash: [UInt8], now: Int64) throws(AccountStoreError) -> String? { throw failure }
+    func deleteExpiredTokens(now: Int64) throws(AccountStoreError) -> Int { throw failure }
+    func keptCollisions() throws(AccountStoreError) -> [KeptCollision] { throw failure }
+}

@@ -62,6 +62,18 @@ final class TestClient {
         return before
     }
 
+    /// Opens the signup form, fills it in, waits for submit to be enabled (the availability
+    /// answer comes from the store's threads) and submits; returns the `result`.
+    func signUp(_ username: String, _ password: String) async throws -> JSONObject {
+        try await send(#"{"op":"open","form":"signup"}"#)
+        try await send(#"{"op":"set","field":"username","value":"\#(username)"}"#)
+        try await send(#"{"op":"set","field":"password","value":"\#(password)"}"#)
+        try await send(#"{"op":"set","field":"repeatedPassword","value":"\#(password)"}"#)
+        while try await next()["value"] != .bool(true) {}
+        try await send(#"{"op":"submit"}"#)
+        return try await next("result").match
+    }
+
     /// The client half-closes: it will send nothing more.
     func shutdownInput() async throws {
         try await loop.executeInContext { [channel] in
