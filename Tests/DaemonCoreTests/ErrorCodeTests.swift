@@ -54,13 +54,12 @@ import Testing
             for event in try await client.sync() where event.event == "opened" { session = event.string("session") ?? "" }
         }
         try await client.send(check.request.replacingOccurrences(of: "$S", with: session))
-        let error = try await client.next()
-        #expect(error.event == "error")
-        #expect(error.string("code") == check.code.rawValue)
-        #expect(error.string("message") == check.message.replacingOccurrences(of: "$S", with: session))
-        let echoesID = check.request.contains(#""id":7"#)
-        #expect(error["id"] == (echoesID ? .number("7") : nil))
-        #expect(error.string("session") == check.session?.replacingOccurrences(of: "$S", with: session))
+        let error = try ServerEvent.decode(try await client.next())
+        let expected = ServerEvent.error(
+            code: check.code, message: check.message.replacingOccurrences(of: "$S", with: session),
+            session: check.session?.replacingOccurrences(of: "$S", with: session), id: check.request.contains(#""id":7"#) ? .integer(7) : nil
+        )
+        #expect(error == expected)
         try await daemon.stop()
     }
 

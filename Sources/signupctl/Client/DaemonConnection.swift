@@ -37,16 +37,19 @@ final class DaemonConnection {
             throw ConnectDiagnosis.failure(path: path, errno: error)
         }
         let greeting = try receive()
-        if greeting["event"]?.stringValue == "error" {
+        switch Result(catching: { () throws(ServerEventDecodingError) in try ServerEvent.decode(greeting) }) {
+        case .success(.error(let code, let message, _, _)):
             // Refused at the door (too many connections, shutting down): the daemon is there
             // but will not serve us now, which is "cannot be reached" (exit 3), with its code.
-            let code = greeting["code"]?.stringValue ?? "refused"
-            let message = greeting["message"]?.stringValue ?? "no reason given"
+            throw CommandFailure(.unreachable, "signupd at \(path) refused the connection: \(message) (\(code.rawValue))", code: code.rawValue)
+        case .failure(.unknownErrorCode(let code, let message)):
             throw CommandFailure(.unreachable, "signupd at \(path) refused the connection: \(message) (\(code))", code: code)
-        }
-        guard greeting["event"]?.stringValue == "hello" else {
+        // A hello missing members this command does not need still greets.
+        case .success(.hello), .failure(.invalidMember(event: "hello", _)): break
+        default:
             throw CommandFailure(.protocolError, "\(path) did not greet with hello; is it signupd?", code: "not_signupd")
         }
+        // hello's decoding ignores the version it names; this client speaks signup/1 only.
         guard greeting["protocol"]?.stringValue?.hasPrefix("signup/1") == true else {
             throw CommandFailure(.protocolError, "unsupported protocol \(greeting["protocol"]?.stringValue ?? "?"); this signupctl speaks signup/1")
         }
@@ -141,8 +144,8 @@ final class DaemonConnection {
         guard let object = try? JSONParser.parse(line).objectValue else {
             throw CommandFailure(.protocolError, "signupd sent a line that is not a JSON object")
         }
-        if object["event"]?.stringValue == "bye" {
-            throw CommandFailure(.protocolError, "signupd closed the connection: \(object["reason"]?.stringValue ?? "no reason given")")
+        if case .bye(let reason) = try? ServerEvent.decode(object) {
+            throw CommandFailure(.protocolError, "signupd closed the connection: \(reason)")
         }
         return object
     }
@@ -151,8 +154,9 @@ final class DaemonConnection {
     func reply(to id: RequestID, handling other: (JSONObject) throws(CommandFailure) -> Void = { _ in }) throws(CommandFailure) -> JSONObject {
         while true {
             let message = try receive()
-            if message["id"] == id.jsonValue, message["event"]?.stringValue != "validation" {
-                if message["event"]?.stringValue == "error" { throw CommandFailure.fromError(message) }
+            // Validations a request causes carry its id too; its reply is the other event.
+            if let event = try? ServerEvent.decode(message), event.id == id, !event.isValidation {
+                if case .error = event { throw CommandFailure.fromError(message) }
                 return message
             }
             try other(message)
@@ -169,17 +173,29 @@ extension RequestID {
     }
 }
 
+extension ServerEvent {
+    /// A field's validation, which a `set` causes besides its direct reply.
+    var isValidation: Bool {
+        if case .session(_, _, .validation, _) = self { true } else { false }
+    }
+}
+
 extension CommandFailure {
     /// The failure an `error` event stands for.
     static func fromError(_ message: JSONObject) -> CommandFailure {
-        let code = message["code"]?.stringValue ?? "unknown"
-        let text = message["message"]?.stringValue ?? ""
-        // A code this signupctl does not know (a newer daemon's) is a protocol error.
-        let status: ExitStatus = switch ErrorCode(rawValue: code) {
-        case .invalidToken, .notReady, .finished, .rateLimited, .shuttingDown, .forbidden, .unknownSession: .refused
-        default: .protocolError
+        switch Result(catching: { () throws(ServerEventDecodingError) in try ServerEvent.decode(message) }) {
+        case .success(.error(let code, let text, _, _)):
+            let status: ExitStatus = switch code {
+            case .invalidToken, .notReady, .finished, .rateLimited, .shuttingDown, .forbidden, .unknownSession: .refused
+            default: .protocolError
+            }
+            return CommandFailure(status, "\(text) (\(code.rawValue))", code: code.rawValue)
+        case .failure(.unknownErrorCode(let code, let text)):
+            // A code this signupctl does not know (a newer daemon's) is a protocol error.
+            return CommandFailure(.protocolError, "\(text) (\(code))", code: code)
+        default:
+            return CommandFailure(.protocolError, "signupd sent a malformed error", code: "unknown")
         }
-        return CommandFailure(status, "\(text) (\(code))", code: code)
     }
 }
 

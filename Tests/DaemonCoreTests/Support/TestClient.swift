@@ -95,6 +95,8 @@ final class TestClient {
                     Issue.record("the daemon wrote a line that is not a JSON object")
                     return
                 }
+                // Every line the daemon writes must read back through the protocol's decoder.
+                if (try? ServerEvent.decode(object)) == nil { Issue.record("not a protocol event: \(String(decoding: line, as: UTF8.self))") }
                 lines.append(object)
             }
         }
