@@ -35,6 +35,9 @@ let package = Package(
         // The username rule and identity (display name, key, skeleton), in one place.
         .target(name: "UsernameIdentity", dependencies: ["CICU"], swiftSettings: strict),
 
+        // errno text, whole writes and Unix socket addresses, for the daemon, signupctl and
+        // the tests (Protocol stays free of system calls).
+        .target(name: "UnixIO", swiftSettings: strict),
         // Wire types and the NDJSON codec: no dependencies, usable by any Swift client.
         .target(name: "Protocol", swiftSettings: strict),
         // The built-in forms and message catalogues, as text in the operators' file formats.
@@ -48,7 +51,7 @@ let package = Package(
         .target(
             name: "SignupDaemonCore",
             dependencies: [
-                "Protocol", "FormEngine", "UsernameIdentity", "CSystemd", "CSodium", "CPWQuality",
+                "Protocol", "FormEngine", "UsernameIdentity", "UnixIO", "CSystemd", "CSodium", "CPWQuality",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -73,7 +76,7 @@ let package = Package(
         .executableTarget(
             name: "signupctl",
             dependencies: [
-                "Protocol",
+                "Protocol", "UnixIO",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict
@@ -86,7 +89,7 @@ let package = Package(
         // test); ICU (CICU) only to apply describe's username rules as a client would.
         .testTarget(
             name: "DaemonTests",
-            dependencies: ["Protocol", "CSodium", "CICU", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["Protocol", "UnixIO", "CSodium", "CICU", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: strict
         ),
         // The daemon in process: the connection handler on NIO's testing channel, with

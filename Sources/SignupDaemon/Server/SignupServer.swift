@@ -1,3 +1,4 @@
+import FormEngine
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
@@ -51,7 +52,7 @@ final class SignupServer: Service {
         }
         // The watchdog is fed from an event loop, so a stuck loop stops feeding it.
         let watchdog = notifier.watchdogInterval.map { interval in
-            let half = TimeAmount.nanoseconds(Int64(interval.components.seconds) * 500_000_000 + interval.components.attoseconds / 2_000_000_000)
+            let half = TimeAmount.nanoseconds(interval.nanoseconds / 2)
             return loop.scheduleRepeatedTask(initialDelay: .zero, delay: half) { [notifier] _ in notifier.watchdog() }
         }
 

@@ -1,4 +1,5 @@
 import Protocol
+import UnixIO
 
 #if canImport(Glibc)
 import Glibc
@@ -19,17 +20,10 @@ final class DaemonConnection {
         self.path = path
         timeoutMilliseconds = Int32(min(timeoutSeconds * 1000, Double(Int32.max)).rounded(.up))
         fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw CommandFailure(.unreachable, "cannot create a socket: \(errnoText())") }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
+        guard fd >= 0 else { throw CommandFailure(.unreachable, "cannot create a socket: \(UnixIO.errnoText())") }
+        guard let status = UnixIO.withSocketAddress(path, { connect(fd, $0, $1) }) else {
             close(fd)
             throw CommandFailure(.unreachable, "socket path too long: \(path)")
-        }
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
-        let status = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
         guard status == 0 else {
             let error = errno
@@ -72,12 +66,8 @@ final class DaemonConnection {
     }
 
     func sendRaw(_ bytes: [UInt8]) throws(CommandFailure) {
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            if written < 0 && errno == EINTR { continue }
-            guard written > 0 else { throw CommandFailure(.protocolError, "signupd closed the connection: \(errnoText())") }
-            offset += written
+        if let failure = UnixIO.writeAll(fd, bytes) {
+            throw CommandFailure(.protocolError, "signupd closed the connection: \(UnixIO.errnoText(failure))")
         }
     }
 
@@ -103,7 +93,7 @@ final class DaemonConnection {
         while true {
             let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
             if count < 0 && errno == EINTR { continue }
-            if count < 0 { throw CommandFailure(.protocolError, "reading from signupd: \(errnoText())") }
+            if count < 0 { throw CommandFailure(.protocolError, "reading from signupd: \(UnixIO.errnoText())") }
             if count == 0 { return false }
             buffer.append(contentsOf: chunk[..<count])
             return true
@@ -197,8 +187,4 @@ extension CommandFailure {
             return CommandFailure(.protocolError, "signupd sent a malformed error", code: "unknown")
         }
     }
-}
-
-func errnoText() -> String {
-    String(cString: strerror(errno))
 }
