@@ -1,3 +1,4 @@
+import Foundation
 import NIOCore
 import Protocol
 import Testing
@@ -102,6 +103,20 @@ import Testing
         #expect(error.string("code") == "shutting_down")
         #expect(error.string("message") == "the server is shutting down; try again after it restarts")
         try await daemon.stop()
+    }
+
+    /// PROTOCOL.md's table states the daemon's fixed messages as they are.
+    @Test func protocolDocumentsTheFixedMessages() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let rows = try String(contentsOf: root.appendingPathComponent("PROTOCOL.md"), encoding: .utf8).split(separator: "\n")
+        let fixed: [RequestFailure] = [
+            .noSession, .notReady(session: ""), .finished(session: ""), .tooManyRequests(session: nil), .invalidToken,
+            .shuttingDown(session: nil), .storeUnavailable, .draining,
+        ]
+        for failure in fixed {
+            let row = rows.first { $0.hasPrefix("| `\(failure.code.rawValue)` |") }
+            #expect(row?.contains("`\(failure.message)`") == true, "PROTOCOL.md's \(failure.code.rawValue) row lacks `\(failure.message)`")
+        }
     }
 
     @Test func everyCodeIsCovered() {
