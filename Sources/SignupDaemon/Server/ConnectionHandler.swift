@@ -36,8 +36,8 @@ final class ConnectionHandler: ChannelInboundHandler {
     /// Sessions held, owned or attached; the last one is the default target.
     var sessions: [Session] = []
     var budget: RequestBudget
-    private var admitted = false
-    private var inputClosed = false
+    /// Admitted, half-closed, closing: the transitions and what each asks for.
+    private var lifecycle = ConnectionLifecycle()
     /// True while a request's answer comes from elsewhere (a token check, a session on
     /// another event loop): later requests wait in `backlog`, and reading pauses, so that
     /// answers leave in request order and `ping` is a true barrier.
@@ -67,41 +67,35 @@ final class ConnectionHandler: ChannelInboundHandler {
         output.onReplyComplete = { [weak self] in self?.replyComplete(context: context) }
         output.outputBudget = shared.outputBudget
         output.onOverBudget = { [weak self] in self?.dropSlowConsumer(context: context, why: "the output budget for all clients is exhausted") }
-        switch shared.services.registry.admit(output, uid: output.peer.uid) {
-        case .admitted:
-            admitted = true
+        let registry = shared.services.registry
+        let answer = registry.admit(output, uid: output.peer.uid)
+        switch lifecycle.admission(answer, uid: output.peer.uid, maxConnections: registry.maxConnections, maxConnectionsPerUID: registry.maxConnectionsPerUID) {
+        case .greet:
             output.deliver(shared.hello)
             armIdleTimer(context: context, at: shared.services.clock.now())
-        case .tooManyConnections:
-            refuse(output, .tooManyConnections(limit: shared.services.registry.maxConnections))
-        case .tooManyForUser:
-            refuse(output, .tooManyConnectionsForUser(uid: output.peer.uid, limit: shared.services.registry.maxConnectionsPerUID))
-        case .draining:
-            refuse(output, .draining)
+        case .refuse(let failure):
+            // The refusal, then `bye` with the same words.
+            Self.refuse(failure, id: nil, output: output)
+            output.deliver(.bye(reason: failure.message))
+            output.channel.close(promise: nil)
         }
-    }
-
-    /// Turns a connection away: the refusal, then `bye` with the same words.
-    private func refuse(_ output: ConnectionOutput, _ failure: RequestFailure) {
-        Self.refuse(failure, id: nil, output: output)
-        output.deliver(.bye(reason: failure.message))
-        output.channel.close(promise: nil)
     }
 
     func channelInactive(context: ChannelHandlerContext) {
         idleTimer?.cancel()
         guard let output else { return }
+        let action = lifecycle.inactive()
         output.releaseBudget()
         // These capture the context, which holds this handler, which holds the output: break the cycle.
         output.onReplyComplete = nil
         output.onOverBudget = nil
         for session in sessions { Self.onLoop(of: session) { $0.unsubscribe(output) } }
         sessions.removeAll()
-        if admitted { shared.services.registry.remove(output, uid: output.peer.uid) }
+        if case .release(deregister: true) = action { shared.services.registry.remove(output, uid: output.peer.uid) }
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard admitted, output != nil else { return }
+        guard lifecycle.readsRequests, output != nil else { return }
         lastRequest = shared.services.clock.now()
         let buffer = unwrapInboundIn(data)
         buffer.withUnsafeReadableBytes { bytes in
@@ -152,7 +146,7 @@ final class ConnectionHandler: ChannelInboundHandler {
         if !wasBatching { output.flush() }
         if awaitingReply || backlogHead < backlog.count {
             setReading(false, context: context)
-        } else if inputClosed {
+        } else if !lifecycle.readsRequests {
             closeIfDone()
         } else {
             setReading(true, context: context)
@@ -219,7 +213,7 @@ final class ConnectionHandler: ChannelInboundHandler {
         guard let output else { return }
         output.batching = false
         output.flush()
-        if inputClosed { closeIfDone() }
+        closeIfDone()
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
@@ -228,11 +222,11 @@ final class ConnectionHandler: ChannelInboundHandler {
             return
         }
         // The client has sent all it will: answer the last line, finish pending work, close.
+        guard lifecycle.inputClosed() == .finishInput else { return }
         framer.finish { frame in
             guard case .line(let line) = frame else { return }
             backlog.append(.line(Array(line)))
         }
-        inputClosed = true
         output.afterDelivery = { [weak self] in self?.closeIfDone() }
         drain(context: context)
         closeIfDone()
@@ -260,10 +254,15 @@ final class ConnectionHandler: ChannelInboundHandler {
         context.close(promise: nil)
     }
 
+    /// Closes a half-closed connection once its work is done (the lifecycle decides).
     private func closeIfDone() {
-        guard inputClosed, !awaitingReply, backlogHead == backlog.count, let output else { return }
-        let busy = sessions.contains { $0.eventLoop === output.eventLoop && $0.hasPendingWork }
-        if !busy { output.channel.close(promise: nil) }
+        // The per-read fast path: an open connection is never done.
+        guard !lifecycle.readsRequests, let output else { return }
+        let work = ConnectionLifecycle.Work(
+            requestsBuffered: backlogHead < backlog.count, awaitingReply: awaitingReply,
+            sessionsBusy: sessions.contains { $0.eventLoop === output.eventLoop && $0.hasPendingWork }
+        )
+        if lifecycle.progressed(work) == .close { output.channel.close(promise: nil) }
     }
 
     /// Closes the connection for shutdown with a `bye`.
