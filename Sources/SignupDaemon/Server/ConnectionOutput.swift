@@ -7,6 +7,7 @@ import Protocol
 /// another event loop) are flushed at once.
 ///
 /// Mutable state is confined to `eventLoop`; that is what makes it `@unchecked Sendable`.
+/// The event-loop-only methods assert it (debug builds and tests).
 final class ConnectionOutput: @unchecked Sendable {
     let channel: Channel
     let eventLoop: EventLoop
@@ -77,6 +78,7 @@ final class ConnectionOutput: @unchecked Sendable {
 
     /// Encodes an event into the pending batch. Event loop only.
     func enqueue(_ event: ServerEvent) {
+        eventLoop.assertInEventLoop()
         writer.reset()
         event.encode(into: &writer)
         if pending.capacity == 0 { pending = channel.allocator.buffer(capacity: 256) }
@@ -85,6 +87,7 @@ final class ConnectionOutput: @unchecked Sendable {
 
     /// Writes and flushes the pending batch. Event loop only.
     func flush() {
+        eventLoop.assertInEventLoop()
         guard pending.readableBytes > 0 else { return }
         let batch = pending
         pending = channel.allocator.buffer(capacity: 0)
@@ -103,6 +106,7 @@ final class ConnectionOutput: @unchecked Sendable {
     /// Flushes, then calls `body` on this loop once everything written so far has left
     /// NIO's buffer (or failed: the connection closed). Event loop only.
     func whenWritten(_ body: @escaping () -> Void) {
+        eventLoop.assertInEventLoop()
         flush()
         guard let lastWrite else { return body() }
         lastWrite.assumeIsolated().whenComplete { _ in body() }
@@ -111,6 +115,7 @@ final class ConnectionOutput: @unchecked Sendable {
     /// Tells the budget how much output the client has not read; while some is pending,
     /// again a second later (a client that reads it gives it back). Event loop only.
     func reportUnread() {
+        eventLoop.assertInEventLoop()
         guard let outputBudget else { return }
         let unread = channel.isActive ? ((try? channel.syncOptions?.getOption(.bufferedWritableBytes)) ?? 0) : 0
         let total = outputBudget.add(unread - unreadReported)
@@ -126,6 +131,7 @@ final class ConnectionOutput: @unchecked Sendable {
 
     /// Gives this connection's share back (it closed). Event loop only.
     func releaseBudget() {
+        eventLoop.assertInEventLoop()
         resample?.cancel()
         resample = nil
         _ = outputBudget?.add(-unreadReported)
