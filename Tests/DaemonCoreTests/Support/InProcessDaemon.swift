@@ -18,12 +18,15 @@ final class InProcessDaemon: Sendable {
         case sqliteFile
         /// Every operation fails, as a store on a lost disk would.
         case unavailable
+        /// A store the test provides.
+        case custom(any AccountStore)
 
         var description: String {
             switch self {
             case .memory: "in-memory store"
             case .sqliteFile: "SQLite store on a temporary file"
             case .unavailable: "an unavailable store"
+            case .custom(let store): "\(type(of: store))"
             }
         }
     }
@@ -55,6 +58,9 @@ final class InProcessDaemon: Sendable {
             store = try SQLiteAccountStore(path: directory + "/accounts.sqlite")
         case .unavailable:
             store = UnavailableStore()
+            databaseDirectory = nil
+        case .custom(let custom):
+            store = custom
             databaseDirectory = nil
         }
         var configuration = DaemonConfiguration(
