@@ -9,20 +9,12 @@ import UsernameIdentity
 /// never answers is given up exactly when virtual time passes the check timeout.
 @Suite struct VirtualTimeTests {
     /// A store whose availability answer waits until the test opens the gate.
-    final class StalledStore: AccountStore {
+    final class StalledStore: StubStore {
         let gate = DispatchSemaphore(value: 0)
-        private var failure: AccountStoreError { .unavailable("not used by this test") }
         func availability(of identity: UsernameIdentity) throws(AccountStoreError) -> NameAvailability {
             gate.wait()
             return .available
         }
-        func createAccount(_ identity: UsernameIdentity, passwordHash: String, createdAt: Int64) throws(AccountStoreError) -> NameAvailability { throw failure }
-        func account(for identity: UsernameIdentity) throws(AccountStoreError) -> StoredAccount? { throw failure }
-        func updatePasswordHash(accountID: Int64, passwordHash: String) throws(AccountStoreError) { throw failure }
-        func storeToken(hash: [UInt8], accountID: Int64, expiresAt: Int64) throws(AccountStoreError) { throw failure }
-        func tokenOwner(hash: [UInt8], now: Int64) throws(AccountStoreError) -> String? { throw failure }
-        func deleteExpiredTokens(now: Int64) throws(AccountStoreError) -> Int { throw failure }
-        func keptCollisions() throws(AccountStoreError) -> [KeptCollision] { [] }
     }
 
     @Test func aStalledCheckFailsAtTheTimeoutOfVirtualTime() async throws {

@@ -119,8 +119,10 @@ final class InProcessDaemon: Sendable {
     }
 }
 
-/// A store whose every operation fails.
-struct UnavailableStore: AccountStore {
+/// A test store: every operation fails unless the store says otherwise.
+protocol StubStore: AccountStore {}
+
+extension StubStore {
     private var failure: AccountStoreError { .unavailable("disk gone (test)") }
     func availability(of identity: UsernameIdentity) throws(AccountStoreError) -> NameAvailability { throw failure }
     func createAccount(_ identity: UsernameIdentity, passwordHash: String, createdAt: Int64) throws(AccountStoreError) -> NameAvailability { throw failure }
@@ -131,3 +133,6 @@ struct UnavailableStore: AccountStore {
     func deleteExpiredTokens(now: Int64) throws(AccountStoreError) -> Int { throw failure }
     func keptCollisions() throws(AccountStoreError) -> [KeptCollision] { throw failure }
 }
+
+/// A store whose every operation fails.
+struct UnavailableStore: StubStore {}
