@@ -1,6 +1,8 @@
+import Dispatch
 import NIOCore
 import Protocol
 import Testing
+import UsernameIdentity
 @testable import SignupDaemonCore
 
 /// Shutdown drain and the account stores behind a real signup, login and verify.
@@ -30,7 +32,7 @@ import Testing
         try await client.send(#"{"op":"open","form":"login"}"#)
         _ = try await client.sync()
         let registry = daemon.services.registry
-        registry.beginDraining()
+        let drain = ShutdownDrain(registry: registry, grace: .seconds(20)).begin(on: daemon.loop)
 
         try await client.send(#"{"op":"open","form":"login","id":1}"#)
         try await client.send(#"{"op":"submit","id":2}"#)
@@ -39,13 +41,37 @@ import Testing
         let late = try await daemon.connect(readHello: false)
         #expect(try await late.written().map(\.event) == ["error", "bye"])
 
-        for output in registry.allConnections { ConnectionHandler.sayGoodbye(output, reason: "shutdown") }
-        await daemon.loop.run()
+        await drain.finish(reason: "shutdown")
         let bye = try await client.written()
         #expect(bye.map(\.event) == ["bye"] && bye.first?.string("reason") == "shutdown")
         #expect(!client.isOpen)
-        await registry.waitForConnections()
         #expect(registry.connectionCount == 0 && daemon.services.directory.count == 0)
+        try await daemon.stop()
+    }
+
+    /// A login that never finishes holds the drain for the grace period of virtual time, no
+    /// longer: then every client gets `bye`.
+    @Test func theDrainWaitsForSubmitsAtMostTheGracePeriod() async throws {
+        let store = StalledLoginStore()
+        let daemon = try InProcessDaemon(store: .custom(store))
+        let client = try await daemon.connect()
+        try await client.send(#"{"op":"open","form":"login"}"#)
+        try await client.send(#"{"op":"set","field":"username","value":"frank"}"#)
+        try await client.send(#"{"op":"set","field":"password","value":"secret words"}"#)
+        try await client.send(#"{"op":"submit","id":"s"}"#)
+        #expect(try await client.sync().contains { $0.event == "busy" && $0["value"] == .bool(true) })
+
+        let drain = ShutdownDrain(registry: daemon.services.registry, grace: .seconds(20)).begin(on: daemon.loop)
+        async let finished: Void = drain.finish(reason: "shutdown")
+        // The login holds the drain: no bye before the grace period has passed.
+        await daemon.advance(by: .seconds(19))
+        #expect(try await client.written().isEmpty)
+        await daemon.advance(by: .seconds(1))
+        let bye = try await client.next("bye").match
+        #expect(bye.string("reason") == "shutdown")
+        await finished
+        #expect(!client.isOpen)
+        store.gate.signal()  // the stalled store read may end now
         try await daemon.stop()
     }
 
@@ -58,5 +84,14 @@ import Testing
         #expect(events.map { $0["id"] } == [.number("1"), .number("2")])
         #expect(!client.isOpen)
         try await daemon.stop()
+    }
+}
+
+/// Logins wait in the store until the test opens the gate.
+final class StalledLoginStore: StubStore {
+    let gate = DispatchSemaphore(value: 0)
+    func account(for identity: UsernameIdentity) throws(AccountStoreError) -> StoredAccount? {
+        gate.wait()
+        return nil
     }
 }

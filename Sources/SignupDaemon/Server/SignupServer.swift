@@ -63,22 +63,14 @@ final class SignupServer: Service {
         }
         logger.info("stopping", metadata: ["reason": "\(reason)"])
         notifier.stopping(status: "stopping (\(reason)): finishing \(services.registry.connectionCount) connections")
-        services.registry.beginDraining()
+        let drain = ShutdownDrain(registry: services.registry, grace: .seconds(Int64(configuration.shutdownGraceSeconds))).begin(on: loop)
         // Signups and logins a connected client waits for are finished within the grace
         // period (sigterm_under_load.py); jobs of clients that went away never start.
         try? await serverChannel.close()
         removeSocketFile()
 
         // In-flight signups and logins finish and are answered, within the grace period.
-        let registry = services.registry
-        let deadline = loop.scheduleTask(in: .seconds(Int64(configuration.shutdownGraceSeconds))) {
-            registry.abandonSubmitWait()
-        }
-        await registry.waitForSubmits()
-        deadline.cancel()
-        let byeReason = reason == .idle ? "idle" : "shutdown"
-        for output in services.registry.allConnections { ConnectionHandler.sayGoodbye(output, reason: byeReason) }
-        await services.registry.waitForConnections()
+        await drain.finish(reason: reason == .idle ? "idle" : "shutdown")
         housekeeping.cancel()
         pruning.cancel()
         watchdog?.cancel()
