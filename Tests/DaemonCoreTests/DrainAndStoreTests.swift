@@ -1,8 +1,6 @@
-import Dispatch
 import NIOCore
 import Protocol
 import Testing
-import UsernameIdentity
 @testable import SignupDaemonCore
 
 /// Shutdown drain and the account stores behind a real signup, login and verify.
@@ -52,7 +50,7 @@ import UsernameIdentity
     /// A login that never finishes holds the drain for the grace period of virtual time, no
     /// longer: then every client gets `bye`.
     @Test func theDrainWaitsForSubmitsAtMostTheGracePeriod() async throws {
-        let store = StalledLoginStore()
+        let store = StalledStore()
         let daemon = try InProcessDaemon(store: .custom(store))
         let client = try await daemon.connect()
         try await client.send(#"{"op":"open","form":"login"}"#)
@@ -87,11 +85,3 @@ import UsernameIdentity
     }
 }
 
-/// Logins wait in the store until the test opens the gate.
-final class StalledLoginStore: StubStore {
-    let gate = DispatchSemaphore(value: 0)
-    func account(for identity: UsernameIdentity) throws(AccountStoreError) -> StoredAccount? {
-        gate.wait()
-        return nil
-    }
-}

@@ -1,22 +1,11 @@
-import Dispatch
 import NIOCore
 import Protocol
 import Testing
-import UsernameIdentity
 @testable import SignupDaemonCore
 
 /// The session's own deadlines run on the injected clock: an availability check that
 /// never answers is given up exactly when virtual time passes the check timeout.
 @Suite struct VirtualTimeTests {
-    /// A store whose availability answer waits until the test opens the gate.
-    final class StalledStore: StubStore {
-        let gate = DispatchSemaphore(value: 0)
-        func availability(of identity: UsernameIdentity) throws(AccountStoreError) -> NameAvailability {
-            gate.wait()
-            return .available
-        }
-    }
-
     @Test func aStalledCheckFailsAtTheTimeoutOfVirtualTime() async throws {
         let store = StalledStore()
         let daemon = try InProcessDaemon(store: .custom(store))

@@ -1,3 +1,4 @@
+import Dispatch
 import FormEngine
 import Foundation
 import Logging
@@ -136,3 +137,19 @@ extension StubStore {
 
 /// A store whose every operation fails.
 struct UnavailableStore: StubStore {}
+
+/// A store whose reads (availability, and the account a login looks up) wait until the
+/// test opens the gate, then find nothing.
+final class StalledStore: StubStore {
+    let gate = DispatchSemaphore(value: 0)
+
+    func availability(of identity: UsernameIdentity) throws(AccountStoreError) -> NameAvailability {
+        gate.wait()
+        return .available
+    }
+
+    func account(for identity: UsernameIdentity) throws(AccountStoreError) -> StoredAccount? {
+        gate.wait()
+        return nil
+    }
+}
