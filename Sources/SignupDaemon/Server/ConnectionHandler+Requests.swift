@@ -39,7 +39,7 @@ extension ConnectionHandler {
         let id = request.id
         switch request.operation {
         case .ping:
-            output.enqueue(.pong(id: id))
+            output.deliver(.pong(id: id))
         case .describe(let locale):
             // Its answer is large (every form, every field): budgeted like open and submit,
             // so pipelined describes cannot make the daemon render megabytes for one client.
@@ -49,7 +49,7 @@ extension ConnectionHandler {
             // label.de without a de catalogue would otherwise mix German labels with English
             // messages (--check-config warns about such labels).
             let resolved = library.catalogues.resolve(locale ?? "en")
-            output.enqueue(.description(forms: library.forms.map { $0.describedWithIdentity(locale: resolved) }, locale: resolved, id: id))
+            output.deliver(.description(forms: library.forms.map { $0.describedWithIdentity(locale: resolved) }, locale: resolved, id: id))
         case .open(let name, let locale):
             try open(name, locale: locale, id: id, output: output)
         case .locale(let sessionID, let locale):
@@ -95,12 +95,12 @@ extension ConnectionHandler {
             let session = try resolve(sessionID)
             sessions.removeAll { $0 === session }
             Self.onLoop(of: session) { $0.unsubscribe(output) }
-            output.enqueue(.closed(session: session.id, id: id))
+            output.deliver(.closed(session: session.id, id: id))
         case .sessions:
             // Only the caller's own uid: ids of other users' sessions are not disclosed. It walks
             // every live session, so it is budgeted like open and submit.
             try spend()
-            output.enqueue(.sessionList(sessions: shared.services.directory.summaries(ownedBy: output.peer.uid, now: shared.services.clock.now()), id: id))
+            output.deliver(.sessionList(sessions: shared.services.directory.summaries(ownedBy: output.peer.uid, now: shared.services.clock.now()), id: id))
         case .verify(let token):
             try spend()
             awaitingReply = true
@@ -128,7 +128,7 @@ extension ConnectionHandler {
             Session(id: sessionID, form: form, locale: locale ?? "en", owner: output, services: services)
         }
         sessions.append(session)
-        output.enqueue(.opened(session: session.id, form: form.name, locale: session.locale, id: id))
+        output.deliver(.opened(session: session.id, form: form.name, locale: session.locale, id: id))
         session.sendSnapshot(to: output, id: id)
     }
 

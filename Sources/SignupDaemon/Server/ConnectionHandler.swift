@@ -76,8 +76,7 @@ final class ConnectionHandler: ChannelInboundHandler {
         case .refuse(let failure):
             // The refusal, then `bye` with the same words.
             Self.refuse(failure, id: nil, output: output)
-            output.deliver(.bye(reason: failure.message))
-            output.channel.close(promise: nil)
+            output.close(saying: .bye(reason: failure.message))
         }
     }
 
@@ -188,9 +187,7 @@ final class ConnectionHandler: ChannelInboundHandler {
             let due = lastRequest + timeout
             let now = shared.services.clock.now()
             if sessions.isEmpty, !awaitingReply, due <= now {
-                output.enqueue(.bye(reason: "idle: no request for \(timeout.nanoseconds / 1_000_000_000) seconds"))
-                output.flush()
-                context.close(promise: nil)
+                output.close(saying: .bye(reason: "idle: no request for \(timeout.nanoseconds / 1_000_000_000) seconds"))
             } else {
                 // Held sessions, or a request since: look again one timeout after the later of the two.
                 armIdleTimer(context: context, at: due > now ? lastRequest : now)
@@ -244,9 +241,7 @@ final class ConnectionHandler: ChannelInboundHandler {
         guard let output, context.channel.isActive else { return }
         shared.logger.notice("dropping a client that stopped reading", metadata: ["pid": "\(output.peer.pid)", "why": "\(why)"])
         output.onOverBudget = nil
-        output.enqueue(.bye(reason: "slow consumer: \(why)"))
-        output.flush()
-        context.close(promise: nil)
+        output.close(saying: .bye(reason: "slow consumer: \(why)"))
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
@@ -267,11 +262,7 @@ final class ConnectionHandler: ChannelInboundHandler {
 
     /// Closes the connection for shutdown with a `bye`.
     static func sayGoodbye(_ output: ConnectionOutput, reason: String) {
-        output.eventLoop.execute {
-            output.enqueue(.bye(reason: reason))
-            output.flush()
-            output.channel.close(promise: nil)
-        }
+        output.eventLoop.execute { output.close(saying: .bye(reason: reason)) }
     }
 
     private static func peerCredentials(of channel: Channel) -> PeerCredentials {

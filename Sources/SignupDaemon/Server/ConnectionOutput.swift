@@ -76,8 +76,17 @@ final class ConnectionOutput: @unchecked Sendable {
         }
     }
 
-    /// Encodes an event into the pending batch. Event loop only.
-    func enqueue(_ event: ServerEvent) {
+    /// Sends `event` now, whatever the batch, and closes the connection: the last words
+    /// (`bye`) of a close the daemon decided. Event loop only.
+    func close(saying event: ServerEvent) {
+        enqueue(event)
+        flush()
+        channel.close(promise: nil)
+    }
+
+    /// Encodes an event into the pending batch. Event loop only: everything else sends
+    /// with `deliver` (batched inside a read, at once outside) or `close(saying:)`.
+    private func enqueue(_ event: ServerEvent) {
         eventLoop.assertInEventLoop()
         writer.reset()
         event.encode(into: &writer)
