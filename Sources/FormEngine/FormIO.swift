@@ -100,6 +100,9 @@ public enum FormEffect: Sendable, Equatable {
 /// Why an input was refused. The session is unchanged.
 public enum FormError: Error, Sendable, Equatable {
     case unknownField(String)
+    /// `set` with a value of more UTF-8 bytes than the field takes
+    /// (`FormDefinition.inputByteCap`); the field keeps its value.
+    case valueTooLong(field: String, maxBytes: Int)
     case notReady
     case finished
 }

@@ -85,6 +85,8 @@ public struct FormSession: Sendable, Codable, Equatable {
         case .set(let name, let value):
             guard let index = form.index(of: name) else { throw .unknownField(name) }
             guard !finished else { throw .finished }
+            let cap = form.inputByteCap(of: index)
+            guard value.utf8.count <= cap else { throw .valueTooLong(field: name, maxBytes: cap) }
             guard !values[index].utf8.elementsEqual(value.utf8) else { return }
             values[index] = value
             revalidate(changed: index, now: now, configuration: configuration, into: &step)

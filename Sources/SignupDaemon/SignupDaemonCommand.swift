@@ -131,7 +131,10 @@ public struct SignupDaemonCommand: AsyncParsableCommand {
             http: configuration.availabilityURL.map { HTTPAvailabilityClient(template: $0, timeout: configuration.availabilityTimeout, group: group) },
             formConfiguration: Self.formConfiguration(configuration, logger: logger),
             forms: FormLibraryHolder(library),
-            registry: ConnectionRegistry(maxConnections: configuration.maxConnections, maxConnectionsPerUID: configuration.maxConnectionsPerUID),
+            registry: ConnectionRegistry(
+                maxConnections: configuration.maxConnections, maxConnectionsPerUID: configuration.maxConnectionsPerUID,
+                connectsPerUIDPerSecond: configuration.connectsPerUIDPerSecond, unthrottledUIDs: [0, getuid()]
+            ),
             directory: SessionDirectory(),
             checkBudget: CheckBudget(perUIDPerSecond: configuration.availabilityChecksPerUIDPerSecond, perSessionPerSecond: configuration.availabilityChecksPerSessionPerSecond)
         )
@@ -193,7 +196,8 @@ public struct SignupDaemonCommand: AsyncParsableCommand {
         )
         configuration.maxConnections = limits.maxConnections
         configuration.maxConnectionsPerUID = limits.maxConnectionsPerUser
-        configuration.maxTotalOutputBytes = limits.maxTotalOutputBytes
+        configuration.connectsPerUIDPerSecond = limits.maxConnectsPerUserPerSecond == 0 ? nil : limits.maxConnectsPerUserPerSecond
+        configuration.maxBufferedBytes = limits.maxBufferedBytes
         configuration.availabilityChecksPerUIDPerSecond = limits.availabilityChecksPerSecond
         configuration.availabilityChecksPerSessionPerSecond = limits.availabilityChecksPerSessionPerSecond
         configuration.idleConnectionSeconds = limits.idleConnectionTimeout == 0 ? nil : limits.idleConnectionTimeout

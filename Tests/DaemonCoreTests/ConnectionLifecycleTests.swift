@@ -5,7 +5,7 @@ import Testing
 @Suite struct ConnectionLifecycleTests {
     private func admitted() -> ConnectionLifecycle {
         var lifecycle = ConnectionLifecycle()
-        #expect(lifecycle.admission(.admitted, uid: 7, maxConnections: 10, maxConnectionsPerUID: 2) == .greet)
+        #expect(lifecycle.admission(.admitted, uid: 7, maxConnections: 10, maxConnectionsPerUID: 2, connectsPerUIDPerSecond: 5) == .greet)
         return lifecycle
     }
 
@@ -20,11 +20,12 @@ import Testing
     @Test(arguments: [
         (ConnectionRegistry.Admission.tooManyConnections, RequestFailure.tooManyConnections(limit: 10)),
         (.tooManyForUser, .tooManyConnectionsForUser(uid: 7, limit: 2)),
+        (.connectingTooFast, .connectingTooFast(uid: 7, perSecond: 5)),
         (.draining, .draining),
     ])
     func refusalsNameTheirLimit(answer: ConnectionRegistry.Admission, failure: RequestFailure) {
         var lifecycle = ConnectionLifecycle()
-        #expect(lifecycle.admission(answer, uid: 7, maxConnections: 10, maxConnectionsPerUID: 2) == .refuse(failure))
+        #expect(lifecycle.admission(answer, uid: 7, maxConnections: 10, maxConnectionsPerUID: 2, connectsPerUIDPerSecond: 5) == .refuse(failure))
         #expect(lifecycle.state == .refused && !lifecycle.readsRequests)
         #expect(lifecycle.inputClosed() == .none)
         // A refused connection never counted in the registry.

@@ -11,6 +11,7 @@ import Testing
     struct Case: Sendable, CustomTestStringConvertible {
         var code: ErrorCode
         var store: InProcessDaemon.StoreKind = .memory
+        var maxLineBytes = 128
         /// Requests before the one refused (their answers are read and dropped).
         var setup: [String] = []
         var request: String
@@ -33,6 +34,11 @@ import Testing
             code: .unknownField, setup: [#"{"op":"open","form":"login"}"#], request: #"{"op":"set","field":"shoe","value":"x","id":7}"#,
             message: #"form login has no field "shoe""#, session: "$S"
         ),
+        Case(
+            code: .valueTooLong, maxLineBytes: 8192, setup: [#"{"op":"open","form":"login"}"#],
+            request: #"{"op":"set","field":"username","value":"\#(String(repeating: "a", count: 1021))","id":7}"#,
+            message: #"the value of "username" is longer than its 1020 bytes (UTF-8); not stored, the field keeps its previous value"#, session: "$S"
+        ),
         Case(code: .noSession, request: #"{"op":"snapshot","id":7}"#, message: #"no session is open on this connection; send {"op":"open","form":...} first"#),
         Case(code: .sessionOpen, setup: [#"{"op":"open","form":"login"}"#], request: #"{"op":"attach","session":"$S","id":7}"#, message: "this connection already holds session $S", session: "$S"),
         Case(code: .unknownSession, request: #"{"op":"attach","session":"0123456789abcdef","id":7}"#, message: "no session 0123456789abcdef", session: "0123456789abcdef"),
@@ -46,7 +52,7 @@ import Testing
     @Test(arguments: cases)
     func arrivesWithItsCodeAndMessage(_ check: Case) async throws {
         let daemon = try InProcessDaemon(
-            store: check.store, limits: ServerLimits(maxLineBytes: 128, maxSessionsPerConnection: 1, maxOutputBytes: 1 << 20), expensiveRequestsPerSecond: 1
+            store: check.store, limits: ServerLimits(maxLineBytes: check.maxLineBytes, maxSessionsPerConnection: 1, maxOutputBytes: 1 << 20), expensiveRequestsPerSecond: 1
         )
         let client = try await daemon.connect()
         var session = ""

@@ -388,6 +388,22 @@ try:
     text = wait_for(lambda s: "EXIT=" in s and "icanon" in s, "exit after the prompted signup")
     check("EXIT=0" in text and "Signed up: gina" in text and "pass word" not in text, "prompted signup with the password twice:\n" + text)
 
+    # LANG=zh_CN.UTF-8: the daemon's labels and messages are Chinese, and so is the form's own
+    # frame — title, key hints, the disabled button, the footer, the too-small notice.
+    open_form("LANG=zh_CN.UTF-8 NO_COLOR=1", wait_text="再次输入密码")
+    keys("zhuser", "Tab", "abc")
+    text = wait_for(lambda s: "密码至少需要" in s, "a Chinese field error")
+    check("注册 — signupd" in text and "Esc 退出" in text and "（不可用）" in text and "会话 " in text,
+          "zh_CN: title, hints, button state and footer in Chinese:\n" + text)
+    check("Esc quit" not in text and "(disabled)" not in text and "session " not in text, "zh_CN: no English chrome:\n" + text)
+    resize(40, 12)
+    text = wait_for(lambda s: "终端太小" in s, "the Chinese too-small notice")
+    resize(80, 24)
+    wait_for(lambda s: "Esc 退出" in s, "the form again")
+    keys("Escape")
+    text = wait_for(lambda s: "EXIT=" in s and "icanon" in s, "exit after Esc")
+    check("EXIT=130" in text and restored(text), "zh_CN form: Esc exits 130, terminal restored")
+
     # SIGTERM and SIGHUP restore the terminal from the signal handler, in full screen and at a password prompt.
     for sig, args, wait_text in [("TERM", "signup", "Repeat password"), ("HUP", "signup", "Repeat password"), ("TERM", "signup --username x", "Password:")]:
         open_form(args=args, wait_text=wait_text)

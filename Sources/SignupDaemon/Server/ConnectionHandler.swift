@@ -18,8 +18,8 @@ final class ConnectionHandler: ChannelInboundHandler {
         let expensiveRequestsPerSecond: Int
         /// A connection holding no session is closed after this long without a request.
         let idleConnectionTimeout: TimeAmount?
-        /// Unread output of all connections together.
-        let outputBudget: OutputBudget
+        /// Unhandled input and unread output of all connections together.
+        let bufferBudget: BufferBudget
         /// "signupd/VERSION", for `hello`.
         let serverName: String
         let logger: Logger
@@ -43,6 +43,8 @@ final class ConnectionHandler: ChannelInboundHandler {
     /// answers leave in request order and `ping` is a true barrier.
     var awaitingReply = false
     private var backlog: [Frame] = []
+    /// Bytes of the lines in `backlog` not handled yet (for the buffer budget).
+    private var backlogBytes = 0
     private var lastRequest: NIODeadline
     private var idleTimer: Scheduled<Void>?
     private var backlogHead = 0
@@ -60,19 +62,27 @@ final class ConnectionHandler: ChannelInboundHandler {
     }
 
     func channelActive(context: ChannelHandlerContext) {
-        let output = ConnectionOutput(channel: context.channel)
+        let output = ConnectionOutput(channel: context.channel, clock: shared.services.clock)
         self.output = output
         output.peer = Self.peerCredentials(of: context.channel)
         output.onSessionEnded = { [weak self] id in self?.sessions.removeAll { $0.id == id } }
         output.onReplyComplete = { [weak self] in self?.replyComplete(context: context) }
-        output.outputBudget = shared.outputBudget
-        output.onOverBudget = { [weak self] in self?.dropSlowConsumer(context: context, why: "the output budget for all clients is exhausted") }
+        output.bufferBudget = shared.bufferBudget
+        output.onBudgetExceeded = { [shared] in
+            let registry = shared.services.registry
+            for victim in shared.bufferBudget.sweep({ registry.allConnections }) ?? [] { victim.dropForBudget() }
+        }
+        output.onOverBudget = { [weak self] in self?.dropOverBudget(context: context) }
         let registry = shared.services.registry
-        let answer = registry.admit(output, uid: output.peer.uid)
-        switch lifecycle.admission(answer, uid: output.peer.uid, maxConnections: registry.maxConnections, maxConnectionsPerUID: registry.maxConnectionsPerUID) {
+        let now = shared.services.clock.now()
+        let answer = registry.admit(output, uid: output.peer.uid, now: now)
+        switch lifecycle.admission(
+            answer, uid: output.peer.uid, maxConnections: registry.maxConnections, maxConnectionsPerUID: registry.maxConnectionsPerUID,
+            connectsPerUIDPerSecond: registry.connectsPerUIDPerSecond
+        ) {
         case .greet:
             output.deliver(shared.hello)
-            armIdleTimer(context: context, at: shared.services.clock.now())
+            armIdleTimer(context: context, at: now)
         case .refuse(let failure):
             // The refusal, then `bye` with the same words.
             Self.refuse(failure, id: nil, output: output)
@@ -88,6 +98,7 @@ final class ConnectionHandler: ChannelInboundHandler {
         // These capture the context, which holds this handler, which holds the output: break the cycle.
         output.onReplyComplete = nil
         output.onOverBudget = nil
+        output.onBudgetExceeded = nil
         for session in sessions { Self.onLoop(of: session) { $0.unsubscribe(output) } }
         sessions.removeAll()
         if case .release(deregister: true) = action { shared.services.registry.remove(output, uid: output.peer.uid) }
@@ -100,7 +111,9 @@ final class ConnectionHandler: ChannelInboundHandler {
         buffer.withUnsafeReadableBytes { bytes in
             framer.feed(bytes) { frame in
                 switch frame {
-                case .line(let line): backlog.append(.line(Array(line)))
+                case .line(let line):
+                    backlog.append(.line(Array(line)))
+                    backlogBytes += line.count
                 case .tooLong: backlog.append(.tooLong)
                 }
             }
@@ -133,14 +146,18 @@ final class ConnectionHandler: ChannelInboundHandler {
             backlogHead += 1
             handled += 1
             switch frame {
-            case .line(let line): line.withUnsafeBytes { process($0, output: output) }
+            case .line(let line):
+                backlogBytes -= line.count
+                line.withUnsafeBytes { process($0, output: output) }
             case .tooLong: lineTooLong(output)
             }
         }
         if backlogHead == backlog.count {
             backlog.removeAll(keepingCapacity: false)
             backlogHead = 0
+            backlogBytes = 0
         }
+        output.setInputHeld(backlogBytes + framer.bufferedBytes)
         output.batching = wasBatching
         if !wasBatching { output.flush() }
         if awaitingReply || backlogHead < backlog.count {
@@ -179,14 +196,20 @@ final class ConnectionHandler: ChannelInboundHandler {
     }
 
     /// Closes the connection, with `bye`, once it has held no session and sent nothing
-    /// for `idleConnectionTimeout`; otherwise checks again when that could next be true.
+    /// for `idleConnectionTimeout`, or — sessions or not — once the client has read none
+    /// of its pending answers for that long (it stopped reading: a paused pipeliner would
+    /// otherwise hold its sessions and buffers forever); otherwise checks again when that
+    /// could next be true.
     private func armIdleTimer(context: ChannelHandlerContext, at from: NIODeadline) {
         guard let timeout = shared.idleConnectionTimeout else { return }
         idleTimer = context.eventLoop.assumeIsolated().scheduleTask(deadline: from + timeout) { [self] in
             guard let output, context.channel.isActive else { return }
             let due = lastRequest + timeout
             let now = shared.services.clock.now()
-            if sessions.isEmpty, !awaitingReply, due <= now {
+            if let stuck = output.outputStuckSince, stuck + timeout <= now {
+                shared.logger.notice("closing a client that stopped reading", metadata: ["pid": "\(output.peer.pid)", "uid": "\(output.peer.uid)", "unread": "\(output.unreadBytes)"])
+                output.close(saying: .bye(reason: "stuck: none of the answers read for \(timeout.nanoseconds / 1_000_000_000) seconds"))
+            } else if sessions.isEmpty, !awaitingReply, due <= now {
                 output.close(saying: .bye(reason: "idle: no request for \(timeout.nanoseconds / 1_000_000_000) seconds"))
             } else {
                 // Held sessions, or a request since: look again one timeout after the later of the two.
@@ -223,6 +246,7 @@ final class ConnectionHandler: ChannelInboundHandler {
         framer.finish { frame in
             guard case .line(let line) = frame else { return }
             backlog.append(.line(Array(line)))
+            backlogBytes += line.count
         }
         output.afterDelivery = { [weak self] in self?.closeIfDone() }
         drain(context: context)
@@ -235,6 +259,16 @@ final class ConnectionHandler: ChannelInboundHandler {
         guard !context.channel.isWritable else { return }
         // The client does not read: it must not make the daemon buffer without bound.
         dropSlowConsumer(context: context, why: "more than \(shared.limits.maxOutputBytes) bytes unread")
+    }
+
+    /// The buffers of all clients together are past the budget and this connection holds
+    /// the most: it is closed with `bye` (its buffers are freed), not the quiet ones.
+    private func dropOverBudget(context: ChannelHandlerContext) {
+        guard let output, context.channel.isActive else { return }
+        let held = output.heldBytes
+        shared.logger.notice("dropping a client over the buffer budget", metadata: ["pid": "\(output.peer.pid)", "uid": "\(output.peer.uid)", "held": "\(held)"])
+        output.onOverBudget = nil
+        output.close(saying: .bye(reason: "over budget: the buffers of all clients passed \(shared.bufferBudget.limit) bytes and this connection held \(held) of them"))
     }
 
     private func dropSlowConsumer(context: ChannelHandlerContext, why: String) {

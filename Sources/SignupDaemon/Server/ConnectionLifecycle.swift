@@ -30,7 +30,9 @@ struct ConnectionLifecycle {
     }
 
     /// The registry's answer for this new connection.
-    mutating func admission(_ answer: ConnectionRegistry.Admission, uid: UInt32, maxConnections: Int, maxConnectionsPerUID: Int) -> AdmissionAction {
+    mutating func admission(
+        _ answer: ConnectionRegistry.Admission, uid: UInt32, maxConnections: Int, maxConnectionsPerUID: Int, connectsPerUIDPerSecond: Int?
+    ) -> AdmissionAction {
         precondition(state == .connecting, "admission twice")
         switch answer {
         case .admitted:
@@ -42,6 +44,9 @@ struct ConnectionLifecycle {
         case .tooManyForUser:
             state = .refused
             return .refuse(.tooManyConnectionsForUser(uid: uid, limit: maxConnectionsPerUID))
+        case .connectingTooFast:
+            state = .refused
+            return .refuse(.connectingTooFast(uid: uid, perSecond: connectsPerUIDPerSecond ?? 0))
         case .draining:
             state = .refused
             return .refuse(.draining)

@@ -11,6 +11,8 @@ enum RequestFailure: Error, Equatable {
     case lineTooLong(maxBytes: Int)
     case unknownForm(String, known: [String])
     case unknownField(String, form: String, session: String)
+    /// A value longer than the field's byte cap; not stored.
+    case valueTooLong(field: String, maxBytes: Int, session: String)
     case noSession
     case alreadyHeld(session: String)
     /// The connection holds no session by that id.
@@ -27,6 +29,8 @@ enum RequestFailure: Error, Equatable {
     case sessionsPerConnection(limit: Int)
     case tooManyConnections(limit: Int)
     case tooManyConnectionsForUser(uid: UInt32, limit: Int)
+    /// The uid opens connections faster than `--max-connects-per-user-per-second`.
+    case connectingTooFast(uid: UInt32, perSecond: Int)
     case shuttingDown(session: String?)
     /// Connect-time refusal while the daemon drains.
     case draining
@@ -37,6 +41,7 @@ enum RequestFailure: Error, Equatable {
     init(_ error: FormError, form: String, session: String) {
         switch error {
         case .unknownField(let name): self = .unknownField(name, form: form, session: session)
+        case .valueTooLong(let field, let maxBytes): self = .valueTooLong(field: field, maxBytes: maxBytes, session: session)
         case .notReady: self = .notReady(session: session)
         case .finished: self = .finished(session: session)
         }
@@ -48,13 +53,14 @@ enum RequestFailure: Error, Equatable {
         case .lineTooLong: .lineTooLong
         case .unknownForm: .unknownForm
         case .unknownField: .unknownField
+        case .valueTooLong: .valueTooLong
         case .noSession: .noSession
         case .alreadyHeld: .sessionOpen
         case .notHeld, .noSuchSession, .sessionEnded: .unknownSession
         case .otherUsersSession: .forbidden
         case .notReady: .notReady
         case .finished: .finished
-        case .tooManyRequests, .hashQueueFullForUser, .hashQueueFull: .rateLimited
+        case .tooManyRequests, .hashQueueFullForUser, .hashQueueFull, .connectingTooFast: .rateLimited
         case .sessionsPerConnection, .tooManyConnections, .tooManyConnectionsForUser, .draining: .limitExceeded
         case .shuttingDown: .shuttingDown
         case .invalidToken: .invalidToken
@@ -69,6 +75,8 @@ enum RequestFailure: Error, Equatable {
         case .lineTooLong(let maxBytes): "line longer than \(maxBytes) bytes; discarded"
         case .unknownForm(let name, let known): "unknown form \"\(name)\"; known: \(known.joined(separator: ", "))"
         case .unknownField(let name, let form, _): "form \(form) has no field \"\(name)\""
+        case .valueTooLong(let field, let maxBytes, _):
+            "the value of \"\(field)\" is longer than its \(maxBytes) bytes (UTF-8); not stored, the field keeps its previous value"
         case .noSession: "no session is open on this connection; send {\"op\":\"open\",\"form\":...} first"
         case .alreadyHeld(let session): "this connection already holds session \(session)"
         case .notHeld(let session): "this connection holds no session \(session)"
@@ -84,6 +92,7 @@ enum RequestFailure: Error, Equatable {
         case .sessionsPerConnection(let limit): "at most \(limit) sessions per connection"
         case .tooManyConnections(let limit): "too many connections (limit \(limit))"
         case .tooManyConnectionsForUser(let uid, let limit): "too many connections for uid \(uid) (limit \(limit))"
+        case .connectingTooFast(let uid, let perSecond): "uid \(uid) connects too fast (limit \(perSecond) a second)"
         case .shuttingDown: "the server is shutting down; try again after it restarts"
         case .draining: "shutdown"
         case .invalidToken: "unknown, malformed or expired token"
@@ -94,7 +103,7 @@ enum RequestFailure: Error, Equatable {
     /// The session the refusal concerns, named in the error.
     var session: String? {
         switch self {
-        case .unknownField(_, _, let session), .alreadyHeld(let session), .notHeld(let session), .noSuchSession(let session),
+        case .unknownField(_, _, let session), .valueTooLong(_, _, let session), .alreadyHeld(let session), .notHeld(let session), .noSuchSession(let session),
             .sessionEnded(let session), .otherUsersSession(let session), .notReady(let session), .finished(let session),
             .hashQueueFullForUser(_, let session), .hashQueueFull(_, let session):
             session

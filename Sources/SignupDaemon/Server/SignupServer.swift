@@ -95,13 +95,17 @@ final class SignupServer: Service {
             limits: configuration.limits,
             expensiveRequestsPerSecond: configuration.expensiveRequestsPerSecond,
             idleConnectionTimeout: configuration.idleConnectionSeconds.map { TimeAmount.seconds(Int64($0)) },
-            outputBudget: OutputBudget(limit: configuration.maxTotalOutputBytes),
+            bufferBudget: BufferBudget(limit: configuration.maxBufferedBytes, clock: services.clock),
             serverName: "signupd/\(configuration.serverVersion)",
             logger: logger
         )
         let outputCap = configuration.limits.maxOutputBytes
         let bootstrap = ServerBootstrap(group: group)
-            .serverChannelOption(.backlog, value: 4096)
+            // A short accept queue: a client connecting behind a flood waits for at most
+            // this many connections ahead of it (with 4,096, 7 s on a busy machine,
+            // ROBUSTNESS.md); the acceptor takes several per wake-up.
+            .serverChannelOption(.backlog, value: Self.listenBacklog)
+            .serverChannelOption(.maxMessagesPerRead, value: 16)
             .childChannelOption(.allowRemoteHalfClosure, value: true)
             .childChannelOption(.writeBufferWaterMark, value: .init(low: outputCap / 2, high: outputCap))
             // One small read per readiness event: a client pipelining thousands of requests
@@ -117,8 +121,8 @@ final class SignupServer: Service {
         switch configuration.listener {
         case .inherited(let fd, _):
             let channel = try await bootstrap.withBoundSocket(fd).get()
-            // NIO's listen() used a backlog of 128; ask for the kernel's maximum again.
-            _ = listen(fd, SOMAXCONN)
+            // NIO's listen() used a backlog of 128; systemd's may be longer: ours, as for a bound socket.
+            _ = listen(fd, Self.listenBacklog)
             return channel
         case .path(let path, let mode):
             // Checked at start-up too; again here, for a socket file that appeared since.
@@ -128,6 +132,9 @@ final class SignupServer: Service {
             return channel
         }
     }
+
+    /// Connections accepted by the kernel but not yet by the daemon.
+    static let listenBacklog: Int32 = 64
 
     private func removeSocketFile() {
         if case .path(let path, _) = configuration.listener { unlink(path) }

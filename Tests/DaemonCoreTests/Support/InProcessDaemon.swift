@@ -42,7 +42,8 @@ final class InProcessDaemon: Sendable {
         limits: ServerLimits = ServerLimits(),
         expensiveRequestsPerSecond: Int = 50,
         idleConnectionTimeout: TimeAmount? = nil,
-        maxConnections: Int = 100
+        maxConnections: Int = 100,
+        connectsPerUIDPerSecond: Int? = nil
     ) throws {
         try PasswordHasher.initialise()
         let loop = NIOAsyncTestingEventLoop()
@@ -79,7 +80,7 @@ final class InProcessDaemon: Sendable {
             http: nil,
             formConfiguration: formConfiguration,
             forms: FormLibraryHolder(FormLibrary.builtin),
-            registry: ConnectionRegistry(maxConnections: maxConnections, maxConnectionsPerUID: maxConnections),
+            registry: ConnectionRegistry(maxConnections: maxConnections, maxConnectionsPerUID: maxConnections, connectsPerUIDPerSecond: connectsPerUIDPerSecond),
             directory: SessionDirectory(),
             checkBudget: CheckBudget(perUIDPerSecond: 50, perSessionPerSecond: 20),
             clock: DaemonClock { [loop] in loop.now }
@@ -89,7 +90,7 @@ final class InProcessDaemon: Sendable {
             limits: limits,
             expensiveRequestsPerSecond: expensiveRequestsPerSecond,
             idleConnectionTimeout: idleConnectionTimeout,
-            outputBudget: OutputBudget(limit: 256 << 20),
+            bufferBudget: BufferBudget(limit: 256 << 20, clock: services.clock),
             serverName: "signupd/test",
             logger: logger
         )
