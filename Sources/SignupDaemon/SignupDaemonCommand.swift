@@ -12,10 +12,9 @@ import UsernameIdentity
 import Glibc
 #endif
 
-/// `signupd`: the form-session daemon.
-@main
-struct SignupDaemonCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
+/// `signupd`: the form-session daemon. Its `@main` entry is the `signupd` target's.
+public struct SignupDaemonCommand: AsyncParsableCommand {
+    public static let configuration = CommandConfiguration(
         commandName: "signupd",
         abstract: "Serve sign-up and login form sessions over a Unix socket (protocol signup/1).",
         discussion: """
@@ -46,13 +45,15 @@ struct SignupDaemonCommand: AsyncParsableCommand {
 
     @OptionGroup(title: "Forms and messages") var forms: FormOptions
 
-    func validate() throws {
+    public init() {}
+
+    public func validate() throws {
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level \"\(logLevel)\"") }
         if let threads { try checkRange("--threads", threads, 1...256) }
         if let idleExit { try checkRange("--idle-exit", idleExit, 0...31_536_000) }
     }
 
-    func run() async throws {
+    public func run() async throws {
         if forms.checkConfig {
             // Like sshd -t and nginx -t: read everything, say what is wrong, start nothing.
             switch forms.directories.load() {

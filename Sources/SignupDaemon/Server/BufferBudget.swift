@@ -19,9 +19,12 @@ final class BufferBudget: Sendable {
     /// connections find the total over the limit meanwhile.
     private let lastSweep = Atomic<UInt64>(0)
 
-    init(limit: Int, floor: Int = 4096) {
+    private let clock: DaemonClock
+
+    init(limit: Int, floor: Int = 4096, clock: DaemonClock = .system) {
         self.limit = limit
         self.floor = floor
+        self.clock = clock
     }
 
     /// Adds `delta` (negative when bytes were handled or read) and returns the new total.
@@ -36,7 +39,7 @@ final class BufferBudget: Sendable {
     /// they hold brings the total under three quarters of the limit. One sweep at a time;
     /// nil while another runs.
     func sweep(_ connections: () -> [ConnectionOutput]) -> [ConnectionOutput]? {
-        let now = NIODeadline.now().uptimeNanoseconds
+        let now = clock.now().uptimeNanoseconds
         guard now &- lastSweep.load(ordering: .relaxed) >= 50_000_000 else { return nil }
         guard sweeping.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged else { return nil }
         defer { sweeping.store(false, ordering: .releasing) }

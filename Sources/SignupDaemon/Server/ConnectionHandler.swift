@@ -36,8 +36,8 @@ final class ConnectionHandler: ChannelInboundHandler {
     /// Sessions held, owned or attached; the last one is the default target.
     var sessions: [Session] = []
     var budget: RequestBudget
-    private var admitted = false
-    private var inputClosed = false
+    /// Admitted, half-closed, closing: the transitions and what each asks for.
+    private var lifecycle = ConnectionLifecycle()
     /// True while a request's answer comes from elsewhere (a token check, a session on
     /// another event loop): later requests wait in `backlog`, and reading pauses, so that
     /// answers leave in request order and `ping` is a true barrier.
@@ -45,7 +45,7 @@ final class ConnectionHandler: ChannelInboundHandler {
     private var backlog: [Frame] = []
     /// Bytes of the lines in `backlog` not handled yet (for the buffer budget).
     private var backlogBytes = 0
-    private var lastRequest = NIODeadline.now()
+    private var lastRequest: NIODeadline
     private var idleTimer: Scheduled<Void>?
     private var backlogHead = 0
 
@@ -57,11 +57,12 @@ final class ConnectionHandler: ChannelInboundHandler {
     init(context: Context) {
         shared = context
         framer = LineFramer(maxLineBytes: context.limits.maxLineBytes)
-        budget = RequestBudget(perSecond: context.expensiveRequestsPerSecond)
+        budget = RequestBudget(perSecond: context.expensiveRequestsPerSecond, clock: context.services.clock)
+        lastRequest = context.services.clock.now()
     }
 
     func channelActive(context: ChannelHandlerContext) {
-        let output = ConnectionOutput(channel: context.channel)
+        let output = ConnectionOutput(channel: context.channel, clock: shared.services.clock)
         self.output = output
         output.peer = Self.peerCredentials(of: context.channel)
         output.onSessionEnded = { [weak self] id in self?.sessions.removeAll { $0.id == id } }
@@ -72,31 +73,27 @@ final class ConnectionHandler: ChannelInboundHandler {
             for victim in shared.bufferBudget.sweep({ registry.allConnections }) ?? [] { victim.dropForBudget() }
         }
         output.onOverBudget = { [weak self] in self?.dropOverBudget(context: context) }
-        switch shared.services.registry.admit(output, uid: output.peer.uid) {
-        case .admitted:
-            admitted = true
+        let registry = shared.services.registry
+        let now = shared.services.clock.now()
+        let answer = registry.admit(output, uid: output.peer.uid, now: now)
+        switch lifecycle.admission(
+            answer, uid: output.peer.uid, maxConnections: registry.maxConnections, maxConnectionsPerUID: registry.maxConnectionsPerUID,
+            connectsPerUIDPerSecond: registry.connectsPerUIDPerSecond
+        ) {
+        case .greet:
             output.deliver(shared.hello)
-            armIdleTimer(context: context, at: NIODeadline.now())
-        case .tooManyConnections:
-            refuse(output, "too many connections (limit \(shared.services.registry.maxConnections))")
-        case .tooManyForUser:
-            refuse(output, "too many connections for uid \(output.peer.uid) (limit \(shared.services.registry.maxConnectionsPerUID))")
-        case .connectingTooFast:
-            refuse(output, "uid \(output.peer.uid) connects too fast (limit \(shared.services.registry.connectsPerUIDPerSecond ?? 0) a second)", code: .rateLimited)
-        case .draining:
-            refuse(output, "shutdown")
+            armIdleTimer(context: context, at: now)
+        case .refuse(let failure):
+            // The refusal, then `bye` with the same words.
+            Self.refuse(failure, id: nil, output: output)
+            output.close(saying: .bye(reason: failure.message))
         }
-    }
-
-    private func refuse(_ output: ConnectionOutput, _ reason: String, code: ErrorCode = .limitExceeded) {
-        output.deliver(.error(code: code, message: reason, session: nil, id: nil))
-        output.deliver(.bye(reason: reason))
-        output.channel.close(promise: nil)
     }
 
     func channelInactive(context: ChannelHandlerContext) {
         idleTimer?.cancel()
         guard let output else { return }
+        let action = lifecycle.inactive()
         output.releaseBudget()
         // These capture the context, which holds this handler, which holds the output: break the cycle.
         output.onReplyComplete = nil
@@ -104,12 +101,12 @@ final class ConnectionHandler: ChannelInboundHandler {
         output.onBudgetExceeded = nil
         for session in sessions { Self.onLoop(of: session) { $0.unsubscribe(output) } }
         sessions.removeAll()
-        if admitted { shared.services.registry.remove(output, uid: output.peer.uid) }
+        if case .release(deregister: true) = action { shared.services.registry.remove(output, uid: output.peer.uid) }
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard admitted, output != nil else { return }
-        lastRequest = .now()
+        guard lifecycle.readsRequests, output != nil else { return }
+        lastRequest = shared.services.clock.now()
         let buffer = unwrapInboundIn(data)
         buffer.withUnsafeReadableBytes { bytes in
             framer.feed(bytes) { frame in
@@ -165,7 +162,7 @@ final class ConnectionHandler: ChannelInboundHandler {
         if !wasBatching { output.flush() }
         if awaitingReply || backlogHead < backlog.count {
             setReading(false, context: context)
-        } else if inputClosed {
+        } else if !lifecycle.readsRequests {
             closeIfDone()
         } else {
             setReading(true, context: context)
@@ -208,24 +205,21 @@ final class ConnectionHandler: ChannelInboundHandler {
         idleTimer = context.eventLoop.assumeIsolated().scheduleTask(deadline: from + timeout) { [self] in
             guard let output, context.channel.isActive else { return }
             let due = lastRequest + timeout
-            if let stuck = output.outputStuckSince, stuck + timeout <= .now() {
+            let now = shared.services.clock.now()
+            if let stuck = output.outputStuckSince, stuck + timeout <= now {
                 shared.logger.notice("closing a client that stopped reading", metadata: ["pid": "\(output.peer.pid)", "uid": "\(output.peer.uid)", "unread": "\(output.unreadBytes)"])
-                output.enqueue(.bye(reason: "stuck: none of the answers read for \(timeout.nanoseconds / 1_000_000_000) seconds"))
-                output.flush()
-                context.close(promise: nil)
-            } else if sessions.isEmpty, !awaitingReply, due <= .now() {
-                output.enqueue(.bye(reason: "idle: no request for \(timeout.nanoseconds / 1_000_000_000) seconds"))
-                output.flush()
-                context.close(promise: nil)
+                output.close(saying: .bye(reason: "stuck: none of the answers read for \(timeout.nanoseconds / 1_000_000_000) seconds"))
+            } else if sessions.isEmpty, !awaitingReply, due <= now {
+                output.close(saying: .bye(reason: "idle: no request for \(timeout.nanoseconds / 1_000_000_000) seconds"))
             } else {
                 // Held sessions, or a request since: look again one timeout after the later of the two.
-                armIdleTimer(context: context, at: due > .now() ? lastRequest : .now())
+                armIdleTimer(context: context, at: due > now ? lastRequest : now)
             }
         }
     }
 
     private func lineTooLong(_ output: ConnectionOutput) {
-        output.enqueue(.error(code: .lineTooLong, message: "line longer than \(shared.limits.maxLineBytes) bytes; discarded", session: nil, id: nil))
+        Self.refuse(.lineTooLong(maxBytes: shared.limits.maxLineBytes), id: nil, output: output)
     }
 
     /// The awaited answer has been delivered: the requests that waited behind it run now.
@@ -239,7 +233,7 @@ final class ConnectionHandler: ChannelInboundHandler {
         guard let output else { return }
         output.batching = false
         output.flush()
-        if inputClosed { closeIfDone() }
+        closeIfDone()
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
@@ -248,11 +242,12 @@ final class ConnectionHandler: ChannelInboundHandler {
             return
         }
         // The client has sent all it will: answer the last line, finish pending work, close.
+        guard lifecycle.inputClosed() == .finishInput else { return }
         framer.finish { frame in
             guard case .line(let line) = frame else { return }
             backlog.append(.line(Array(line)))
+            backlogBytes += line.count
         }
-        inputClosed = true
         output.afterDelivery = { [weak self] in self?.closeIfDone() }
         drain(context: context)
         closeIfDone()
@@ -273,18 +268,14 @@ final class ConnectionHandler: ChannelInboundHandler {
         let held = output.heldBytes
         shared.logger.notice("dropping a client over the buffer budget", metadata: ["pid": "\(output.peer.pid)", "uid": "\(output.peer.uid)", "held": "\(held)"])
         output.onOverBudget = nil
-        output.enqueue(.bye(reason: "over budget: the buffers of all clients passed \(shared.bufferBudget.limit) bytes and this connection held \(held) of them"))
-        output.flush()
-        context.close(promise: nil)
+        output.close(saying: .bye(reason: "over budget: the buffers of all clients passed \(shared.bufferBudget.limit) bytes and this connection held \(held) of them"))
     }
 
     private func dropSlowConsumer(context: ChannelHandlerContext, why: String) {
         guard let output, context.channel.isActive else { return }
         shared.logger.notice("dropping a client that stopped reading", metadata: ["pid": "\(output.peer.pid)", "why": "\(why)"])
         output.onOverBudget = nil
-        output.enqueue(.bye(reason: "slow consumer: \(why)"))
-        output.flush()
-        context.close(promise: nil)
+        output.close(saying: .bye(reason: "slow consumer: \(why)"))
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
@@ -292,19 +283,20 @@ final class ConnectionHandler: ChannelInboundHandler {
         context.close(promise: nil)
     }
 
+    /// Closes a half-closed connection once its work is done (the lifecycle decides).
     private func closeIfDone() {
-        guard inputClosed, !awaitingReply, backlogHead == backlog.count, let output else { return }
-        let busy = sessions.contains { $0.eventLoop === output.eventLoop && $0.hasPendingWork }
-        if !busy { output.channel.close(promise: nil) }
+        // The per-read fast path: an open connection is never done.
+        guard !lifecycle.readsRequests, let output else { return }
+        let work = ConnectionLifecycle.Work(
+            requestsBuffered: backlogHead < backlog.count, awaitingReply: awaitingReply,
+            sessionsBusy: sessions.contains { $0.eventLoop === output.eventLoop && $0.hasPendingWork }
+        )
+        if lifecycle.progressed(work) == .close { output.channel.close(promise: nil) }
     }
 
     /// Closes the connection for shutdown with a `bye`.
     static func sayGoodbye(_ output: ConnectionOutput, reason: String) {
-        output.eventLoop.execute {
-            output.enqueue(.bye(reason: reason))
-            output.flush()
-            output.channel.close(promise: nil)
-        }
+        output.eventLoop.execute { output.close(saying: .bye(reason: reason)) }
     }
 
     private static func peerCredentials(of channel: Channel) -> PeerCredentials {

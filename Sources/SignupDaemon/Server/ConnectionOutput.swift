@@ -8,6 +8,7 @@ import Synchronization
 /// another event loop) are flushed at once.
 ///
 /// Mutable state is confined to `eventLoop`; that is what makes it `@unchecked Sendable`.
+/// The event-loop-only methods assert it (debug builds and tests).
 final class ConnectionOutput: @unchecked Sendable {
     let channel: Channel
     let eventLoop: EventLoop
@@ -52,8 +53,12 @@ final class ConnectionOutput: @unchecked Sendable {
     /// been delivered (see `ConnectionHandler.awaitingReply`).
     var onReplyComplete: (() -> Void)?
 
-    init(channel: Channel) {
+    /// The daemon's clock (for `outputStuckSince`).
+    private let clock: DaemonClock
+
+    init(channel: Channel, clock: DaemonClock = .system) {
         self.channel = channel
+        self.clock = clock
         eventLoop = channel.eventLoop
         pending = channel.allocator.buffer(capacity: 0)
     }
@@ -90,8 +95,18 @@ final class ConnectionOutput: @unchecked Sendable {
         }
     }
 
-    /// Encodes an event into the pending batch. Event loop only.
-    func enqueue(_ event: ServerEvent) {
+    /// Sends `event` now, whatever the batch, and closes the connection: the last words
+    /// (`bye`) of a close the daemon decided. Event loop only.
+    func close(saying event: ServerEvent) {
+        enqueue(event)
+        flush()
+        channel.close(promise: nil)
+    }
+
+    /// Encodes an event into the pending batch. Event loop only: everything else sends
+    /// with `deliver` (batched inside a read, at once outside) or `close(saying:)`.
+    private func enqueue(_ event: ServerEvent) {
+        eventLoop.assertInEventLoop()
         writer.reset()
         event.encode(into: &writer)
         if pending.capacity == 0 { pending = channel.allocator.buffer(capacity: 256) }
@@ -100,6 +115,7 @@ final class ConnectionOutput: @unchecked Sendable {
 
     /// Writes and flushes the pending batch. Event loop only.
     func flush() {
+        eventLoop.assertInEventLoop()
         guard pending.readableBytes > 0 else { return }
         let batch = pending
         pending = channel.allocator.buffer(capacity: 0)
@@ -118,6 +134,7 @@ final class ConnectionOutput: @unchecked Sendable {
     /// Flushes, then calls `body` on this loop once everything written so far has left
     /// NIO's buffer (or failed: the connection closed). Event loop only.
     func whenWritten(_ body: @escaping () -> Void) {
+        eventLoop.assertInEventLoop()
         flush()
         guard let lastWrite else { return body() }
         lastWrite.assumeIsolated().whenComplete { _ in body() }
@@ -134,13 +151,14 @@ final class ConnectionOutput: @unchecked Sendable {
     /// client has not read; while output is pending, again a second later (a client that
     /// reads it gives it back). Event loop only.
     func reportUnread() {
+        eventLoop.assertInEventLoop()
         guard let bufferBudget else { return }
         let unread = channel.isActive ? ((try? channel.syncOptions?.getOption(.bufferedWritableBytes)) ?? 0) : 0
         // Progress is output shrinking; the clock is read only while output is pending.
         if unread == 0 {
             outputStuckSince = nil
         } else if outputStuckSince == nil || unread < lastUnread {
-            outputStuckSince = .now()
+            outputStuckSince = clock.now()
         }
         lastUnread = unread
         let held = inputHeld + unread
@@ -167,6 +185,7 @@ final class ConnectionOutput: @unchecked Sendable {
 
     /// Gives this connection's share back (it closed). Event loop only.
     func releaseBudget() {
+        eventLoop.assertInEventLoop()
         resample?.cancel()
         resample = nil
         _ = bufferBudget?.add(-reported)

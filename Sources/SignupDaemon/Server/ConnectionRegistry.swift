@@ -9,6 +9,8 @@ final class ConnectionRegistry: Sendable {
         var perUID: [UInt32: Int] = [:]
         var submitsInFlight = 0
         var draining = false
+        /// The drain's grace period is over: waiting for submits returns at once.
+        var submitWaitAbandoned = false
         var lastConnectionClosed = NIODeadline.now()
         var submitWaiters: [CheckedContinuation<Void, Never>] = []
         var connectionWaiters: [CheckedContinuation<Void, Never>] = []
@@ -114,7 +116,7 @@ final class ConnectionRegistry: Sendable {
     func waitForSubmits() async {
         await withCheckedContinuation { continuation in
             let done = state.withLockedValue { state in
-                if state.submitsInFlight == 0 { return true }
+                if state.submitsInFlight == 0 || state.submitWaitAbandoned { return true }
                 state.submitWaiters.append(continuation)
                 return false
             }
@@ -122,9 +124,11 @@ final class ConnectionRegistry: Sendable {
         }
     }
 
-    /// Lets `waitForSubmits` return even though work is still running (the drain's deadline).
+    /// Lets `waitForSubmits` return, now and from now on, even though work is still
+    /// running (the drain's deadline, which may come before anyone waits).
     func abandonSubmitWait() {
         let waiters: [CheckedContinuation<Void, Never>] = state.withLockedValue { state in
+            state.submitWaitAbandoned = true
             defer { state.submitWaiters = [] }
             return state.submitWaiters
         }

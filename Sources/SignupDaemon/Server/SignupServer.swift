@@ -1,3 +1,4 @@
+import FormEngine
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
@@ -51,7 +52,7 @@ final class SignupServer: Service {
         }
         // The watchdog is fed from an event loop, so a stuck loop stops feeding it.
         let watchdog = notifier.watchdogInterval.map { interval in
-            let half = TimeAmount.nanoseconds(Int64(interval.components.seconds) * 500_000_000 + interval.components.attoseconds / 2_000_000_000)
+            let half = TimeAmount.nanoseconds(interval.nanoseconds / 2)
             return loop.scheduleRepeatedTask(initialDelay: .zero, delay: half) { [notifier] _ in notifier.watchdog() }
         }
 
@@ -62,22 +63,14 @@ final class SignupServer: Service {
         }
         logger.info("stopping", metadata: ["reason": "\(reason)"])
         notifier.stopping(status: "stopping (\(reason)): finishing \(services.registry.connectionCount) connections")
-        services.registry.beginDraining()
+        let drain = ShutdownDrain(registry: services.registry, grace: .seconds(Int64(configuration.shutdownGraceSeconds))).begin(on: loop)
         // Signups and logins a connected client waits for are finished within the grace
         // period (sigterm_under_load.py); jobs of clients that went away never start.
         try? await serverChannel.close()
         removeSocketFile()
 
         // In-flight signups and logins finish and are answered, within the grace period.
-        let registry = services.registry
-        let deadline = loop.scheduleTask(in: .seconds(Int64(configuration.shutdownGraceSeconds))) {
-            registry.abandonSubmitWait()
-        }
-        await registry.waitForSubmits()
-        deadline.cancel()
-        let byeReason = reason == .idle ? "idle" : "shutdown"
-        for output in services.registry.allConnections { ConnectionHandler.sayGoodbye(output, reason: byeReason) }
-        await services.registry.waitForConnections()
+        await drain.finish(reason: reason == .idle ? "idle" : "shutdown")
         housekeeping.cancel()
         pruning.cancel()
         watchdog?.cancel()
@@ -102,7 +95,7 @@ final class SignupServer: Service {
             limits: configuration.limits,
             expensiveRequestsPerSecond: configuration.expensiveRequestsPerSecond,
             idleConnectionTimeout: configuration.idleConnectionSeconds.map { TimeAmount.seconds(Int64($0)) },
-            bufferBudget: BufferBudget(limit: configuration.maxBufferedBytes),
+            bufferBudget: BufferBudget(limit: configuration.maxBufferedBytes, clock: services.clock),
             serverName: "signupd/\(configuration.serverVersion)",
             logger: logger
         )
