@@ -14,6 +14,9 @@ public struct LineFramer: Sendable {
     private var partial: [UInt8] = []
     private var discarding = false
 
+    /// Bytes of an unterminated line held until its end arrives.
+    public var bufferedBytes: Int { partial.count }
+
     public init(maxLineBytes: Int) {
         self.maxLineBytes = maxLineBytes
     }
@@ -46,7 +49,8 @@ public struct LineFramer: Sendable {
                 }
                 partial.append(contentsOf: piece)
                 let line = partial
-                partial.removeAll(keepingCapacity: true)
+                // A long line's buffer is not kept for the rest of the connection.
+                partial.removeAll(keepingCapacity: line.count <= 4096)
                 try line.withUnsafeBytes { try deliver($0, body) }
             }
         }

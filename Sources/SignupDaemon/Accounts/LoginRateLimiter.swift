@@ -7,9 +7,10 @@ import NIOConcurrencyHelpers
 /// further attempt from that uid must wait twice as long as the one before (one minute,
 /// two, four, … at most an hour) after its last failure. Failures are forgotten after an
 /// hour. On top of that a slower global limit per identity (`globalLimit` failures in ten
-/// minutes from all uids together) stops uids that have failed against it too — but a
-/// uid with no failure of its own against the identity is never refused, so the owner
-/// logging in from their own uid is not locked out by someone else's guessing.
+/// minutes from all uids together) holds back the back-off attempts of uids that have
+/// used up their own `limit` — but never touches a uid's own first `limit` attempts: what
+/// one uid may try never depends on what other uids did, so the owner logging in from
+/// their own uid, even after a typo or two, is not locked out by someone else's guessing.
 ///
 /// An attempt is *reserved* before its hash runs (`reserve`), counted as a failure until it
 /// is settled: parallel attempts cannot overshoot the limit.
@@ -43,12 +44,23 @@ final class LoginRateLimiter: Sendable {
     let globalLimit: Int
     private let memory: UInt64 = 60 * minute
     private let globalWindow: UInt64 = 10 * minute
-    private let maxDelay: UInt64 = 60 * minute
+    private static let maxDelay: UInt64 = 60 * minute
     private let state = NIOLockedValueBox(State())
 
     init(limit: Int, globalLimit: Int? = nil) {
         self.limit = limit
         self.globalLimit = globalLimit ?? limit * 10
+    }
+
+    /// The rule of `reserve`, on counts (also the PostgreSQL store's, on every host's
+    /// failures): `failures` by this uid in the last hour, the last `sinceLast` nanoseconds
+    /// ago, `globalFailures` by anyone in the last ten minutes. Past its own `limit`, a uid
+    /// waits out its back-off and the identity's global limit; before it, never refused.
+    static func refuses(failures: Int, sinceLast: UInt64, globalFailures: Int, limit: Int, globalLimit: Int) -> Bool {
+        guard failures >= limit else { return false }
+        let extra = failures - limit
+        let delay = extra >= 6 ? maxDelay : min(maxDelay, minute << UInt64(extra))
+        return sinceLast < delay || globalFailures >= globalLimit
     }
 
     /// A reserved attempt; settle it with `failed`, `succeeded` or `release`.
@@ -72,16 +84,10 @@ final class LoginRateLimiter: Sendable {
             global.removeAll { age($0) >= globalWindow }
             state.global[key.identity] = global.isEmpty ? nil : global
             let attempts = entry.failures.count + entry.reserved
-            if attempts >= limit {
-                let extra = attempts - limit
-                let delay = extra >= 6 ? maxDelay : min(maxDelay, Self.minute << UInt64(extra))
-                let last = entry.failures.last?.at ?? now
-                if entry.reserved > 0 || age(last) < delay {
-                    state.entries[key] = entry
-                    return nil
-                }
-            }
-            if attempts > 0 && global.count >= globalLimit {
+            let sinceLast = age(entry.failures.last?.at ?? now)
+            // Past its own allowance, one attempt at a time; then the common rule.
+            if (attempts >= limit && entry.reserved > 0)
+                || Self.refuses(failures: attempts, sinceLast: sinceLast, globalFailures: global.count, limit: limit, globalLimit: globalLimit) {
                 state.entries[key] = entry
                 return nil
             }

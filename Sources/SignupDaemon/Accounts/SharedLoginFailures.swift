@@ -14,17 +14,3 @@ protocol SharedLoginFailures: Sendable {
     /// A login succeeded: that uid's failures against this account are forgotten.
     func forgetFailures(uid: UInt32, skeleton: String, accountID: Int64) throws(AccountStoreError)
 }
-
-extension LoginRateLimiter {
-    /// The rule of `reserve`, on counts: `failures` by this uid in the last hour, the last
-    /// `sinceLast` nanoseconds ago, `globalFailures` by anyone in the last ten minutes.
-    static func refuses(failures: Int, sinceLast: UInt64, globalFailures: Int, limit: Int, globalLimit: Int) -> Bool {
-        let maxDelay = 60 * minute
-        if failures >= limit {
-            let extra = failures - limit
-            let delay = extra >= 6 ? maxDelay : min(maxDelay, minute << UInt64(extra))
-            if sinceLast < delay { return true }
-        }
-        return failures > 0 && globalFailures >= globalLimit
-    }
-}

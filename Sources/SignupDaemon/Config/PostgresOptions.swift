@@ -1,4 +1,5 @@
 import ArgumentParser
+import UnixIO
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -36,7 +37,7 @@ struct PostgresOptions: ParsableArguments {
             return nil
         }
         guard let file = fopen(path, "r") else {
-            throw .startup("cannot read the database password from \(path): \(errnoText(errno))")
+            throw .startup("cannot read the database password from \(path): \(UnixIO.errnoText(errno))")
         }
         defer { fclose(file) }
         var bytes: [UInt8] = []

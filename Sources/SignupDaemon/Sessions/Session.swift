@@ -15,7 +15,7 @@ final class Session: @unchecked Sendable {
     let eventLoop: EventLoop
     let ownerUID: UInt32
     /// When `open` created it (for `sessions`).
-    let openedAt = NIODeadline.now()
+    let openedAt: NIODeadline
     /// How many connections are attached besides the opener; read from any thread.
     private let viewCount = NIOLockedValueBox(0)
     /// The form's name; fixed at open, so readable from any thread.
@@ -52,7 +52,8 @@ final class Session: @unchecked Sendable {
         state = FormSession(form: form, locale: configuration.catalogues.resolve(locale))
         subscribers = [owner]
         self.services = services
-        checkBucket = CheckBudget.Bucket(perSecond: services.checkBudget.perSessionPerSecond)
+        openedAt = services.clock.now()
+        checkBucket = CheckBudget.Bucket(perSecond: services.checkBudget.perSessionPerSecond, now: openedAt)
     }
 
     /// Connections attached besides the opener.
@@ -66,7 +67,7 @@ final class Session: @unchecked Sendable {
     func handle(_ input: FormInput, id requestID: RequestID?, from requester: ConnectionOutput?) throws(FormError) {
         eventLoop.preconditionInEventLoop()
         guard !isClosed else { return }
-        let step = try state.handle(input, now: SessionServices.now(), configuration: configuration)
+        let step = try state.handle(input, now: services.clock.moment, configuration: configuration)
         publish(step.events, id: requestID, requester: requester)
         for effect in step.effects { perform(effect) }
     }
@@ -78,7 +79,7 @@ final class Session: @unchecked Sendable {
     func switchLocale(to tag: String, id requestID: RequestID?, from requester: ConnectionOutput) {
         eventLoop.preconditionInEventLoop()
         guard !isClosed else { return }
-        guard let step = try? state.handle(.setLocale(tag), now: SessionServices.now(), configuration: configuration) else { return }
+        guard let step = try? state.handle(.setLocale(tag), now: services.clock.moment, configuration: configuration) else { return }
         for subscriber in subscribers {
             subscriber.deliver(.localeChanged(session: id, locale: state.locale, id: subscriber === requester ? requestID : nil))
         }
@@ -167,7 +168,7 @@ final class Session: @unchecked Sendable {
         let cancellation = CheckCancellation()
         checkInFlight = (checkID, cancellation)
         // Past the budget the check starts later; a newer value supersedes it meanwhile.
-        let wait = services.checkBudget.take(uid: ownerUID, session: &checkBucket)
+        let wait = services.checkBudget.take(uid: ownerUID, session: &checkBucket, now: services.clock.now())
         guard wait == .zero else {
             eventLoop.scheduleTask(in: wait) { [self] in
                 checkInFlight = nil

@@ -1,4 +1,5 @@
 import CSystemd
+import UnixIO
 
 #if canImport(Glibc)
 import Glibc
@@ -21,7 +22,7 @@ enum SystemdListenFDs {
                 free(names)
             }
         }
-        if count < 0 { throw .startup("sd_listen_fds_with_names failed: \(errnoText(-count))") }
+        if count < 0 { throw .startup("sd_listen_fds_with_names failed: \(UnixIO.errnoText(-count))") }
         if count == 0 { return nil }
         if count > 1 { throw .startup("systemd passed \(count) sockets; signupd serves exactly one (check ListenStream= in signupd.socket)") }
         let fd = SD_LISTEN_FDS_START

@@ -5,6 +5,8 @@ import Protocol
 final class FormClient {
     let connection: DaemonConnection
     private(set) var view: SessionView
+    /// The locale the daemon resolved for the session (`opened`'s `locale`), nil if it named none.
+    private(set) var locale: String?
 
     /// Connects the form named `formName`, reading its description from the daemon.
     init(connection: DaemonConnection, formName: String) throws(CommandFailure) {
@@ -20,6 +22,7 @@ final class FormClient {
         var snapshot: [JSONObject] = []
         let opened = try connection.reply(to: openID) { message throws(CommandFailure) in snapshot.append(message) }
         view.session = opened["session"]?.stringValue ?? ""
+        locale = opened["locale"]?.stringValue
         for message in snapshot { view.apply(message) }
     }
 
@@ -65,9 +68,7 @@ final class FormClient {
         try submit()
         while view.result == nil {
             let message = try pump()
-            if message["event"]?.stringValue == "error" {
-                throw CommandFailure.fromError(message)
-            }
+            if case .error? = try? ServerEvent.decode(message) { throw CommandFailure.fromError(message) }
         }
         return view.result!
     }

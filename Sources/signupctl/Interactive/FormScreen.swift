@@ -11,6 +11,8 @@ struct FormScreen {
     var spinnerFrame = 0
     var color: Bool
     var server = "signupd"
+    /// The frame's own words, in the session's language.
+    var text = ScreenText.english
     /// A notice from the daemon or the client (an error, "press any key").
     var notice: String?
     /// A key came while the window was too small and was dropped (the notice says so).
@@ -57,9 +59,8 @@ struct FormScreen {
         let width = columns - 1
         var frame: Frame
         if tooSmall(columns: columns, rows: rows) {
-            let text = "Terminal too small (\(columns)×\(rows)); need \(Self.minimumColumns)×\(compactRows). Esc quits."
-            var lines = [[Span(text, "1;33")]]
-            if droppedKeys { lines.append([Span("Typing is ignored here.", "33")]) }
+            var lines = [[Span(text.tooSmall(columns, rows, Self.minimumColumns, compactRows), "1;33")]]
+            if droppedKeys { lines.append([Span(text.typingIgnored, "33")]) }
             frame = Frame(lines: lines, cursor: nil, tooSmall: true)
         } else if columns >= 60 && rows >= roomyRows {
             frame = roomy(width: width)
@@ -73,7 +74,7 @@ struct FormScreen {
     }
 
     private func roomy(width: Int) -> Frame {
-        var lines: [[Span]] = [[], [Span("  "), Span("\(view.form.submitLabel) — \(server)", "1")], []]
+        var lines: [[Span]] = [[], [Span("  "), Span("\(heading) — \(server)", "1")], []]
         var cursor: (Int, Int)?
         for (index, field) in view.form.fields.enumerated() {
             let focused = index == focus
@@ -88,13 +89,13 @@ struct FormScreen {
         lines.append([])
         lines.append([Span("  ")] + outcome())
         lines.append(notice.map { [Span("  "), Span($0, "33")] } ?? [])
-        lines.append([Span("  "), Span(finished ? "Done · any key exits" : "Tab/↑/↓ move · ←/→ Home End · Enter submit · Ctrl-U del to start · Esc quit", "2")])
+        lines.append([Span("  "), Span(finished ? text.done : text.keysRoomy, "2")])
         lines.append([Span("  "), Span(footer, "2")])
         return Frame(lines: lines, cursor: cursor)
     }
 
     private func compact(width: Int) -> Frame {
-        var lines: [[Span]] = [[Span("\(view.form.submitLabel) — \(server)", "1")]]
+        var lines: [[Span]] = [[Span("\(heading) — \(server)", "1")]]
         var cursor: (Int, Int)?
         let labelWidth = min(18, (view.form.fields.map { DisplayWidth.of($0.label) }.max() ?? 0) + 1)
         for (index, field) in view.form.fields.enumerated() {
@@ -109,12 +110,15 @@ struct FormScreen {
         }
         lines.append(view.result == nil ? button() : outcome())
         lines.append(notice.map { [Span($0, "33")] } ?? [])
-        lines.append([Span(finished ? "Done · any key exits" : "Tab move · ←/→ edit · Enter submit · Esc quit", "2")])
+        lines.append([Span(finished ? text.done : text.keysCompact, "2")])
         lines.append([Span(footer, "2")])
         return Frame(lines: lines, cursor: cursor)
     }
 
-    private var footer: String { "session \(view.session.isEmpty ? "—" : view.session)" }
+    private var footer: String { "\(text.session) \(view.session.isEmpty ? "—" : view.session)" }
+
+    /// The form's title (its submit label when the daemon gives none).
+    private var heading: String { view.form.title ?? view.form.submitLabel }
 
     /// The part of a field's value that fits in `room` columns, scrolled so the cursor
     /// shows, and the cursor's column within it — in display columns (a wide character
@@ -156,11 +160,11 @@ struct FormScreen {
         if finished {
             return [Span(label, "2"), Span("  "), Span("done", "32")]
         } else if view.busy {
-            return [Span(label, "2"), Span("  "), Span("\(Self.spinner[spinnerFrame % Self.spinner.count]) working…", "33")]
+            return [Span(label, "2"), Span("  "), Span("\(Self.spinner[spinnerFrame % Self.spinner.count]) \(text.working)", "33")]
         } else if view.enabled {
-            return [Span(label, "1;7"), Span("  "), Span("Enter to submit", "2")]
+            return [Span(label, "1;7"), Span("  "), Span(text.enterToSubmit, "2")]
         }
-        return [Span(label, "2"), Span("  (disabled)", "2")]
+        return [Span(label, "2"), Span("  " + text.disabled, "2")]
     }
 
     private func outcome() -> [Span] {
@@ -176,7 +180,7 @@ struct FormScreen {
         switch state.state {
         case "ok": return [Span("✓ \(state.message)", "32")]
         case "failed": return [Span("✗ \(state.message)", "31")]
-        case "validating": return [Span("… checking", "2")]
+        case "validating": return [Span(text.checking, "2")]
         default: return []
         }
     }

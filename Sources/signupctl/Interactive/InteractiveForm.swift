@@ -1,4 +1,5 @@
 import Protocol
+import UnixIO
 
 #if canImport(Glibc)
 import Glibc
@@ -18,6 +19,7 @@ enum InteractiveForm {
     /// Runs the form that `client` holds on the terminal `tty`.
     static func run(client: FormClient, tty: Int32) -> Outcome {
         var screen = FormScreen(view: client.view, color: Terminal.colorAllowed)
+        screen.text = ScreenText.forLocale(client.locale)
         screen.server = client.connection.hello["server"]?.stringValue ?? "signupd"
         for field in client.view.form.fields { screen.editors[field.name] = LineEditor() }
         let resize = Terminal.makeResizePipe()
@@ -58,7 +60,7 @@ enum InteractiveForm {
                 // A cut-off escape sequence waits 50 ms for its rest; the spinner turns every 100 ms.
                 let timeout: Int32 = decoder.hasPending ? 50 : screen.view.busy ? 100 : -1
                 let ready = poll(&fds, nfds_t(fds.count), timeout)
-                if ready < 0 && errno != EINTR { return .failed(CommandFailure(.protocolError, "poll: \(errnoText())")) }
+                if ready < 0 && errno != EINTR { return .failed(CommandFailure(.protocolError, "poll: \(UnixIO.errnoText())")) }
                 if ready == 0 {
                     if decoder.hasPending {
                         if let outcome = handle(decoder.flush(), &screen) { return outcome }
@@ -102,11 +104,11 @@ enum InteractiveForm {
                         let action = gate.error(code: message["code"]?.stringValue, id: id,
                                                 checksRunning: screen.view.validating || screen.view.busy)
                         if action == .wait {
-                            screen.notice = "Waiting for the checks to finish…"  // submitted again on `enabled`
+                            screen.notice = screen.text.waitingForChecks  // submitted again on `enabled`
                         } else if message["code"]?.stringValue == "not_ready", let problem = screen.view.firstProblem, problem.state.state == "failed" {
                             // Refused because a field failed, whether its verdict came before the
                             // submit or after: name the field and why, as when waiting ends.
-                            screen.notice = "Not submitted: \(problem.field.label) — \(problem.state.message)"
+                            screen.notice = screen.text.notSubmitted(problem.field.label, problem.state.message)
                         } else {
                             screen.notice = message["message"]?.stringValue
                         }
@@ -116,14 +118,14 @@ enum InteractiveForm {
                         if gate.enabled(screen.view.enabled) == .submit { try submit(&screen) }
                     case "result":
                         gate.result()
-                        screen.notice = screen.view.result?.ok == true ? "Press any key to exit." : nil
+                        screen.notice = screen.view.result?.ok == true ? screen.text.pressAnyKey : nil
                     default:
                         break
                     }
                     if event != "result", !screen.view.validating,
                         let problem = screen.view.firstProblem, problem.state.state == "failed", gate.checkFailed() {
                         // The check it waited for failed: the daemon will not enable submit.
-                        screen.notice = "Not submitted: \(problem.field.label) — \(problem.state.message)"
+                        screen.notice = screen.text.notSubmitted(problem.field.label, problem.state.message)
                     }
                 }
             } catch {

@@ -17,7 +17,8 @@ enum StoreUnderTest: String, CaseIterable, Sendable, CustomStringConvertible {
 
     var description: String { rawValue }
 
-    /// A fresh daemon on this store (for PostgreSQL, on a database of its own).
+    /// A fresh daemon on this store (for PostgreSQL, on a database of its own), kept for
+    /// the whole test process (`SharedDaemons`).
     func startDaemon(arguments: [String] = []) throws -> DaemonProcess {
         var extra: [String] = []
         let daemon: DaemonProcess
@@ -29,8 +30,7 @@ enum StoreUnderTest: String, CaseIterable, Sendable, CustomStringConvertible {
             daemon = DaemonProcess(databasePath: try server.freshDatabaseURL())
             extra = ["--database-password-file", server.passwordFile]
         }
-        try daemon.start(.systemd, arguments: ["--idle-exit", "20"] + extra + arguments)
-        return daemon
+        return try SharedDaemons.start(daemon, arguments: extra + arguments)
     }
 }
 
@@ -91,7 +91,7 @@ enum DaemonPerStore {
         lock.lock()
         defer { lock.unlock() }
         let key = "\(purpose)/\(store)"
-        if let daemon = daemons[key] { return daemon }
+        if let daemon = daemons[key], !daemon.hasExited { return daemon }
         let daemon = try store.startDaemon(arguments: arguments)
         daemons[key] = daemon
         return daemon
