@@ -17,6 +17,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        // The PostgreSQL account store (several hosts, one database); brings NIOSSL.
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
     ],
     targets: [
         // libsystemd (Debian: libsystemd-dev): sd_listen_fds, sd_notify, sd_journal_sendv.
@@ -62,6 +64,7 @@ let package = Package(
                 // SIGHUP (reload) as an async sequence.
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             path: "Sources/SignupDaemon",
             exclude: ["Main"],

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Installs what building and testing signupd needs from Debian's archive: the C libraries
 # it links (libsystemd, libsodium, SQLite, ICU, libpwquality with cracklib's dictionary)
-# and the tools the tests drive (python3, tmux, systemd-analyze, man). Swift itself must
+# and the tools the tests drive (python3, tmux, systemd-analyze, man; PostgreSQL 15, iproute2
+# and openssl for the several-hosts tests). Swift itself must
 # already be on PATH. Safe to run again.
 #   scripts/install-deps.sh [EXTRA-PACKAGE...]   (scripts/build-deb.sh adds its build tools)
 set -euo pipefail
-packages=(libsystemd-dev libsodium-dev libsqlite3-dev libicu-dev libpwquality-dev cracklib-runtime pkg-config python3 tmux systemd util-linux procps man-db "$@")
+packages=(libsystemd-dev libsodium-dev libsqlite3-dev libicu-dev libpwquality-dev cracklib-runtime pkg-config python3 tmux systemd util-linux procps man-db postgresql iproute2 openssl "$@")
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -30,6 +30,7 @@ public struct SignupDaemonCommand: AsyncParsableCommand {
     )
 
     @OptionGroup(title: "Socket and store") var paths: PathOptions
+    @OptionGroup(title: "PostgreSQL store") var postgres: PostgresOptions
     @OptionGroup(title: "Availability check") var availability: AvailabilityOptions
     @OptionGroup(title: "Limits") var limits: LimitOptions
     @OptionGroup(title: "Passwords and tokens") var security: SecurityOptions
@@ -112,10 +113,17 @@ public struct SignupDaemonCommand: AsyncParsableCommand {
         let configuration = try makeConfiguration(inherited: inherited)
         FileLimit.raise(logger: logger)
 
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: configuration.eventLoopThreads)
         let store: any AccountStore
+        // The PostgreSQL pool runs as the group's first service, so it stops last.
+        var storeServices: [ServiceGroupConfiguration.ServiceConfiguration] = []
         switch configuration.store {
         case .memory:
             store = InMemoryAccountStore()
+        case .postgres(let settings):
+            let postgres = try await PostgresStoreStartup.open(settings, eventLoopGroup: group, logger: logger)
+            store = postgres
+            storeServices.append(.init(service: postgres.client))
         case .sqlite(let path):
             try PrivateDirectory.checkDatabaseOwner(path)
             store = try SQLiteAccountStore(path: path)
@@ -123,9 +131,11 @@ public struct SignupDaemonCommand: AsyncParsableCommand {
                 logger.notice("made \(file) private (mode 0600): it was readable by others")
             }
         }
-        Self.logKeptCollisions(in: store, logger: logger)
-        let accounts = AccountService(store: store, configuration: configuration, logger: logger)
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: configuration.eventLoopThreads)
+        if !(store is PostgresAccountStore) { Self.logKeptCollisions(in: store, logger: logger) }
+        let accounts = AccountService(
+            store: store, configuration: configuration, logger: logger,
+            sharedLoginFailures: (store as? PostgresAccountStore).map { PostgresLoginFailures(store: $0) }
+        )
         let services = SessionServices(
             accounts: accounts,
             http: configuration.availabilityURL.map { HTTPAvailabilityClient(template: $0, timeout: configuration.availabilityTimeout, group: group) },
@@ -143,7 +153,7 @@ public struct SignupDaemonCommand: AsyncParsableCommand {
         let server = SignupServer(configuration: configuration, services: services, group: group, notifier: ServiceNotifier(), logger: logger)
         let serviceGroup = ServiceGroup(
             configuration: .init(
-                services: [.init(service: server, successTerminationBehavior: .gracefullyShutdownGroup)],
+                services: storeServices + [.init(service: server, successTerminationBehavior: .gracefullyShutdownGroup)],
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 cancellationSignals: [],
                 logger: logger
@@ -176,6 +186,17 @@ public struct SignupDaemonCommand: AsyncParsableCommand {
         let store: DaemonConfiguration.Store
         if paths.database == ":memory:" {
             store = .memory
+        } else if let database = paths.database, PostgresURL.isPostgres(database) {
+            let url: PostgresURL
+            do {
+                url = try PostgresURL(database, environment: DefaultPaths.environment)
+            } catch {
+                throw DaemonError.startup("--database: \(error)")
+            }
+            store = .postgres(PostgresStoreSettings(
+                url: url, password: try postgres.password(), poolSize: postgres.databasePoolSize,
+                timeout: .milliseconds(Int64(postgres.databaseTimeout * 1000))
+            ))
         } else {
             let path = try paths.database ?? DefaultPaths.database()
             try PrivateDirectory.prepare(parentOf: path, create: paths.database == nil, mode: 0o700, option: paths.database != nil ? "--database" : "database")

@@ -20,6 +20,8 @@ final class AccountService: Sendable {
     let hashQueue: HashQueue
     private let storePool: NIOThreadPool
     private let limiter: LoginRateLimiter
+    /// Failures every host sees (PostgreSQL store); nil: this host's limiter alone.
+    private let sharedLoginFailures: (any SharedLoginFailures)?
     private let tokenLifetimeSeconds: Int64
     private let logger: Logger
     /// A hash to verify against when the account does not exist, so that a missing
@@ -29,8 +31,9 @@ final class AccountService: Sendable {
     private let signupCount = Atomic<Int>(0)
     private let loginCount = Atomic<Int>(0)
 
-    init(store: any AccountStore, configuration: DaemonConfiguration, logger: Logger) {
+    init(store: any AccountStore, configuration: DaemonConfiguration, logger: Logger, sharedLoginFailures: (any SharedLoginFailures)? = nil) {
         self.store = store
+        self.sharedLoginFailures = sharedLoginFailures
         hasher = PasswordHasher(cost: configuration.hashCost)
         hashQueue = HashQueue(
             threads: configuration.hashConcurrency, maxPerUID: configuration.maxQueuedHashesPerUID, maxTotal: configuration.maxQueuedHashes
@@ -141,10 +144,17 @@ final class AccountService: Sendable {
             let now = { NIODeadline.now().uptimeNanoseconds }
             var settled = false
             do {
+                if let shared = sharedLoginFailures,
+                    try shared.refuses(uid: uid, skeleton: identity.skeleton, limit: limiter.limit, globalLimit: limiter.globalLimit) {
+                    limiter.release(reservation)
+                    settled = true
+                    return .rateLimited
+                }
                 guard let account = try store.account(for: identity) else {
                     _ = hasher.verify(password, against: decoy())
                     limiter.failed(reservation, accountID: nil, now: now())
                     settled = true
+                    recordSharedFailure(uid: uid, skeleton: identity.skeleton, accountID: nil)
                     return .invalidCredentials
                 }
                 guard hasher.verify(password, against: account.passwordHash) else {
@@ -153,11 +163,19 @@ final class AccountService: Sendable {
                     if hasher.needsRehash(account.passwordHash) { _ = hasher.verify(password, against: decoy()) }
                     limiter.failed(reservation, accountID: account.id, now: now())
                     settled = true
+                    recordSharedFailure(uid: uid, skeleton: identity.skeleton, accountID: account.id)
                     logger.notice("login failed", metadata: ["user": "\(account.username)"])
                     return .invalidCredentials
                 }
                 limiter.succeeded(reservation, accountID: account.id)
                 settled = true
+                if let shared = sharedLoginFailures {
+                    do {
+                        try shared.forgetFailures(uid: uid, skeleton: identity.skeleton, accountID: account.id)
+                    } catch {
+                        logger.warning("cannot forget shared login failures", metadata: ["error": "\(error)"])
+                    }
+                }
                 if hasher.needsRehash(account.passwordHash), let upgraded = try? hasher.hash(password) {
                     try store.updatePasswordHash(accountID: account.id, passwordHash: upgraded)
                 }
@@ -171,6 +189,16 @@ final class AccountService: Sendable {
                 logger.error("login failed on the store", metadata: ["error": "\(error)"])
                 return .storeUnavailable
             }
+        }
+    }
+
+    /// Records a failed login where every host sees it; this host's limiter has it already.
+    private func recordSharedFailure(uid: UInt32, skeleton: String, accountID: Int64?) {
+        guard let shared = sharedLoginFailures else { return }
+        do {
+            try shared.recordFailure(uid: uid, skeleton: skeleton, accountID: accountID)
+        } catch {
+            logger.warning("cannot record the login failure for other hosts", metadata: ["error": "\(error)"])
         }
     }
 

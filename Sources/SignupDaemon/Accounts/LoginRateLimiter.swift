@@ -44,12 +44,23 @@ final class LoginRateLimiter: Sendable {
     let globalLimit: Int
     private let memory: UInt64 = 60 * minute
     private let globalWindow: UInt64 = 10 * minute
-    private let maxDelay: UInt64 = 60 * minute
+    private static let maxDelay: UInt64 = 60 * minute
     private let state = NIOLockedValueBox(State())
 
     init(limit: Int, globalLimit: Int? = nil) {
         self.limit = limit
         self.globalLimit = globalLimit ?? limit * 10
+    }
+
+    /// The rule of `reserve`, on counts (also the PostgreSQL store's, on every host's
+    /// failures): `failures` by this uid in the last hour, the last `sinceLast` nanoseconds
+    /// ago, `globalFailures` by anyone in the last ten minutes. Past its own `limit`, a uid
+    /// waits out its back-off and the identity's global limit; before it, never refused.
+    static func refuses(failures: Int, sinceLast: UInt64, globalFailures: Int, limit: Int, globalLimit: Int) -> Bool {
+        guard failures >= limit else { return false }
+        let extra = failures - limit
+        let delay = extra >= 6 ? maxDelay : min(maxDelay, minute << UInt64(extra))
+        return sinceLast < delay || globalFailures >= globalLimit
     }
 
     /// A reserved attempt; settle it with `failed`, `succeeded` or `release`.
@@ -73,15 +84,12 @@ final class LoginRateLimiter: Sendable {
             global.removeAll { age($0) >= globalWindow }
             state.global[key.identity] = global.isEmpty ? nil : global
             let attempts = entry.failures.count + entry.reserved
-            if attempts >= limit {
-                let extra = attempts - limit
-                let delay = extra >= 6 ? maxDelay : min(maxDelay, Self.minute << UInt64(extra))
-                let last = entry.failures.last?.at ?? now
-                // Past its own allowance: its back-off, and the identity's global limit.
-                if entry.reserved > 0 || age(last) < delay || global.count >= globalLimit {
-                    state.entries[key] = entry
-                    return nil
-                }
+            let sinceLast = age(entry.failures.last?.at ?? now)
+            // Past its own allowance, one attempt at a time; then the common rule.
+            if (attempts >= limit && entry.reserved > 0)
+                || Self.refuses(failures: attempts, sinceLast: sinceLast, globalFailures: global.count, limit: limit, globalLimit: globalLimit) {
+                state.entries[key] = entry
+                return nil
             }
             entry.reserved += 1
             state.entries[key] = entry

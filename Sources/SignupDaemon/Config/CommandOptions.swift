@@ -14,7 +14,7 @@ struct PathOptions: ParsableArguments {
     var socketMode: String = "0660"
 
     @Option(help: ArgumentHelp(
-        "SQLite database of accounts, or :memory: for a throwaway store. Default: $STATE_DIRECTORY/accounts.sqlite, or /var/lib/signupd/accounts.sqlite for root, ~/.local/state/signupd/accounts.sqlite otherwise (created 0700 when missing). A path given here must be in an existing, safe directory; its files are made 0600.",
+        "SQLite database of accounts, :memory: for a throwaway store, or postgresql://user@host:port/database?sslmode=… for a PostgreSQL database shared by several hosts (PGHOST, PGPORT, PGUSER, PGDATABASE, PGSSLMODE, PGSSLROOTCERT fill in what the URL leaves out). Default: $STATE_DIRECTORY/accounts.sqlite, or /var/lib/signupd/accounts.sqlite for root, ~/.local/state/signupd/accounts.sqlite otherwise (created 0700 when missing). A path given here must be in an existing, safe directory; its files are made 0600.",
         valueName: "path"))
     var database: String?
 

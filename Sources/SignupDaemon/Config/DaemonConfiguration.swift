@@ -15,6 +15,8 @@ struct DaemonConfiguration: Sendable {
     enum Store: Sendable {
         case sqlite(path: String)
         case memory
+        /// Shared by several hosts (`--database postgresql://…`).
+        case postgres(PostgresStoreSettings)
     }
 
     /// Argon2id cost (libsodium `crypto_pwhash`).

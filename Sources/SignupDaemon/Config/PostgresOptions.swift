@@ -1,0 +1,53 @@
+import ArgumentParser
+import UnixIO
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Options of the PostgreSQL account store (`--database postgresql://…`).
+struct PostgresOptions: ParsableArguments {
+    @Option(help: ArgumentHelp(
+        "With --database postgresql://…: file holding the database password (its first line). Default: $CREDENTIALS_DIRECTORY/database-password when systemd passes that credential (LoadCredential=database-password:…), else no password. Never give a password on the command line or in the URL.",
+        valueName: "path"))
+    var databasePasswordFile: String?
+
+    @Option(help: ArgumentHelp("With --database postgresql://…: connections to PostgreSQL this daemon keeps at most.", valueName: "n"))
+    var databasePoolSize: Int = 8
+
+    @Option(help: ArgumentHelp("With --database postgresql://…: seconds a statement, or waiting for a connection, may take before the request is answered as the store being unavailable (also PostgreSQL's statement_timeout).", valueName: "seconds"))
+    var databaseTimeout: Double = 5
+
+    func validate() throws {
+        try checkRange("--database-pool-size", databasePoolSize, 1...1000)
+        guard databaseTimeout >= 0.1, databaseTimeout <= 600 else { throw ValidationError("--database-timeout must be between 0.1 and 600 seconds") }
+    }
+
+    /// The systemd credential name read when no `--database-password-file` is given.
+    static let credentialName = "database-password"
+
+    /// The password, from `--database-password-file` or the systemd credential; nil: none.
+    func password() throws(DaemonError) -> String? {
+        let path: String
+        if let databasePasswordFile {
+            path = databasePasswordFile
+        } else if let directory = DefaultPaths.environment("CREDENTIALS_DIRECTORY") {
+            path = "\(directory)/\(Self.credentialName)"
+            if access(path, F_OK) != 0 { return nil }
+        } else {
+            return nil
+        }
+        guard let file = fopen(path, "r") else {
+            throw .startup("cannot read the database password from \(path): \(UnixIO.errnoText(errno))")
+        }
+        defer { fclose(file) }
+        var bytes: [UInt8] = []
+        while bytes.count <= 4096 {
+            let c = getc(file)
+            if c == EOF || c == 0x0A { break }
+            bytes.append(UInt8(truncatingIfNeeded: c))
+        }
+        if bytes.last == 0x0D { bytes.removeLast() }
+        guard bytes.count <= 4096 else { throw .startup("the database password in \(path) is longer than 4096 bytes") }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}

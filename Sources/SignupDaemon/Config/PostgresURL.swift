@@ -1,0 +1,79 @@
+import struct Foundation.URLComponents
+
+/// Where and how to reach PostgreSQL, from `--database postgresql://…` and libpq's
+/// environment variables (`PGHOST`, `PGPORT`, `PGUSER`, `PGDATABASE`, `PGSSLMODE`,
+/// `PGSSLROOTCERT`) for what the URL leaves out. The password never comes from here: see
+/// `PostgresOptions.password()`.
+struct PostgresURL: Sendable, Equatable {
+    /// libpq's `sslmode`, without `allow` (treated as `prefer`).
+    enum SSLMode: String, Sendable, Equatable {
+        case disable, prefer, require
+        case verifyCA = "verify-ca"
+        case verifyFull = "verify-full"
+    }
+
+    /// A host name or address (TCP), or a directory holding `.s.PGSQL.<port>` (Unix socket).
+    var host: String
+    var port: Int
+    var user: String
+    var database: String
+    var sslMode: SSLMode
+    /// CA certificates (PEM) to verify the server with; nil: the system's trust store.
+    var sslRootCert: String?
+
+    var isUnixSocket: Bool { host.hasPrefix("/") }
+    var unixSocketPath: String { "\(host)/.s.PGSQL.\(port)" }
+
+    /// Whether `--database` names PostgreSQL rather than an SQLite path.
+    static func isPostgres(_ database: String) -> Bool {
+        database.hasPrefix("postgresql://") || database.hasPrefix("postgres://")
+    }
+
+    /// Why a `--database` URL cannot be used. The text is shown to the administrator.
+    struct Invalid: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// Parses `url`; `environment` stands for `getenv` (libpq's variables).
+    init(_ url: String, environment: (String) -> String?) throws(Invalid) {
+        guard let components = URLComponents(string: url), let scheme = components.scheme, scheme == "postgresql" || scheme == "postgres" else {
+            throw Invalid(description: "not a postgresql:// URL; the form is postgresql://user@host:port/database?sslmode=require")
+        }
+        if components.password != nil {
+            throw Invalid(description: "a password in the URL would be visible to every user in the process list; put it in a file given by --database-password-file, or a systemd credential named database-password (LoadCredential=)")
+        }
+        var query: [String: String] = [:]
+        for item in components.queryItems ?? [] {
+            guard let value = item.value else { throw Invalid(description: "the URL parameter \(item.name) has no value") }
+            query[item.name] = value
+        }
+        for name in query.keys where !["sslmode", "sslrootcert", "host", "port", "user", "dbname"].contains(name) {
+            throw Invalid(description: "unsupported URL parameter \(name) (supported: sslmode, sslrootcert, host, port, user, dbname)")
+        }
+        func nonEmpty(_ value: String?) -> String? { value.flatMap { $0.isEmpty ? nil : $0 } }
+        host = nonEmpty(query["host"]) ?? nonEmpty(components.host) ?? nonEmpty(environment("PGHOST")) ?? "/var/run/postgresql"
+        let portText = nonEmpty(query["port"]) ?? components.port.map(String.init) ?? nonEmpty(environment("PGPORT")) ?? "5432"
+        guard let port = Int(portText), (1...65535).contains(port) else { throw Invalid(description: "port \(portText) is not a number from 1 to 65535") }
+        self.port = port
+        guard let user = nonEmpty(query["user"]) ?? nonEmpty(components.user) ?? nonEmpty(environment("PGUSER")) else {
+            throw Invalid(description: "no user: give it in the URL (postgresql://user@host/database) or in PGUSER")
+        }
+        self.user = user
+        let path = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path
+        database = nonEmpty(query["dbname"]) ?? nonEmpty(path) ?? nonEmpty(environment("PGDATABASE")) ?? user
+        let modeText = nonEmpty(query["sslmode"]) ?? nonEmpty(environment("PGSSLMODE")) ?? "prefer"
+        guard let mode = SSLMode(rawValue: modeText == "allow" ? "prefer" : modeText) else {
+            throw Invalid(description: "sslmode \(modeText) is not one of disable, allow, prefer, require, verify-ca, verify-full")
+        }
+        sslMode = mode
+        sslRootCert = nonEmpty(query["sslrootcert"]) ?? nonEmpty(environment("PGSSLROOTCERT"))
+        if isUnixSocket && (mode == .require || mode == .verifyCA || mode == .verifyFull) {
+            throw Invalid(description: "sslmode \(modeText) needs a TCP host; \(host) is a Unix socket directory")
+        }
+    }
+
+    /// The URL without secrets, for logs (there are none in it: passwords are refused).
+    var redacted: String {
+        "postgresql://\(user)@\(isUnixSocket ? "[\(host)]" : host):\(port)/\(database)?sslmode=\(sslMode.rawValue)"
+    }
+}

@@ -1,0 +1,204 @@
+import Foundation
+import Protocol
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What only a shared store can show: several daemons ("hosts") on one PostgreSQL database.
+/// The store-conformance suite (IdentityPairsTests) runs on PostgreSQL too; this suite is
+/// skipped, saying so, when no server is given (scripts/with-postgres.sh gives one).
+@Suite(
+    "PostgreSQL: several daemons on one database",
+    .enabled(if: TestPostgres.server != nil, "SIGNUPD_TEST_POSTGRES_URL is not set: PostgreSQL tests skipped (scripts/test.sh runs them: scripts/with-postgres.sh swift test --skip-build)")
+)
+struct PostgresStoreTests {
+    static let password = "shared password 1"
+
+    /// Two daemons on one fresh database, started at the same moment (both migrate: the
+    /// advisory lock serialises them).
+    static func twoHosts(arguments: [String] = []) throws -> (DaemonProcess, DaemonProcess, url: String) {
+        let server = try #require(TestPostgres.server)
+        let url = try server.freshDatabaseURL()
+        let a = DaemonProcess(databasePath: url)
+        let b = DaemonProcess(databasePath: url)
+        let extra = ["--idle-exit", "20", "--database-password-file", server.passwordFile] + arguments
+        try a.start(.systemd, arguments: extra, waitForReady: false)
+        try b.start(.systemd, arguments: extra, waitForReady: false)
+        _ = try a.waitForNotification { $0.contains("READY=1") }
+        _ = try b.waitForNotification { $0.contains("READY=1") }
+        return (a, b, url)
+    }
+
+    @Test("two daemons migrating one database at once: one schema, version 1")
+    func migrationsAtOnce() throws {
+        let (a, b, url) = try Self.twoHosts()
+        let database = try #require(url.split(separator: "/").last?.split(separator: "?").first).description
+        let server = try #require(TestPostgres.server)
+        #expect(try server.psql("SELECT string_agg(version::text, ',') FROM signupd_schema", database: database) == "1")
+        let client = try a.connect()
+        _ = try client.hello()
+        #expect(try client.signup("migrated", Self.password)["ok"] == .bool(true))
+        #expect(try server.psql("SELECT count(*) FROM account", database: database) == "1")
+        // Restarting a host finds the schema current.
+        a.signal(SIGTERM)
+        #expect(a.waitForExit() == 0)
+        let again = DaemonProcess(databasePath: url)
+        try again.start(.systemd, arguments: ["--idle-exit", "20", "--database-password-file", server.passwordFile])
+        let other = try again.connect()
+        _ = try other.hello()
+        #expect(try other.signupVerdict("migrated").string("message") == "Username already taken")
+        _ = b
+    }
+
+    @Test("a name taken on one host is taken on the other; a token from one verifies on the other")
+    func sharedAccountsAndTokens() throws {
+        let (a, b, _) = try Self.twoHosts()
+        let onA = try a.connect()
+        let onB = try b.connect()
+        _ = try onA.hello()
+        _ = try onB.hello()
+        #expect(try onA.signup("Traveller", Self.password)["ok"] == .bool(true))
+        #expect(try onB.signupVerdict("traveller").string("message") == "Username already taken")
+        // The availability check refuses it: no submit is possible.
+        let second = try onB.signup("TRAVELLER", Self.password)
+        #expect(second.string("state") == "failed")
+        #expect(second.string("message") == "Username already taken")
+
+        let login = try onA.login("traveller", Self.password)
+        let token = try #require(login.string("token"))
+        try onB.send(Request(id: .string("v"), .verify(token: token)))
+        #expect(try onB.next("verified").string("user") == "Traveller")
+        // An unknown token is not anybody's on either host.
+        try onB.send(Request(id: .string("w"), .verify(token: String(repeating: "A", count: 43))))
+        let unknown = try onB.next()
+        #expect(unknown.string("user") == nil)
+    }
+
+    @Test("failed logins on one host throttle the same uid and name on the other")
+    func sharedThrottling() throws {
+        let limit = 3
+        let (a, b, _) = try Self.twoHosts(arguments: ["--login-attempts-per-minute", "\(limit)"])
+        let onA = try a.connect()
+        let onB = try b.connect()
+        _ = try onA.hello()
+        _ = try onB.hello()
+        #expect(try onA.signup("guarded", Self.password)["ok"] == .bool(true))
+        for _ in 0..<limit {
+            #expect(try onA.login("guarded", "wrong password").string("message") == "Invalid username or password")
+        }
+        // Host B never saw a failure itself, yet refuses: the failures are in the database.
+        let refused = try onB.login("guarded", Self.password)
+        #expect(refused["ok"] == .bool(false))
+        #expect(refused.string("message") == "Too many attempts, try again later")
+    }
+
+    @Test("the password comes from a file and appears in no log")
+    func passwordNeverLogged() throws {
+        let server = try #require(TestPostgres.server)
+        let (a, _, _) = try Self.twoHosts()
+        let password = try String(contentsOfFile: server.passwordFile, encoding: .utf8).trimmingCharacters(in: .newlines)
+        let client = try a.connect()
+        _ = try client.hello()
+        _ = try client.signup("quiet", Self.password)
+        #expect(!a.log.contains(password))
+        #expect(a.log.contains("account store"))
+    }
+
+    @Test("sslmode=verify-full accepts the server's certificate with its CA and refuses it without")
+    func verifyFull() throws {
+        let server = try #require(TestPostgres.server)
+        let ca = try #require(ProcessInfo.processInfo.environment["SIGNUPD_TEST_POSTGRES_CA"], "the test server has no TLS")
+        let verified = server.url.replacingOccurrences(of: "sslmode=require", with: "sslmode=verify-full&sslrootcert=\(ca)")
+        let good = DaemonProcess(databasePath: verified)
+        try good.start(.systemd, arguments: ["--idle-exit", "20", "--database-password-file", server.passwordFile])
+        let client = try good.connect()
+        #expect(try client.hello()["event"] == .string("hello"))
+        // The system's trust store does not know the test's self-signed certificate.
+        let untrusted = DaemonProcess(databasePath: server.url.replacingOccurrences(of: "sslmode=require", with: "sslmode=verify-full"))
+        try untrusted.start(.byHand, arguments: ["--database-password-file", server.passwordFile], waitForReady: false)
+        #expect(untrusted.waitForExit() == 1)
+        #expect(untrusted.log.contains("cannot open the account store"), "\(untrusted.log)")
+    }
+
+    @Test("a hung database (a table locked for 8 s) answers within --database-timeout, and the form stays usable")
+    func statementTimeout() throws {
+        let server = try #require(TestPostgres.server)
+        let url = try server.freshDatabaseURL()
+        let daemon = DaemonProcess(databasePath: url)
+        try daemon.start(.systemd, arguments: ["--idle-exit", "20", "--database-password-file", server.passwordFile, "--database-timeout", "1"])
+        let client = try daemon.connect()
+        _ = try client.hello()
+        #expect(try client.signup("beforelock", Self.password)["ok"] == .bool(true))
+        // Another session holds the account table: every statement on it waits.
+        let database = try #require(url.split(separator: "/").last?.split(separator: "?").first).description
+        let locker = Process()
+        locker.executableURL = URL(fileURLWithPath: "/usr/bin/psql")
+        locker.arguments = ["-X", "-q", url, "-c", "BEGIN; LOCK TABLE account IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(8); COMMIT;"]
+        locker.environment = ["PGPASSWORD": try String(contentsOfFile: server.passwordFile, encoding: .utf8).trimmingCharacters(in: .newlines), "PATH": "/usr/bin:/bin"]
+        locker.standardOutput = FileHandle.nullDevice
+        locker.standardError = FileHandle.nullDevice
+        locker.standardInput = FileHandle.nullDevice
+        try locker.run()
+        defer { locker.waitUntilExit() }
+        // Wait until the lock is held (polling the server, with a bound).
+        let deadline = Date().addingTimeInterval(10)
+        while try server.psql("SELECT count(*) FROM pg_locks WHERE mode = 'AccessExclusiveLock' AND relation = (SELECT oid FROM pg_class WHERE relname = 'account' LIMIT 1)", database: database) == "0" {
+            try #require(Date() < deadline, "the lock was never taken")
+        }
+        let started = Date()
+        let verdict = try client.signupVerdict("duringlock")
+        let elapsed = Date().timeIntervalSince(started)
+        #expect(verdict.string("message") == "Error contacting server")
+        #expect(elapsed < 5, "answered after \(elapsed) s, not held for the lock's 8 s")
+        // The session is not stuck busy: it answers the next request.
+        try client.send(Request(id: .string("p"), .ping))
+        _ = try client.next("pong")
+    }
+
+    @Test("a wrong database password is a clear start-up error, exit 1")
+    func wrongPassword() throws {
+        let server = try #require(TestPostgres.server)
+        let daemon = DaemonProcess(databasePath: server.url)
+        let file = "\(daemon.directory)/wrong-password"
+        try "not the password\n".write(toFile: file, atomically: true, encoding: .utf8)
+        try daemon.start(.byHand, arguments: ["--database-password-file", file], waitForReady: false)
+        #expect(daemon.waitForExit() == 1)
+        #expect(daemon.log.contains("28P01"), "PostgreSQL's SQLSTATE for a failed password: \(daemon.log)")
+        #expect(!daemon.log.contains("not the password"))
+    }
+}
+
+/// `--database postgresql://…` mistakes, refused before anything connects (no server needed).
+@Suite("PostgreSQL URLs refused at start")
+struct PostgresURLTests {
+    func refusal(_ url: String, environment: [String: String] = [:]) throws -> String {
+        let daemon = DaemonProcess(databasePath: url)
+        try daemon.start(.byHand, arguments: [], environment: environment, waitForReady: false)
+        #expect(daemon.waitForExit() == 1)
+        return daemon.log
+    }
+
+    @Test("a password in the URL is refused, and not echoed")
+    func passwordInURL() throws {
+        let log = try refusal("postgresql://signupd:hunter2secret@127.0.0.1:1/db")
+        #expect(log.contains("--database: a password in the URL"))
+        #expect(!log.contains("hunter2secret"))
+    }
+
+    @Test("an unknown sslmode, a bad port, an unknown parameter and no user are each named")
+    func badURLs() throws {
+        #expect(try refusal("postgresql://u@h/db?sslmode=sometimes").contains("sslmode sometimes is not one of"))
+        #expect(try refusal("postgresql://u@h:99999/db").contains("--database:"))
+        #expect(try refusal("postgresql://u@h/db?connect_timeout=3").contains("unsupported URL parameter connect_timeout"))
+        #expect(try refusal("postgresql://127.0.0.1/db").contains("no user"))
+    }
+
+    @Test("an unreachable server is a clear start-up error naming it")
+    func unreachable() throws {
+        // Port 1 on loopback: nothing listens there.
+        let log = try refusal("postgresql://signupd@127.0.0.1:1/db?sslmode=disable")
+        #expect(log.contains("cannot open the account store: postgresql://signupd@127.0.0.1:1/db?sslmode=disable"))
+    }
+}
