@@ -107,7 +107,7 @@ struct SignupDaemonCommand: AsyncParsableCommand {
             for error in errors.errors { logger.critical("\(error.description)") }
             throw DaemonError.startup("the form configuration has \(errors.errors.count) error(s); check it with signupd --check-config")
         }
-        let inherited = try SystemdListenFDs.take()
+        let (inherited, stored) = try SystemdListenFDs.take()
         let configuration = try makeConfiguration(inherited: inherited)
         FileLimit.raise(logger: logger)
 
@@ -136,7 +136,11 @@ struct SignupDaemonCommand: AsyncParsableCommand {
         )
         let reloads = await FormReloader.start(FormReloader(directories: configuration.formDirectories, holder: services.forms, notifier: ServiceNotifier(), logger: logger))
         defer { reloads.cancel() }
-        let server = SignupServer(configuration: configuration, services: services, group: group, notifier: ServiceNotifier(), logger: logger)
+        // Handover (issue 16): under systemd, connections and sessions survive a restart.
+        let handover = inherited != nil && ServiceNotifier().enabled ? HandoverCoordinator(inherited: stored, logger: logger) : nil
+        let server = SignupServer(configuration: configuration, services: services, group: group, notifier: ServiceNotifier(), logger: logger, handover: handover)
+        let restarts = await HandoverSignal.start(server)
+        defer { restarts.cancel() }
         let serviceGroup = ServiceGroup(
             configuration: .init(
                 services: [.init(service: server, successTerminationBehavior: .gracefullyShutdownGroup)],

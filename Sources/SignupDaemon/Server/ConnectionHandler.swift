@@ -23,6 +23,8 @@ final class ConnectionHandler: ChannelInboundHandler {
         /// "signupd/VERSION", for `hello`.
         let serverName: String
         let logger: Logger
+        /// Carries connections across a restart (issue 16); nil when not under systemd.
+        var handover: HandoverCoordinator? = nil
 
         /// The greeting, naming the forms served now (a reload may change them).
         var hello: ServerEvent {
@@ -31,23 +33,26 @@ final class ConnectionHandler: ChannelInboundHandler {
     }
 
     let shared: Context
-    private var framer: LineFramer
-    private var output: ConnectionOutput?
+    // Internal, not private: the handover (Handover/ConnectionHandler+Handover.swift) saves and restores them.
+    var framer: LineFramer
+    var output: ConnectionOutput?
     /// Sessions held, owned or attached; the last one is the default target.
     var sessions: [Session] = []
     var budget: RequestBudget
     private var admitted = false
-    private var inputClosed = false
+    var inputClosed = false
     /// True while a request's answer comes from elsewhere (a token check, a session on
     /// another event loop): later requests wait in `backlog`, and reading pauses, so that
     /// answers leave in request order and `ping` is a true barrier.
     var awaitingReply = false
-    private var backlog: [Frame] = []
+    var backlog: [Frame] = []
     private var lastRequest = NIODeadline.now()
     private var idleTimer: Scheduled<Void>?
-    private var backlogHead = 0
+    var backlogHead = 0
+    /// Carrying this connection across a restart (issue 16; Handover/).
+    var handover = HandoverHooks()
 
-    private enum Frame {
+    enum Frame {
         case line([UInt8])
         case tooLong
     }
@@ -69,7 +74,14 @@ final class ConnectionHandler: ChannelInboundHandler {
         switch shared.services.registry.admit(output, uid: output.peer.uid) {
         case .admitted:
             admitted = true
-            output.deliver(shared.hello)
+            // Handover (issue 16): a connection carried over from the previous process gets no
+            // second hello; a new one is put into systemd's file descriptor store.
+            if handover.restoring != nil {
+                restoreHandedOver(context: context, output: output)
+            } else {
+                output.deliver(shared.hello)
+                storeForHandover(context: context, output: output)
+            }
             armIdleTimer(context: context, at: NIODeadline.now())
         case .tooManyConnections:
             refuse(output, "too many connections (limit \(shared.services.registry.maxConnections))")
@@ -89,6 +101,11 @@ final class ConnectionHandler: ChannelInboundHandler {
     func channelInactive(context: ChannelHandlerContext) {
         idleTimer?.cancel()
         guard let output else { return }
+        // Handover (issue 16): leaves the file descriptor store, unless handed over.
+        guard forgetForHandover(output) else {
+            if admitted { shared.services.registry.remove(output, uid: output.peer.uid) }
+            return
+        }
         output.releaseBudget()
         // These capture the context, which holds this handler, which holds the output: break the cycle.
         output.onReplyComplete = nil
@@ -128,8 +145,9 @@ final class ConnectionHandler: ChannelInboundHandler {
     /// pipelines requests and never reads stops being served (and read) instead of making
     /// the daemon render output for it at the expense of everyone on its event loop.
     /// Reading resumes once the backlog is empty.
-    private func drain(context: ChannelHandlerContext) {
-        guard let output, context.channel.isActive else { return }
+    func drain(context: ChannelHandlerContext) {
+        // Paused for a handover: the lines wait, and go to the next process.
+        guard let output, context.channel.isActive, !handover.paused else { return }
         let wasBatching = output.batching
         output.batching = true
         var handled = 0
@@ -176,8 +194,8 @@ final class ConnectionHandler: ChannelInboundHandler {
         }
     }
 
-    private var reading = true
-    private func setReading(_ on: Bool, context: ChannelHandlerContext) {
+    var reading = true
+    func setReading(_ on: Bool, context: ChannelHandlerContext) {
         guard reading != on else { return }
         reading = on
         context.channel.setOption(ChannelOptions.autoRead, value: on).whenComplete { _ in }

@@ -19,17 +19,27 @@ final class SignupServer: Service {
     private let notifier: ServiceNotifier
     private let logger: Logger
     private let stop = StopSignal()
+    /// Carries sessions across restarts (issue 16); nil when not under systemd.
+    private let handover: HandoverCoordinator?
 
-    init(configuration: DaemonConfiguration, services: SessionServices, group: MultiThreadedEventLoopGroup, notifier: ServiceNotifier, logger: Logger) {
+    init(configuration: DaemonConfiguration, services: SessionServices, group: MultiThreadedEventLoopGroup, notifier: ServiceNotifier, logger: Logger, handover: HandoverCoordinator? = nil) {
         self.configuration = configuration
         self.services = services
         self.group = group
         self.notifier = notifier
         self.logger = logger
+        self.handover = handover
+    }
+
+    /// The restart signal arrived: hand over instead of saying `bye` (see `HandoverSignal`).
+    func handOver() {
+        stop.fire(handover == nil ? .shutdown : .handover)
     }
 
     func run() async throws {
-        let serverChannel = try await bind()
+        let (serverChannel, context) = try await bind()
+        // Handover (issue 16): what the previous process left, restored before READY=1.
+        if let handover { await restore(from: handover, context: context) }
         let loop = group.next()
         let lastStatus = NIOLockedValueBox(statusLine())
         notifier.ready(status: lastStatus.withLockedValue { $0 })
@@ -61,6 +71,17 @@ final class SignupServer: Service {
             stop.fire(.shutdown)
         }
         logger.info("stopping", metadata: ["reason": "\(reason)"])
+        // Handover (issue 16): a restart carries everything to the next process instead.
+        if reason == .handover, let handover {
+            notifier.stopping(status: "handing over \(services.directory.count) sessions and \(services.registry.connectionCount) connections")
+            try? await serverChannel.close()
+            let carried = await handover.handOver(services: services, graceSeconds: configuration.shutdownGraceSeconds, loop: loop)
+            logger.notice("handed over to the next process", metadata: ["sessions": "\(carried.sessions)", "connections": "\(carried.connections)"])
+            housekeeping.cancel()
+            pruning.cancel()
+            watchdog?.cancel()
+            return
+        }
         notifier.stopping(status: "stopping (\(reason)): finishing \(services.registry.connectionCount) connections")
         services.registry.beginDraining()
         // Signups and logins a connected client waits for are finished within the grace
@@ -84,6 +105,19 @@ final class SignupServer: Service {
         logger.info("stopped", metadata: ["signups": "\(services.accounts.counts.signups)", "logins": "\(services.accounts.counts.logins)"])
     }
 
+    /// Handover (issue 16): takes over the previous process's sessions and connections.
+    private func restore(from handover: HandoverCoordinator, context: ConnectionHandler.Context) async {
+        let started = ContinuousClock.now
+        switch await handover.restore(context: context, group: group) {
+        case .nothing:
+            break
+        case .carried(let sessions, let connections):
+            logger.notice("carried on from the previous process", metadata: ["sessions": "\(sessions)", "connections": "\(connections)", "took": "\(ContinuousClock.now - started)"])
+        case .closed(let connections, let reason):
+            logger.notice("closed the previous process's connections", metadata: ["connections": "\(connections)", "reason": "\(reason)"])
+        }
+    }
+
     private func statusLine() -> String {
         let counts = services.accounts.counts
         return "\(services.registry.connectionCount) connections, \(services.directory.count) sessions, \(counts.signups) signups, \(counts.logins) logins"
@@ -96,7 +130,7 @@ final class SignupServer: Service {
         }
     }
 
-    private func bind() async throws -> Channel {
+    private func bind() async throws -> (Channel, ConnectionHandler.Context) {
         let context = ConnectionHandler.Context(
             services: services,
             limits: configuration.limits,
@@ -104,7 +138,8 @@ final class SignupServer: Service {
             idleConnectionTimeout: configuration.idleConnectionSeconds.map { TimeAmount.seconds(Int64($0)) },
             outputBudget: OutputBudget(limit: configuration.maxTotalOutputBytes),
             serverName: "signupd/\(configuration.serverVersion)",
-            logger: logger
+            logger: logger,
+            handover: handover
         )
         let outputCap = configuration.limits.maxOutputBytes
         let bootstrap = ServerBootstrap(group: group)
@@ -118,6 +153,8 @@ final class SignupServer: Service {
             .childChannelOption(.maxMessagesPerRead, value: 1)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
+                    // Handover (issue 16): knows which output the client has not been sent.
+                    if context.handover != nil { try channel.pipeline.syncOperations.addHandler(UnsentOutputTracker()) }
                     try channel.pipeline.syncOperations.addHandler(ConnectionHandler(context: context))
                 }
             }
@@ -126,13 +163,13 @@ final class SignupServer: Service {
             let channel = try await bootstrap.withBoundSocket(fd).get()
             // NIO's listen() used a backlog of 128; ask for the kernel's maximum again.
             _ = listen(fd, SOMAXCONN)
-            return channel
+            return (channel, context)
         case .path(let path, let mode):
             // Checked at start-up too; again here, for a socket file that appeared since.
             try SocketPath.prepare(path)
             let channel = try await bootstrap.bind(unixDomainSocketPath: path).get()
             chmod(path, mode_t(mode))
-            return channel
+            return (channel, context)
         }
     }
 
