@@ -15,7 +15,9 @@
 # counts; the journal has no warning; the database is 0600 in a 0700 directory; the socket's
 # directory keeps its owner; `systemctl help signupd`, `man signupctl` and completions work;
 # installing a newer package while a client pings in a loop fails no ping and keeps the
-# accounts; purge removes the state; then the README's by-hand steps, run from its text.
+# accounts; 50 clients mid-form carry on across `systemctl restart` and a package upgrade,
+# stop says bye shutdown, kill -9 gets bye restarted from the next process; purge removes
+# the state; then the README's by-hand steps, run from its text.
 #
 # Needs root and a kernel that allows the namespaces and overlayfs; otherwise it says why
 # and exits 0 as skipped ("SKIP: ..." on stdout).
@@ -252,6 +254,23 @@ ns_exec dpkg-query -W -f='${Version}' signupd | grep -q boottest1 || fail "the n
 out=$(printf 'p4ssword\n' | as alice signupctl login --username alice --password-stdin 2>&1) || fail "alice's account did not survive the upgrade: $out"
 pass
 
+# 8b. Sessions survive a restart and an upgrade (issue 16): 50 clients mid-form, three views
+# of one session, one signup hashing; then `systemctl restart`, and separately installing
+# the package again: no bye, seq without gap or repeat, keystrokes sent meanwhile answered
+# in order, every signup done. `systemctl stop` says bye shutdown; kill -9 leaves the next
+# process to close the stored connections with bye restarted.
+HANDOVER="python3 $(cd "$(dirname "$0")/.." && pwd)/Tests/robustness/restart_handover.py"
+out=$(ns_exec $HANDOVER restart 2>&1) || fail "sessions across systemctl restart: $out"
+handover_note=$(echo "$out" | tail -1)
+out=$(ns_exec env RESTART_COMMAND="DEBIAN_FRONTEND=noninteractive apt-get install -y -q --reinstall /run/sandbox-pkg/signupd_newer.deb" $HANDOVER restart 2>&1) || fail "sessions across a package upgrade: $out"
+out=$(ns_exec $HANDOVER stop 2>&1) || fail "systemctl stop with clients: $out"
+restarts_before=$(show NRestarts)
+out=$(ns_exec $HANDOVER kill9 2>&1) || fail "kill -9 with clients: $out"
+[ "$(show NRestarts)" -gt "$restarts_before" ] || fail "kill -9 was not followed by an automatic restart"
+journal=$(ns_exec journalctl -u signupd.service -o verbose --no-pager 2>/dev/null)
+! echo "$journal" | grep -q "Tr0ub4dor" || fail "a password typed before a restart reached the journal"
+pass
+
 # 9. Purge removes the service, the socket and the state.
 out=$(ns_exec env DEBIAN_FRONTEND=noninteractive apt-get purge -y -q signupd 2>&1) || fail "apt purge: $out"
 ns_exec test ! -e /var/lib/signupd || fail "purge left /var/lib/signupd"
@@ -280,4 +299,4 @@ pass
 
 down
 rm -rf "$STATE"
-echo "PASS: systemd boot test, installed from the package ($checks groups: socket activation as a group member, refusal naming the group, root, private state, status counts, $journal_note, man pages and completions, an operator form live after reload, idle exit, restart, upgrade under $pings pings with none failed, purge, the README's by-hand install)"
+echo "PASS: systemd boot test, installed from the package ($checks groups: socket activation as a group member, refusal naming the group, root, private state, status counts, $journal_note, man pages and completions, an operator form live after reload, idle exit, restart, upgrade under $pings pings with none failed, sessions across restart and upgrade ($handover_note), stop says bye shutdown, kill -9 says bye restarted, purge, the README's by-hand install)"

@@ -31,6 +31,7 @@ final class HandoverCoordinator: Sendable {
     /// Descriptors of stored connections, skipped when looking for a new one's.
     private let knownDescriptors = NIOLockedValueBox<Set<Int32>>([])
     private let counter = NIOLockedValueBox<UInt64>(0)
+    private let warned = NIOLockedValueBox<Set<String>>([])
     private let prefix: String
 
     /// What the previous process left, once (restore takes it).
@@ -53,12 +54,12 @@ final class HandoverCoordinator: Sendable {
     /// Stores a newly accepted connection; its name, or nil if it could not be stored.
     func store(channel: Channel, output: ConnectionOutput, handler: ConnectionHandler) -> String? {
         guard let fd = descriptor(of: channel) else {
-            logger.warning("a connection's descriptor was not found: it will not survive a restart")
+            warnOnce("a connection's descriptor was not found: it will not survive a restart")
             return nil
         }
         let name = prefix + String(counter.withLockedValue { $0 += 1; return $0 })
         guard DescriptorStore.add(fd, name: name) else {
-            logger.warning("FDSTORE refused: the connection will not survive a restart (FileDescriptorStoreMax=?)")
+            warnOnce("systemd did not take a connection into its file descriptor store (is FileDescriptorStoreMax= below --max-connections?): connections beyond it end at a restart")
             return nil
         }
         remember(Entry(name: name, fd: fd, output: output, handler: NIOLoopBound(handler, eventLoop: output.eventLoop)))
@@ -79,6 +80,12 @@ final class HandoverCoordinator: Sendable {
         if let name, !handedOver { DescriptorStore.remove(name) }
     }
 
+    /// The first of each kind of problem is logged: one per connection would flood the journal.
+    private func warnOnce(_ message: String) {
+        let first = warned.withLockedValue { warned in warned.insert(message).inserted }
+        if first { logger.warning("\(message)") }
+    }
+
     private func remember(_ entry: Entry) {
         entries.withLockedValue { $0[ObjectIdentifier(entry.output)] = entry }
         _ = knownDescriptors.withLockedValue { $0.insert(entry.fd) }
@@ -89,15 +96,16 @@ final class HandoverCoordinator: Sendable {
     /// of known connections, ends early; a full search follows if a stale entry hid it.
     private func descriptor(of channel: Channel) -> Int32? {
         guard let cookie = DescriptorStore.cookie(of: channel) else { return nil }
-        let known = knownDescriptors.withLockedValue { $0 }
         var limit = rlimit()
         getrlimit(RLIMIT_NOFILE_VALUE, &limit)
         let last = Int32(clamping: min(limit.rlim_cur, 1 << 20))
-        for fd in Int32(3)..<last where !known.contains(fd) {
-            if DescriptorStore.cookie(ofDescriptor: fd) == cookie { return fd }
+        // Under the lock: the set is read in place, never copied per accept.
+        return knownDescriptors.withLockedValue { known in
+            for fd in Int32(3)..<last where !known.contains(fd) {
+                if DescriptorStore.cookie(ofDescriptor: fd) == cookie { return fd }
+            }
+            return known.sorted().first { DescriptorStore.cookie(ofDescriptor: $0) == cookie }
         }
-        for fd in known.sorted() where DescriptorStore.cookie(ofDescriptor: fd) == cookie { return fd }
-        return nil
     }
 
     // MARK: The old process hands over
