@@ -71,29 +71,25 @@ extension HandoverCoordinator {
             handlers[record.name] = handler
         }
 
-        var sessions: [String: Session] = [:]
-        for record in state.sessions {
-            guard let owner = outputs[record.owner] else { continue }
-            let views = record.views.compactMap { outputs[$0] }
-            let services = context.services
-            let session = try? await owner.eventLoop.submit {
-                Session(restoring: record.id, state: record.form, seq: record.seq, owner: owner, views: views, services: services)
-            }.get()
-            if let session {
-                services.directory.restore(session)
-                sessions[record.id] = session
-            }
+        let services = context.services
+        let owned = state.sessions.compactMap { record in
+            outputs[record.owner].map { (record: record, owner: $0, views: record.views.compactMap { outputs[$0] }) }
         }
+        let restored = await onTheirLoops(owned, loop: \.owner.eventLoop) { item in
+            let session = Session(restoring: item.record.id, state: item.record.form, seq: item.record.seq, owner: item.owner, views: item.views, services: services)
+            services.directory.restore(session)
+            return session
+        }
+        let sessions = Dictionary(restored.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         // The sessions carry on first (checks that were in flight run again), then the
         // connections handle the requests that waited, and read again.
-        for session in sessions.values {
-            try? await session.eventLoop.submit { session.resumeAfterHandover() }.get()
+        _ = await onTheirLoops(restored, loop: \.eventLoop) { $0.resumeAfterHandover() }
+        let resuming = state.connections.compactMap { record in
+            handlers[record.name].flatMap { handler in
+                outputs[record.name].map { (handler: handler, output: $0, held: record.sessions.compactMap { sessions[$0] }) }
+            }
         }
-        for record in state.connections {
-            guard let handler = handlers[record.name], let output = outputs[record.name] else { continue }
-            let held = record.sessions.compactMap { sessions[$0] }
-            try? await output.eventLoop.submit { handler.value.resumeAfterHandover(sessions: held) }.get()
-        }
+        _ = await onTheirLoops(resuming, loop: \.output.eventLoop) { $0.handler.value.resumeAfterHandover(sessions: $0.held) }
         return .carried(sessions: sessions.count, connections: handlers.count)
     }
 

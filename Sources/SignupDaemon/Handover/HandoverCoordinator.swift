@@ -18,7 +18,7 @@ import Glibc
 /// connection into a sealed memfd which it stores too, and exits; the next process restores
 /// them (`restore`) before it reports READY=1.
 final class HandoverCoordinator: Sendable {
-    private struct Entry {
+    private struct Entry: Sendable {
         let name: String
         let fd: Int32
         let output: ConnectionOutput
@@ -122,17 +122,23 @@ final class HandoverCoordinator: Sendable {
         deadline.cancel()
         // 3. Sessions stop where they are; events they sent before are queued to their
         //    connections' loops ahead of step 4.
-        var frozen: [(id: String, state: FormSession, seq: UInt64, subscribers: [ConnectionOutput])] = []
-        for session in services.directory.all {
-            if let saved = try? await session.eventLoop.submit({ session.freezeForHandover() }).get() {
-                frozen.append((session.id, saved.state, saved.seq, saved.subscribers))
-            }
+        let frozen = await onTheirLoops(services.directory.all, loop: \.eventLoop) { session in
+            let saved = session.freezeForHandover()
+            return (id: session.id, state: saved.state, seq: saved.seq, subscribers: saved.subscribers)
         }
         // 4. Connections: their unhandled input and unsent output, then close (systemd keeps them).
         var connections: [HandoverState.ConnectionRecord] = []
         var names: [ObjectIdentifier: String] = [:]
-        for entry in entries.withLockedValue({ Array($0.values) }) {
-            if let record = await handOver(entry) {
+        let all = entries.withLockedValue { Array($0.values) }
+        let attempts = await onTheirLoops(all, loop: \.output.eventLoop) { entry in (entry, Self.attempt(entry)) }
+        for (entry, attempt) in attempts {
+            let record: HandoverState.ConnectionRecord?
+            switch attempt {
+            case .saved(let saved): record = saved
+            case .gone: record = nil
+            case .waiting: record = await handOver(entry)
+            }
+            if let record {
                 connections.append(record)
                 names[ObjectIdentifier(entry.output)] = entry.name
             }
@@ -161,22 +167,23 @@ final class HandoverCoordinator: Sendable {
     }
 
     private func onEveryConnection(_ body: @escaping @Sendable (ConnectionHandler) -> Void) async {
-        for entry in entries.withLockedValue({ Array($0.values) }) {
-            let handler = entry.handler
-            try? await entry.output.eventLoop.submit { body(handler.value) }.get()
-        }
+        _ = await onTheirLoops(entries.withLockedValue { Array($0.values) }, loop: \.output.eventLoop) { body($0.handler.value) }
+    }
+
+    private enum Attempt: Sendable { case saved(HandoverState.ConnectionRecord), gone, waiting }
+
+    /// On the connection's loop: its record, unless it is gone or awaits an answer.
+    private static func attempt(_ entry: Entry) -> Attempt {
+        let handler = entry.handler.value
+        guard handler.output?.channel.isActive == true, handler.handover.name != nil else { return .gone }
+        return handler.handOver().map { .saved($0) } ?? .waiting
     }
 
     /// One connection's record; waits (a little) for an answer it awaits from elsewhere.
     private func handOver(_ entry: Entry) async -> HandoverState.ConnectionRecord? {
-        let handler = entry.handler
-        enum Attempt: Sendable { case saved(HandoverState.ConnectionRecord), gone, waiting }
         // An answer from elsewhere (a token check) is awaited: it comes within milliseconds.
         for _ in 0..<200 {
-            let attempt = (try? await entry.output.eventLoop.submit { () -> Attempt in
-                guard handler.value.output?.channel.isActive == true, handler.value.handover.name != nil else { return .gone }
-                return handler.value.handOver().map { .saved($0) } ?? .waiting
-            }.get()) ?? .gone
+            let attempt = (try? await entry.output.eventLoop.submit { Self.attempt(entry) }.get()) ?? .gone
             switch attempt {
             case .saved(let record): return record
             case .gone: return nil
