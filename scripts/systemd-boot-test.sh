@@ -267,6 +267,7 @@ out=$(ns_exec $HANDOVER stop 2>&1) || fail "systemctl stop with clients: $out"
 restarts_before=$(show NRestarts)
 out=$(ns_exec $HANDOVER kill9 2>&1) || fail "kill -9 with clients: $out"
 [ "$(show NRestarts)" -gt "$restarts_before" ] || fail "kill -9 was not followed by an automatic restart"
+out=$(ns_exec $HANDOVER corrupt 2>&1) || fail "a damaged handover state: $out"
 journal=$(ns_exec journalctl -u signupd.service -o verbose --no-pager 2>/dev/null)
 ! echo "$journal" | grep -q "Tr0ub4dor" || fail "a password typed before a restart reached the journal"
 pass
@@ -299,4 +300,4 @@ pass
 
 down
 rm -rf "$STATE"
-echo "PASS: systemd boot test, installed from the package ($checks groups: socket activation as a group member, refusal naming the group, root, private state, status counts, $journal_note, man pages and completions, an operator form live after reload, idle exit, restart, upgrade under $pings pings with none failed, sessions across restart and upgrade ($handover_note), stop says bye shutdown, kill -9 says bye restarted, purge, the README's by-hand install)"
+echo "PASS: systemd boot test, installed from the package ($checks groups: socket activation as a group member, refusal naming the group, root, private state, status counts, $journal_note, man pages and completions, an operator form live after reload, idle exit, restart, upgrade under $pings pings with none failed, sessions across restart and upgrade ($handover_note), stop says bye shutdown, kill -9 says bye restarted, a damaged state says so in bye, purge, the README's by-hand install)"

@@ -11,6 +11,8 @@ inside its sandbox, as root), against the installed socket.
   restart_handover.py stop      `systemctl stop signupd` -> every client gets `bye shutdown`.
   restart_handover.py kill9     kill -9 of the main process -> the next process closes the
                                 stored connections with `bye restarted`.
+  restart_handover.py corrupt   a previous process leaves a damaged state -> its stored
+                                connections get `bye` saying so; signupd serves on.
   restart_handover.py bench N [M]  N open sessions, M per connection -> `systemctl restart`
                                 -> the time until a keystroke is answered.
 """
@@ -216,6 +218,33 @@ def kill9():
     print("kill9: the next process (after pid %s) closed 3 stored connections with bye restarted" % before)
 
 
+def corrupt():
+    """A previous process that left a damaged state (corrupt_state_service.py as ExecStart=):
+    the real signupd started after it closes its stored connections with a `bye` that says
+    why, and serves new clients as usual."""
+    dropin = "/etc/systemd/system/signupd.service.d/zz-corrupt-state.conf"
+    here = os.path.dirname(os.path.abspath(__file__))
+    with open(dropin, "w") as f:
+        f.write("[Service]\nExecStart=\nExecStart=/usr/bin/python3 %s/corrupt_state_service.py\n" % here)
+    try:
+        systemctl("daemon-reload")
+        # stop, then start: the store is empty when the stand-in starts.
+        systemctl("stop", "signupd.service")
+        if systemctl("start", "signupd.service").returncode != 0:
+            fail("the stand-in did not start")
+        clients = [Client("client %d" % i) for i in range(2)]
+    finally:
+        os.unlink(dropin)
+        systemctl("daemon-reload")
+    if systemctl("restart", "signupd.service").returncode != 0:
+        fail("signupd did not start after the stand-in")
+    for client in clients:
+        client.expect_goodbye("restarted: the previous process's state could not be read (state checksum mismatch)")
+    healthy = Client("after")
+    healthy.open_signup("hc%s" % TAG)
+    print("corrupt: a damaged state closed 2 stored connections with bye (%s); signupd serves on" % clients[0].byes[0]["reason"])
+
+
 def bench(count, per_connection):
     """`count` sessions, `per_connection` on each connection (the per-uid connection limit
     is 1024); each has a value typed. Then `systemctl restart` (which returns once the new
@@ -255,6 +284,8 @@ if __name__ == "__main__":
         stop()
     elif mode == "kill9":
         kill9()
+    elif mode == "corrupt":
+        corrupt()
     elif mode == "bench":
         bench(int(sys.argv[2]), int(sys.argv[3]) if len(sys.argv) > 3 else 20)
     else:
