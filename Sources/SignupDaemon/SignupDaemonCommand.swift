@@ -137,7 +137,10 @@ struct SignupDaemonCommand: AsyncParsableCommand {
         let reloads = await FormReloader.start(FormReloader(directories: configuration.formDirectories, holder: services.forms, notifier: ServiceNotifier(), logger: logger))
         defer { reloads.cancel() }
         // Handover (issue 16): under systemd, connections and sessions survive a restart.
-        let handover = inherited != nil && ServiceNotifier().enabled ? HandoverCoordinator(inherited: stored, logger: logger) : nil
+        // Only a service manager that keeps a file descriptor store: systemd, which names
+        // every service run ($INVOCATION_ID); not systemd-socket-activate or a test harness.
+        let underSystemd = inherited != nil && ServiceNotifier().enabled && DefaultPaths.environment("INVOCATION_ID") != nil
+        let handover = underSystemd ? HandoverCoordinator(inherited: stored, logger: logger) : nil
         let server = SignupServer(configuration: configuration, services: services, group: group, notifier: ServiceNotifier(), logger: logger, handover: handover)
         let restarts = await HandoverSignal.start(server)
         defer { restarts.cancel() }
