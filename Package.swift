@@ -7,7 +7,7 @@ let package = Package(
     name: "signupd",
     platforms: [.macOS(.v14)],
     products: [
-        .executable(name: "signupd", targets: ["SignupDaemon"]),
+        .executable(name: "signupd", targets: ["signupd"]),
         .executable(name: "signupctl", targets: ["signupctl"]),
         .library(name: "Protocol", targets: ["Protocol"]),
     ],
@@ -35,6 +35,9 @@ let package = Package(
         // The username rule and identity (display name, key, skeleton), in one place.
         .target(name: "UsernameIdentity", dependencies: ["CICU"], swiftSettings: strict),
 
+        // errno text, whole writes and Unix socket addresses, for the daemon, signupctl and
+        // the tests (Protocol stays free of system calls).
+        .target(name: "UnixIO", swiftSettings: strict),
         // Wire types and the NDJSON codec: no dependencies, usable by any Swift client.
         .target(name: "Protocol", swiftSettings: strict),
         // The built-in forms and message catalogues, as text in the operators' file formats.
@@ -43,10 +46,12 @@ let package = Package(
         // shared by the daemon, tests and the fuzzer.
         .target(name: "FormEngine", dependencies: ["Protocol", "BuiltinForms"], swiftSettings: strict),
 
-        .executableTarget(
-            name: "SignupDaemon",
+        // The daemon: everything but its `@main` entry, so that tests can drive it in process.
+        // Its files stay in Sources/SignupDaemon; Main/ holds the executable's entry alone.
+        .target(
+            name: "SignupDaemonCore",
             dependencies: [
-                "Protocol", "FormEngine", "UsernameIdentity", "CSystemd", "CSodium", "CPWQuality",
+                "Protocol", "FormEngine", "UsernameIdentity", "UnixIO", "CSystemd", "CSodium", "CPWQuality",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -58,12 +63,20 @@ let package = Package(
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
+            path: "Sources/SignupDaemon",
+            exclude: ["Main"],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "signupd",
+            dependencies: ["SignupDaemonCore"],
+            path: "Sources/SignupDaemon/Main",
             swiftSettings: strict
         ),
         .executableTarget(
             name: "signupctl",
             dependencies: [
-                "Protocol",
+                "Protocol", "UnixIO",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict
@@ -76,7 +89,20 @@ let package = Package(
         // test); ICU (CICU) only to apply describe's username rules as a client would.
         .testTarget(
             name: "DaemonTests",
-            dependencies: ["Protocol", "CSodium", "CICU", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["Protocol", "UnixIO", "CSodium", "CICU", .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: strict
+        ),
+        // The daemon in process: the connection handler on NIO's testing channel, with
+        // virtual time, the in-memory store and SQLite on a temporary file. No sockets,
+        // no processes, no sleeps.
+        .testTarget(
+            name: "DaemonCoreTests",
+            dependencies: [
+                "SignupDaemonCore", "Protocol", "FormEngine", "UsernameIdentity",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strict
         ),
         // signupctl's pure parts: key decoding, field editing, screen layout, argument order.

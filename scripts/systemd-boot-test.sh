@@ -129,6 +129,17 @@ wait_for() {  # wait_for PROPERTY VALUE: systemd's state, polled (no event reach
   for _ in $(seq 1 150); do [ "$(show "$1")" = "$2" ] && return 0; sleep 0.1; done; return 1
 }
 
+# 0. The sandbox's /etc is an overlay of the build host's, and a host used for testing may
+# already have the users and groups this test creates (say, alice, and bob as a member of
+# signupd-clients, left by another tester): remove them here — in the sandbox only, the
+# host's /etc is never written — so that the machine is as clean as the steps below assume.
+for user in alice bob signupd; do
+  if ns_exec getent passwd "$user" >/dev/null; then ns_exec userdel "$user" || fail "removing the host's user $user from the sandbox"; fi
+done
+for group in alice bob signupd signupd-clients; do
+  if ns_exec getent group "$group" >/dev/null; then ns_exec groupdel "$group" || fail "removing the host's group $group from the sandbox"; fi
+done
+
 # 1. Install as the README says; the administrator adds alice to the group; bob is not in it.
 install_log=$(ns_exec env DEBIAN_FRONTEND=noninteractive apt-get install -y -q /run/sandbox-pkg/"$(basename "$DEB")" 2>&1) || fail "apt install: $install_log"
 ns_exec useradd -M alice && ns_exec useradd -M bob || fail "useradd"

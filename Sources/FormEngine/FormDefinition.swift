@@ -91,6 +91,18 @@ public struct FieldDefinition: Sendable, Codable, Equatable {
     }
 
     public var secret: Bool { kind == .secret }
+
+    /// The field's own cap on a value's UTF-8 bytes as sent, if a rule sets one.
+    var ownByteCap: Int? {
+        for spec in rules {
+            switch spec.rule {
+            case .maxBytes(let n): return n
+            case .username: return UsernameRules.maxInputBytes
+            default: continue
+            }
+        }
+        return nil
+    }
     public var messagePrefix: String { kind.messagePrefix }
 
     /// Whether a valid value is then checked for availability.
@@ -154,12 +166,31 @@ public struct FormDefinition: Sendable, Codable, Equatable {
         fields.firstIndex { $0.name == name }
     }
 
+    /// The most UTF-8 bytes a value of a field may have as sent; `set` refuses a longer
+    /// one (`valueTooLong`) and the field keeps its value. It is the field's own byte
+    /// cap — `max-bytes N`, or for a username the input cap of its rule (four times its
+    /// 255 bytes: normalisation can shrink text) — or, for a field that must equal
+    /// another, that field's; `defaultInputByteCap` for a field with none.
+    public func inputByteCap(of index: Int) -> Int {
+        if let own = fields[index].ownByteCap { return own }
+        for spec in fields[index].rules {
+            if case .equals(let other) = spec.rule, let match = self.index(of: other), let cap = fields[match].ownByteCap { return cap }
+        }
+        return Self.defaultInputByteCap
+    }
+
+    /// The byte cap of a field with no byte rule of its own.
+    public static let defaultInputByteCap = 4096
+
     /// The wire description of this form, labels in `locale`.
     public func description(locale: String = "en") -> FormDescription {
         FormDescription(
             name: name,
-            fields: fields.map { field in
-                FormDescription.Field(name: field.name, secret: field.secret, label: field.labels.text(for: locale), rules: field.rulesDescription, kind: field.kind.rawValue)
+            fields: fields.indices.map { index in
+                let field = fields[index]
+                var rules = field.rulesDescription
+                rules.maxInputBytes = inputByteCap(of: index)
+                return FormDescription.Field(name: field.name, secret: field.secret, label: field.labels.text(for: locale), rules: rules, kind: field.kind.rawValue)
             },
             submitLabel: submitLabels.text(for: locale),
             title: titles.text(for: locale),

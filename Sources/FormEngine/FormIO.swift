@@ -12,11 +12,17 @@ public struct Moment: Sendable, Codable, Comparable, Hashable {
     public static func < (lhs: Moment, rhs: Moment) -> Bool { lhs.nanoseconds < rhs.nanoseconds }
 
     public static func + (lhs: Moment, rhs: Duration) -> Moment {
-        let (seconds, attoseconds) = rhs.components
-        return Moment(nanoseconds: lhs.nanoseconds + seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        Moment(nanoseconds: lhs.nanoseconds + rhs.nanoseconds)
     }
 
     public static let zero = Moment(nanoseconds: 0)
+}
+
+extension Duration {
+    /// Whole nanoseconds (truncated): the one conversion for clocks and timers that count them.
+    public var nanoseconds: Int64 {
+        components.seconds * 1_000_000_000 + components.attoseconds / 1_000_000_000
+    }
 }
 
 /// An identity as a submit or an availability check names it: its kind and the value typed.
@@ -94,6 +100,9 @@ public enum FormEffect: Sendable, Equatable {
 /// Why an input was refused. The session is unchanged.
 public enum FormError: Error, Sendable, Equatable {
     case unknownField(String)
+    /// `set` with a value of more UTF-8 bytes than the field takes
+    /// (`FormDefinition.inputByteCap`); the field keeps its value.
+    case valueTooLong(field: String, maxBytes: Int)
     case notReady
     case finished
 }

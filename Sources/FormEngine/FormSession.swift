@@ -13,12 +13,26 @@ public struct FormSession: Sendable, Codable, Equatable {
         var deadline: Moment
     }
 
+    /// Where the session is in its life. Being busy and finished at once is not representable.
+    public enum Phase: Sendable, Codable, Equatable {
+        /// Taking input; submit is enabled when every field is ok.
+        case editing
+        /// The form's action runs (a signup or login); it ends in `.editing` again or `.finished`.
+        case submitting
+        /// The action succeeded: no more input.
+        case finished
+    }
+
     public let form: FormDefinition
     public private(set) var values: [String]
     public private(set) var validations: [Validation]
-    public private(set) var busy = false
-    public private(set) var finished = false
-    public private(set) var enabled = false
+    public private(set) var phase = Phase.editing
+    /// A signup or login is running.
+    public var busy: Bool { phase == .submitting }
+    /// The action succeeded.
+    public var finished: Bool { phase == .finished }
+    /// Whether `submit` would be accepted now: derived, never stored.
+    public var enabled: Bool { phase == .editing && validations.allSatisfy { $0.state == .ok } }
     /// The locale messages are rendered in (resolved against the catalogues).
     public private(set) var locale: String
     /// The last result, re-rendered by a locale switch.
@@ -59,19 +73,28 @@ public struct FormSession: Sendable, Codable, Equatable {
         configuration: FormConfiguration = FormConfiguration()
     ) throws(FormError) -> FormStep {
         var step = FormStep()
+        let wasEnabled = enabled
+        try apply(input, now: now, configuration: configuration, into: &step)
+        // `enabled` is announced only when it flips, as the last event of the step.
+        if enabled != wasEnabled { step.events.append(.enabled(enabled)) }
+        return step
+    }
+
+    private mutating func apply(_ input: FormInput, now: Moment, configuration: FormConfiguration, into step: inout FormStep) throws(FormError) {
         switch input {
         case .set(let name, let value):
             guard let index = form.index(of: name) else { throw .unknownField(name) }
             guard !finished else { throw .finished }
-            guard !values[index].utf8.elementsEqual(value.utf8) else { return step }
+            let cap = form.inputByteCap(of: index)
+            guard value.utf8.count <= cap else { throw .valueTooLong(field: name, maxBytes: cap) }
+            guard !values[index].utf8.elementsEqual(value.utf8) else { return }
             values[index] = value
             revalidate(changed: index, now: now, configuration: configuration, into: &step)
         case .submit:
             guard !finished else { throw .finished }
             guard enabled else { throw .notReady }
-            busy = true
+            phase = .submitting
             step.events.append(.busy(true))
-            updateEnabled(into: &step)
             let identity = IdentityValue(form.identityKind, values[form.identityField])
             step.effects.append(.submit(form.action, identity: identity, password: values[form.secretField]))
         case .setLocale(let tag):
@@ -81,7 +104,7 @@ public struct FormSession: Sendable, Codable, Equatable {
                 step.events.append(.result(ok: result.ok, message: configuration.catalogues.render(result.message, locale: locale), user: result.user, token: nil))
             }
         case .availability(let id, let availability):
-            guard let check = pendingCheck, check.id == id else { return step }  // stale: never emitted
+            guard let check = pendingCheck, check.id == id else { return }  // stale: never emitted
             pendingCheck = nil
             let prefix = form.fields[check.field].messagePrefix
             let validation = switch availability {
@@ -91,25 +114,21 @@ public struct FormSession: Sendable, Codable, Equatable {
             case .unreachable: Validation(.failed, MessageRef("availability.unreachable"))
             }
             setValidation(validation, at: check.field, configuration: configuration, into: &step)
-            updateEnabled(into: &step)
         case .passwordChecked(let id, let failure):
-            guard let index = pendingQuality.firstIndex(where: { $0.id == id }) else { return step }  // stale
+            guard let index = pendingQuality.firstIndex(where: { $0.id == id }) else { return }  // stale
             let check = pendingQuality.remove(at: index)
             let validation = failure.map { Validation(.failed, MessageRef("password.quality.\($0.verdict.rawValue)", $0.params)) }
                 ?? Validation(.ok, MessageRef(form.fields[check.field].okMessageID))
             setValidation(validation, at: check.field, configuration: configuration, into: &step)
-            updateEnabled(into: &step)
         case .submitCompleted(let outcome):
-            guard busy else { return step }
+            guard busy else { return }
             complete(outcome, configuration: configuration, into: &step)
         case .tick:
-            guard let check = pendingCheck, check.deadline <= now else { return step }
+            guard let check = pendingCheck, check.deadline <= now else { return }
             pendingCheck = nil
             step.effects.append(.cancelCheck(id: check.id))
             setValidation(Validation(.failed, MessageRef("availability.unreachable")), at: check.field, configuration: configuration, into: &step)
-            updateEnabled(into: &step)
         }
-        return step
     }
 
     /// The deadline of the check in flight, which the shell must report with `.tick`.
@@ -161,11 +180,10 @@ public struct FormSession: Sendable, Codable, Equatable {
             }
             setValidation(validation, at: index, configuration: configuration, into: &step)
         }
-        updateEnabled(into: &step)
     }
 
     private mutating func complete(_ outcome: SubmitOutcome, configuration: FormConfiguration, into step: inout FormStep) {
-        busy = false
+        phase = .editing
         let prefix = form.fields[form.identityField].messagePrefix
         func result(_ ok: Bool, _ message: MessageRef, user: String? = nil, token: String? = nil) {
             lastResult = StoredResult(ok: ok, message: message, user: user)
@@ -173,10 +191,10 @@ public struct FormSession: Sendable, Codable, Equatable {
         }
         switch outcome {
         case .signedUp(let user):
-            finished = true
+            phase = .finished
             result(true, MessageRef("signup.done"), user: user)
         case .loggedIn(let user, let token):
-            finished = true
+            phase = .finished
             result(true, MessageRef("login.done"), user: user, token: token)
         case .usernameTaken, .usernameTooSimilar:
             let message = MessageRef(outcome == .usernameTaken ? "\(prefix).taken" : "\(prefix).too_similar")
@@ -193,7 +211,6 @@ public struct FormSession: Sendable, Codable, Equatable {
             result(false, MessageRef("store.unavailable"))
         }
         step.events.append(.busy(false))
-        updateEnabled(into: &step)
     }
 
     private mutating func setValidation(_ validation: Validation, at index: Int, configuration: FormConfiguration, into step: inout FormStep) {
@@ -221,11 +238,5 @@ public struct FormSession: Sendable, Codable, Equatable {
         return result
     }
 
-    private mutating func updateEnabled(into step: inout FormStep) {
-        let value = !busy && !finished && validations.allSatisfy { $0.state == .ok }
-        guard value != enabled else { return }
-        enabled = value
-        step.events.append(.enabled(value))
-    }
 }
 

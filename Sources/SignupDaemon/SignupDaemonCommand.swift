@@ -12,10 +12,9 @@ import UsernameIdentity
 import Glibc
 #endif
 
-/// `signupd`: the form-session daemon.
-@main
-struct SignupDaemonCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
+/// `signupd`: the form-session daemon. Its `@main` entry is the `signupd` target's.
+public struct SignupDaemonCommand: AsyncParsableCommand {
+    public static let configuration = CommandConfiguration(
         commandName: "signupd",
         abstract: "Serve sign-up and login form sessions over a Unix socket (protocol signup/1).",
         discussion: """
@@ -46,13 +45,15 @@ struct SignupDaemonCommand: AsyncParsableCommand {
 
     @OptionGroup(title: "Forms and messages") var forms: FormOptions
 
-    func validate() throws {
+    public init() {}
+
+    public func validate() throws {
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level \"\(logLevel)\"") }
         if let threads { try checkRange("--threads", threads, 1...256) }
         if let idleExit { try checkRange("--idle-exit", idleExit, 0...31_536_000) }
     }
 
-    func run() async throws {
+    public func run() async throws {
         if forms.checkConfig {
             // Like sshd -t and nginx -t: read everything, say what is wrong, start nothing.
             switch forms.directories.load() {
@@ -130,7 +131,10 @@ struct SignupDaemonCommand: AsyncParsableCommand {
             http: configuration.availabilityURL.map { HTTPAvailabilityClient(template: $0, timeout: configuration.availabilityTimeout, group: group) },
             formConfiguration: Self.formConfiguration(configuration, logger: logger),
             forms: FormLibraryHolder(library),
-            registry: ConnectionRegistry(maxConnections: configuration.maxConnections, maxConnectionsPerUID: configuration.maxConnectionsPerUID),
+            registry: ConnectionRegistry(
+                maxConnections: configuration.maxConnections, maxConnectionsPerUID: configuration.maxConnectionsPerUID,
+                connectsPerUIDPerSecond: configuration.connectsPerUIDPerSecond, unthrottledUIDs: [0, getuid()]
+            ),
             directory: SessionDirectory(),
             checkBudget: CheckBudget(perUIDPerSecond: configuration.availabilityChecksPerUIDPerSecond, perSessionPerSecond: configuration.availabilityChecksPerSessionPerSecond)
         )
@@ -199,7 +203,8 @@ struct SignupDaemonCommand: AsyncParsableCommand {
         )
         configuration.maxConnections = limits.maxConnections
         configuration.maxConnectionsPerUID = limits.maxConnectionsPerUser
-        configuration.maxTotalOutputBytes = limits.maxTotalOutputBytes
+        configuration.connectsPerUIDPerSecond = limits.maxConnectsPerUserPerSecond == 0 ? nil : limits.maxConnectsPerUserPerSecond
+        configuration.maxBufferedBytes = limits.maxBufferedBytes
         configuration.availabilityChecksPerUIDPerSecond = limits.availabilityChecksPerSecond
         configuration.availabilityChecksPerSessionPerSecond = limits.availabilityChecksPerSessionPerSecond
         configuration.idleConnectionSeconds = limits.idleConnectionTimeout == 0 ? nil : limits.idleConnectionTimeout

@@ -102,6 +102,28 @@ struct BadInputTests {
         #expect(error.string("code") == "unknown_op")
     }
 
+    @Test("a value past the field's byte cap is refused with value_too_long and not stored")
+    func valueTooLong() throws {
+        let client = try SharedDaemon.client()
+        _ = try client.open("signup")
+        let kept = try client.set("password", "pass word")
+        #expect(kept.contains { $0.string("field") == "password" && $0.string("state") == "ok" })
+        try client.send(Request(id: .string("long"), .set(session: nil, field: "password", value: String(repeating: "x", count: 4097))))
+        let error = try client.next("error")
+        #expect(error.string("code") == "value_too_long")
+        #expect(error["id"] == .string("long"))
+        #expect(error.string("message")?.contains("4096") == true)
+        #expect(try client.sync().isEmpty)
+        // The field keeps its previous value: the same value again changes nothing, and the snapshot still says ok.
+        #expect(try client.set("password", "pass word").isEmpty)
+        try client.send(Request(.snapshot(session: nil)))
+        let password = try client.next { $0.event == "validation" && $0.string("field") == "password" }.match
+        #expect(password.string("state") == "ok")
+        // A username past its 1020-byte input cap, likewise.
+        try client.send(Request(.set(session: nil, field: "username", value: String(repeating: "a", count: 1021))))
+        #expect(try client.next("error").string("code") == "value_too_long")
+    }
+
     @Test("session rule violations: unknown field, not ready, finished, limits")
     func sessionErrors() throws {
         let client = try SharedDaemon.client()

@@ -56,12 +56,43 @@ struct HandoverStateTests {
         }
     }
 
-    @Test("another format version is refused by number")
+    @Test("another format version is refused by number, version 1 (busy/finished flags) included")
     func wrongVersion() throws {
-        var bytes = try HandoverCodec.encode(try sample())
-        bytes[8] = 2
-        #expect(throws: HandoverStateError.unsupportedVersion(2)) { try HandoverCodec.decode(bytes) }
-        #expect(HandoverStateError.unsupportedVersion(2).reason.contains("version 2"))
+        #expect(HandoverCodec.version == 2)
+        for other: UInt8 in [1, 3] {
+            var bytes = try HandoverCodec.encode(try sample())
+            bytes[8] = other
+            #expect(throws: HandoverStateError.unsupportedVersion(UInt32(other))) { try HandoverCodec.decode(bytes) }
+        }
+        #expect(HandoverStateError.unsupportedVersion(3).reason.contains("version 3 is not supported (this signupd reads version 2)"))
+    }
+
+    @Test("the engine's phase travels: a submitting session stays submitting, a finished one finished")
+    func phaseRoundTrip() throws {
+        var submitting = FormSession(form: .signup, locale: "en")
+        let step = try submitting.handle(.set(field: "username", value: "alice"), now: .zero)
+        for case .startCheck(let id, _, _) in step.effects {
+            _ = try submitting.handle(.availability(check: id, .available), now: .zero)
+        }
+        _ = try submitting.handle(.set(field: "password", value: "s3cret!"), now: .zero)
+        _ = try submitting.handle(.set(field: "repeatedPassword", value: "s3cret!"), now: .zero)
+        #expect(submitting.enabled)
+        _ = try submitting.handle(.submit, now: .zero)
+        #expect(submitting.phase == .submitting)
+        var finished = submitting
+        _ = try finished.handle(.submitCompleted(.signedUp(user: "alice")), now: .zero)
+        #expect(finished.phase == .finished)
+        for session in [submitting, finished] {
+            let state = HandoverState(
+                sessions: [.init(id: "00000000000000bb", form: session, seq: 3, ageNanoseconds: 42_000_000_000, owner: "c.1.1", views: [])],
+                connections: [.init(name: "c.1.1", sessions: ["00000000000000bb"])]
+            )
+            let decoded = try HandoverCodec.decode(try HandoverCodec.encode(state))
+            #expect(decoded == state)
+            #expect(decoded.sessions[0].form.phase == session.phase)
+            #expect(decoded.sessions[0].form.enabled == false)
+            #expect(decoded.sessions[0].ageNanoseconds == 42_000_000_000)
+        }
     }
 
     @Test("bytes that are not a state at all")

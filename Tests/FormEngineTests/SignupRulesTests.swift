@@ -53,20 +53,55 @@ struct SignupRulesTests {
     @Test("a username over 255 bytes fails before anything else is counted")
     func usernameBytes() throws {
         var session = FormSession(form: .signup)
-        let result = try validation("username", "admin" + String(repeating: "\u{1160}", count: 21_000), in: &session)
+        let result = try validation("username", "admin" + String(repeating: "\u{1160}", count: 300), in: &session)  // 905 bytes
         #expect(result == Shown(.failed, "Username must be at most 255 bytes"))
         let fits = try validation("username", String(repeating: "é", count: 39), in: &session)
         #expect(fits.state == .validating)
+    }
+
+    @Test("a value past the field's input byte cap is refused and not stored", arguments: [
+        ("username", 1020), ("password", 4096), ("repeatedPassword", 4096),
+    ])
+    func valueTooLong(_ field: String, _ cap: Int) throws {
+        var session = FormSession(form: .signup)
+        #expect(session.form.inputByteCap(of: session.form.index(of: field)!) == cap)
+        let before = try validation(field, "abcdef", in: &session)
+        let index = session.form.index(of: field)!
+        let heavy = "a" + String(repeating: "\u{301}", count: cap / 2)  // one character, cap + 1 bytes
+        #expect(heavy.utf8.count == cap + 1)
+        #expect(throws: FormError.valueTooLong(field: field, maxBytes: cap)) { try session.handle(.set(field: field, value: heavy), now: .zero) }
+        #expect(session.values[index] == "abcdef")
+        #expect(session.shown(index) == before)
+        // Exactly the cap is taken (and judged by the field's rules).
+        let full = String(repeating: "p", count: cap)
+        _ = try session.handle(.set(field: field, value: full), now: .zero)
+        #expect(session.values[index] == full)
+    }
+
+    @Test("a field without a byte rule of its own is capped at 4096 bytes; describe states every cap")
+    func defaultCap() throws {
+        let phone = FormDefinition.phoneSignup
+        let index = phone.index(of: "phone")!
+        #expect(phone.inputByteCap(of: index) == FormDefinition.defaultInputByteCap)
+        var session = FormSession(form: phone)
+        #expect(throws: FormError.valueTooLong(field: "phone", maxBytes: 4096)) {
+            try session.handle(.set(field: "phone", value: String(repeating: " ", count: 4097)), now: .zero)
+        }
+        #expect(session.values[index] == "")
+        let described = FormDefinition.signup.description().fields.map { $0.rules?.maxInputBytes }
+        #expect(described == [1020, 4096, 4096])
     }
 
     @Test("password fields are capped at 4096 bytes, whatever their character count")
     func passwordBytes() throws {
         var session = FormSession(form: .signup)
         let heavy = "a" + String(repeating: "\u{301}", count: 2100)  // one character, 4201 bytes
-        #expect(try validation("password", heavy, in: &session) == Shown(.failed, "Password must be at most 4096 bytes"))
+        #expect(throws: FormError.valueTooLong(field: "password", maxBytes: 4096)) { try session.handle(.set(field: "password", value: heavy), now: .zero) }
+        let underCap = String(repeating: "p", count: 1025)  // within the byte cap: stored, and judged by the rules
+        #expect(try validation("password", underCap, in: &session) == Shown(.failed, "Password must be at most 1024 characters"))
         var login = FormSession(form: .login)
-        _ = try login.handle(.set(field: "password", value: heavy), now: .zero)
-        #expect(login.shown(1) == Shown(.failed, "Password must be at most 4096 bytes"))
+        #expect(throws: FormError.valueTooLong(field: "password", maxBytes: 4096)) { try login.handle(.set(field: "password", value: heavy), now: .zero) }
+        #expect(login.shown(1).state == .empty)
     }
 
     @Test("a configured username rule decides, and each verdict has its message", arguments: [

@@ -22,7 +22,29 @@ struct ServerEventTests {
         .session(session: "s", seq: 4, .result(ok: true, message: LocalizedMessage(id: "login.done", text: "Logged in"), user: "u", token: "t"), id: nil),
         .error(code: .notReady, message: "m", session: "s", id: .string("q")),
         .bye(reason: "shutdown"),
+        .description(
+            forms: [
+                FormDescription(
+                    name: "f", fields: [.init(name: "u", secret: false, label: "U", rules: FieldRulesDescription(minCharacters: 1, maxCharacters: 39, appliesTo: ["NFC"], bidiRule: "RFC5893"), kind: "username")],
+                    submitLabel: "Go"
+                )
+            ],
+            locale: "en", id: .string("d")
+        ),
     ]
+
+    @Test("every event decodes back to itself", arguments: samples)
+    func decodes(_ event: ServerEvent) throws {
+        #expect(try ServerEvent.decode(line: Array(event.line.dropLast())) == event)
+    }
+
+    @Test func unknownEventsAndCodesAreNamed() {
+        #expect(throws: ServerEventDecodingError.unknownEvent("launched")) { try ServerEvent.decode(line: Array(#"{"event":"launched"}"#.utf8)) }
+        #expect(throws: ServerEventDecodingError.unknownErrorCode("new_code", message: "m")) {
+            try ServerEvent.decode(line: Array(#"{"event":"error","code":"new_code","message":"m"}"#.utf8))
+        }
+        #expect(throws: ServerEventDecodingError.invalidMember(event: "pong", member: "id")) { try ServerEvent.decode(line: Array(#"{"event":"pong","id":true}"#.utf8)) }
+    }
 
     @Test("every event is one line of valid JSON naming its event", arguments: samples)
     func oneLine(_ event: ServerEvent) throws {
@@ -45,5 +67,19 @@ struct ServerEventTests {
             #expect(parsed["seq"]?.int64Value == Int64(seq))
             #expect(parsed["session"] == .string("s"))
         }
+    }
+}
+
+/// The writer writes any JSON value, bare or nested, as the parser reads it back.
+@Suite struct JSONWriterValueTests {
+    @Test(arguments: [
+        #""a \"quoted\"\nline""#, "null", "true", "-12", "1.5e3", "[]", "{}", #"[1,"x",[true,null],{"k":{"n":[]}}]"#,
+        #"{"a":1,"b":[{"c":"d"},false],"e":{}}"#,
+    ])
+    func roundTrips(_ text: String) throws {
+        let value = try JSONParser.parse(Array(text.utf8))
+        var writer = JSONWriter()
+        writer.value(value)
+        #expect(String(decoding: writer.bytes, as: UTF8.self) == text)
     }
 }

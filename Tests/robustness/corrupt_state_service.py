@@ -26,9 +26,9 @@ stored = []
 
 
 def restart(*_):
-    # A version-1 header over a payload whose checksum is wrong.
+    # A header of the current format (version 2) over a payload whose checksum is wrong.
     payload = b'{"connections":[],"sessions":[]}'
-    state = b"SGNDHOVR" + struct.pack("<IQI", 1, len(payload), 0xDEADBEEF) + payload
+    state = b"SGNDHOVR" + struct.pack("<IQI", 2, len(payload), 0xDEADBEEF) + payload
     fd = os.memfd_create("signupd-handover", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
     os.write(fd, state)
     import fcntl

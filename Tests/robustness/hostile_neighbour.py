@@ -23,10 +23,19 @@
     start with a clear error;
 10. pipelined cheap requests (describe, ping) from clients that never read do not freeze
     the daemon: another client's ping stays prompt (backpressure, bounded turns).
+11. a connect/disconnect flood from one uid leaves another uid's connect, ping and login
+    prompt (short accept queue, per-uid connect rate refused with rate_limited + bye);
+12. many connections holding half lines: the daemon-wide buffer budget drops the biggest
+    holders with bye, RSS stays bounded, a quiet client is still answered;
+13. a `set` past the field's byte cap is refused with value_too_long, the field keeps
+    its value, describe states every cap;
+14. other uids' failures past the global per-identity limit, then the owner's typo: the
+    owner still logs in with the right password, the guessing uids stay throttled;
+15. a client holding a session that stops reading is closed after the idle timeout.
 (Queued signups and logins of a client still connected are finished at SIGTERM within the
 grace period: sigterm_under_load.py checks that each gets its result.)
 
-usage: hostile_neighbour.py path/to/signupd [--long]   (parts 1 and 4 need root: setpriv)
+usage: hostile_neighbour.py path/to/signupd [--long]   (parts 1, 4, 11 and 14 need root: setpriv)
 """
 import json
 import os
@@ -217,7 +226,9 @@ def part_2():
         print("  burst of %d sets: %d HTTP requests, at most %d connections open at the service, %d descriptors, %d MiB RSS"
               % (burst, http_state["requests"], http_state["max_open"], fds_during, rss_during // 1024))
         checks.check(got["state"] == "ok" and "burst%d" % (burst - 1) in http_state["names"], "the newest value is checked: %s" % got)
-        checks.check(http_state["requests"] <= 10, "a burst of %d sets costs a handful of HTTP requests: %d" % (burst, http_state["requests"]))
+        # Before: 13,253 requests for 20,000 sets. How many land while the burst is read
+        # depends on the machine's load (3-12 seen on a busy 2-core one); dozens would still be a bug.
+        checks.check(http_state["requests"] <= 32, "a burst of %d sets costs a handful of HTTP requests: %d" % (burst, http_state["requests"]))
         checks.check(http_state["max_open"] <= 16, "outbound connections are capped: %d" % http_state["max_open"])
         checks.check(fds_during < 64, "descriptors stay few during the burst: %d" % fds_during)
     finally:
@@ -372,7 +383,7 @@ def part_6():
     finally:
         checks.check(daemon.stop() == 0, "daemon exits 0")
     # Many clients that each stay under --max-output-bytes but never read: the total is capped.
-    daemon = Daemon(binary, args=FAST_HASH + ["--max-total-output-bytes", "65536"]).start()
+    daemon = Daemon(binary, args=FAST_HASH + ["--max-buffered-bytes", "65536"]).start()
     try:
         readers_not = []
         dropped = 0
@@ -392,7 +403,7 @@ def part_6():
                 dropped += 1
             except (EOFError, ConnectionResetError):  # closed with output unread: the bye may be lost
                 dropped += 1
-        checks.check(dropped >= 1 and "the output budget for all clients is exhausted" in daemon.log(),
+        checks.check(dropped >= 1 and "dropping a client over the buffer budget" in daemon.log(),
                      "clients that never read are dropped at the total output budget (%d dropped)" % dropped)
         fine = Client(daemon.sock)
         pong, _ = fine.reply(fine.send("ping"))
@@ -540,7 +551,9 @@ def victim_pings(path, seconds):
     end = time.monotonic() + seconds
     while time.monotonic() < end:
         start = time.monotonic()
-        s = socket.socket(socket.AF_UNIX); s.settimeout(30); s.connect(path)
+        # A blocking connect waits for room in a full accept queue (with a timeout it
+        # would fail at once with EAGAIN), as a client would wait.
+        s = socket.socket(socket.AF_UNIX); s.connect(path); s.settimeout(30)
         r = s.makefile("rb"); r.readline()
         s.sendall(b'{"op":"ping","id":1}\n')
         while json.loads(r.readline()).get("event") != "pong":
@@ -576,8 +589,298 @@ def part_10():
             daemon.stop()
 
 
+CONNECT_FLOOD = r"""
+import socket, sys, threading, time
+path, threads, seconds = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+counts = {"connected": 0, "refused": 0, "failed": 0, "as documented": 0}
+lock = threading.Lock()
+print("ready", flush=True)
+end = time.monotonic() + seconds
+
+
+def hammer(n):
+    while time.monotonic() < end:
+        s = socket.socket(socket.AF_UNIX)
+        s.settimeout(5)
+        try:
+            s.connect(path)
+            if n % 2:  # half read the greeting (or the refusal), half close at once
+                got = s.recv(4096)
+                refused = b'"error"' in got
+                while refused and got.count(b"\n") < 2:  # a refusal is an error, then bye, then the close
+                    chunk = s.recv(4096)
+                    if not chunk:
+                        break
+                    got += chunk
+                with lock:
+                    if refused:
+                        counts["refused"] += 1
+                        counts["as documented"] += b'"code":"rate_limited"' in got and b'"event":"bye"' in got
+                    else:
+                        counts["connected"] += 1
+            else:
+                with lock:
+                    counts["connected"] += 1
+        except OSError:
+            with lock:
+                counts["failed"] += 1
+        finally:
+            s.close()
+
+
+workers = [threading.Thread(target=hammer, args=(n,)) for n in range(threads)]
+for w in workers:
+    w.start()
+for w in workers:
+    w.join()
+print("%d %d %d %d" % (counts["connected"], counts["refused"], counts["failed"], counts["as documented"]), flush=True)
+"""
+
+
+def percentiles(values):
+    values = sorted(values)
+    return values[len(values) // 2], values[min(len(values) - 1, int(len(values) * 0.99))], values[-1]
+
+
+def victim_logins_and_pings(path, seconds):
+    """Another uid's connect+hello+ping and login latencies, one after the other, for `seconds`."""
+    c = Client(path)
+    pings, logins, refused = [], [], []
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        pings.extend(victim_pings(path, 0.01))
+        result, took = login(c, "victim", "victim password")
+        if not result["ok"]:
+            refused.append(result)
+        logins.append(took)
+        time.sleep(0.05)  # a client's pace, not synchronisation
+    c.close()
+    checks.check(not refused, "every login of the victim succeeds: %s" % refused[:3])
+    return pings, logins
+
+
+# ---- 11. a connect/disconnect flood from one uid does not stall another uid
+def part_11():
+    if not is_root:
+        print("SKIP part 11: needs root to run a client as another user")
+        return
+    daemon = public_daemon(FAST_HASH)
+    try:
+        c = Client(daemon.sock)
+        c.fill_signup("victim", "victim password")
+        checks.check(c.submit_and_wait()["ok"] is True, "signup victim")
+        c.close()
+        idle_pings, idle_logins = victim_logins_and_pings(daemon.sock, 2)
+        threads, seconds = (32, 20) if long else (16, 6)
+        flood = as_nobody(CONNECT_FLOOD, daemon.sock, str(threads), str(seconds))
+        checks.check(flood.stdout.readline().strip() == "ready", "flooder started")
+        busy_pings, busy_logins = victim_logins_and_pings(daemon.sock, seconds - 1)
+        out, err = flood.communicate(timeout=120)
+        connected, refused, failed, documented = (int(x) for x in (out.split() or ["0", "0", "0", "0"]))
+        ip, bp, il, bl = (percentiles(x) for x in (idle_pings, busy_pings, idle_logins, busy_logins))
+        print("  connect flood, %d threads for %d s: %d connections, %d refused at the door, %d failed to connect" % (threads, seconds, connected, refused, failed))
+        print("  victim ping (connect+hello+ping) idle p50 %.3f p99 %.3f max %.3f s; during the flood p50 %.3f p99 %.3f max %.3f s (%d)" % (ip + bp + (len(busy_pings),)))
+        print("  victim login idle p50 %.3f p99 %.3f max %.3f s; during the flood p50 %.3f p99 %.3f max %.3f s (%d)" % (il + bl + (len(busy_logins),)))
+        checks.check(connected + refused > 500, "the flood is a real one: %d connections" % (connected + refused))
+        # Before: p50 = max 6.7-7.2 s (a 4,096-deep accept queue kept full). The bounds allow for a
+        # shared 2-core machine running a debug build (one sample of 3.2 s seen under a load of 8).
+        checks.check(bp[0] < 0.5 and bp[2] < 4.0, "another uid's ping stays prompt under a connect flood: p50 %.3f s, max %.3f s" % (bp[0], bp[2]))
+        checks.check(bl[2] < 4.0, "another uid's login stays prompt under a connect flood: max %.3f s" % bl[2])
+        checks.check(refused > 0 and documented == refused, "the flooding uid is refused at the door past its connect rate, each with rate_limited then bye: %d of %d" % (documented, refused))
+    finally:
+        checks.check(daemon.stop() == 0, "daemon exits 0")
+
+
+def unread_by_peer(s):
+    """Bytes this socket sent that the other end has not read yet (SIOCOUTQ)."""
+    import fcntl
+    import struct
+    import termios
+    return struct.unpack("i", fcntl.ioctl(s, termios.TIOCOUTQ, b"\0\0\0\0"))[0]
+
+
+# ---- 12. a total budget on buffered input and unread output: the biggest holders pay
+def part_12():
+    limit = 2 << 20
+    daemon = Daemon(binary, args=FAST_HASH + ["--max-buffered-bytes", str(limit)]).start()
+    try:
+        quiet = Client(daemon.sock)
+        quiet.open("signup")
+        rss_before = daemon.rss_kib()
+        holders = []
+        count = 1000 if long else 300
+        half = b'{"op":"set","field":"username","value":"' + b"x" * 60000  # a line never finished
+        for _ in range(count):
+            s = socket.socket(socket.AF_UNIX)
+            s.connect(daemon.sock)  # blocking: waits for room in the accept queue
+            try:
+                s.sendall(half)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # dropped already
+            holders.append(s)
+        # Wait until the daemon has read everything it was sent (or closed the connection).
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and any(unread_by_peer(s) > 0 for s in holders):
+            quiet.reply(quiet.send("ping"))  # the quiet user keeps being answered meanwhile
+        rss_after = daemon.rss_kib()
+        # The dropped ones are hung up on (POLLHUP), without reading: collect them until a
+        # second passes with no more.
+        import select
+        poller = select.poll()
+        for s in holders:
+            poller.register(s, select.POLLRDHUP)
+        hung_up = set()
+        while True:
+            new = {fd for fd, event in poller.poll(1000) if event & (select.POLLHUP | select.POLLRDHUP)} - hung_up
+            if not new:
+                break
+            hung_up |= new
+            for fd in new:
+                poller.unregister(fd)
+        dropped = len(hung_up)
+        sample = next(s for s in holders if s.fileno() in hung_up) if hung_up else None
+        said = sample.recv(1 << 20) if sample else b""
+        checks.check(b"over budget" in said, "a dropped one is told why (bye over budget): %r" % said[-160:])
+        checks.check(daemon.log().count("dropping a client over the buffer budget") == dropped, "every drop is logged")
+        kept = count - dropped
+        print("  %d connections each holding a 60,000-byte half line, budget %d bytes: %d dropped, %d kept (%d bytes); RSS %d -> %d KiB"
+              % (count, limit, dropped, kept, kept * len(half), rss_before, rss_after))
+        checks.check(dropped > 0 and "dropping a client over the buffer budget" in daemon.log(), "the biggest holders are dropped with bye at the total budget: %d" % dropped)
+        checks.check(kept * len(half) <= limit, "what is kept fits the budget: %d bytes" % (kept * len(half)))
+        checks.check(rss_after - rss_before < 16 * 1024, "daemon RSS stays bounded: +%d KiB for %d KiB sent" % (rss_after - rss_before, count * len(half) // 1024))
+        quiet.send("set", field="username", value="quietperson")
+        got, _ = quiet.until(lambda m: m.get("event") == "validation" and m["field"] == "username" and m["state"] in ("ok", "failed"))
+        checks.check(got["state"] == "ok", "the quiet user, holding nothing, is still answered: %s" % got)
+        for s in holders:
+            s.close()
+    finally:
+        checks.check(daemon.stop() == 0, "daemon exits 0")
+
+
+# ---- 13. values past the field's byte cap are refused, not stored
+def part_13():
+    daemon = Daemon(binary, args=FAST_HASH).start()
+    try:
+        c = Client(daemon.sock)
+        c.send("describe")
+        description = c.until(lambda m: m.get("event") == "description")[0]
+        caps = {(f["name"], field["name"]): field["rules"].get("maxInputBytes") for f in description["forms"] for field in f["fields"]}
+        checks.check(all(caps.values()) and caps[("signup", "password")] == 4096 and caps[("signup", "username")] == 1020,
+                     "describe states every field's byte cap: %s" % caps)
+        c.open("signup")
+        c.send("set", field="password", value="pass word")
+        c.barrier()
+        for field, cap in (("password", 4096), ("repeatedPassword", 4096), ("username", 1020)):
+            rid = c.send("set", field=field, value="x" * (cap + 1))
+            error, _ = c.reply(rid)
+            checks.check(error.get("event") == "error" and error.get("code") == "value_too_long",
+                         "a %s of %d bytes is refused: %s" % (field, cap + 1, error))
+        rid = c.send("snapshot")
+        snapshot, _ = c.until(lambda m: m.get("event") == "validation" and m.get("field") == "password")
+        checks.check(snapshot["state"] == "ok", "the password keeps its previous value: %s" % snapshot)
+        # 16 sessions x 3 fields x 60 KB sent: nothing past the caps is held.
+        rss_before = daemon.rss_kib()
+        for _ in range(15):
+            c.open("signup")
+        lines = []
+        for n in range(16 * 20):
+            for field in ("username", "password", "repeatedPassword"):
+                lines.append({"op": "set", "field": field, "value": "%d" % n + "y" * 60000})
+        refused = 0
+        for chunk in range(0, len(lines), 30):
+            c.send_raw(b"".join(json.dumps(l).encode() + b"\n" for l in lines[chunk:chunk + 30]))
+            refused += sum(1 for m in c.barrier() if m.get("code") == "value_too_long")
+        rss_after = daemon.rss_kib()
+        print("  %d of %d sets of 60 KB values refused (value_too_long); RSS %d -> %d KiB" % (refused, len(lines), rss_before, rss_after))
+        checks.check(refused == len(lines), "every value past its cap is refused: %d of %d" % (refused, len(lines)))
+        pong, _ = c.reply(c.send("ping"))
+        checks.check(pong["event"] == "pong", "the connection still works")
+    finally:
+        checks.check(daemon.stop() == 0, "daemon exits 0")
+
+
+GUESSER = r"""
+import json, socket, sys
+path, name, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
+s = socket.socket(socket.AF_UNIX); s.settimeout(30); s.connect(path); r = s.makefile("rb"); r.readline()
+out = []
+for attempt in range(count):
+    s.sendall(b"".join(json.dumps(l).encode() + b"\n" for l in [
+        {"op": "open", "form": "login"}, {"op": "set", "field": "username", "value": name},
+        {"op": "set", "field": "password", "value": "guess %d" % attempt}, {"op": "submit"}]))
+    while True:
+        m = json.loads(r.readline())
+        if m.get("event") == "result":
+            out.append(m["message"]); break
+    s.sendall(b'{"op":"close"}\n')
+print(json.dumps(out))
+"""
+
+
+# ---- 14. other uids' failures cannot lock the owner out, even after a typo of theirs
+def part_14():
+    if not is_root:
+        print("SKIP part 14: needs root to run clients as other users")
+        return
+    per_uid = 2  # --login-attempts-per-minute; the global limit is ten times that
+    daemon = public_daemon(FAST_HASH + ["--login-attempts-per-minute", str(per_uid)])
+    try:
+        owner = Client(daemon.sock)
+        owner.fill_signup("carol", "carol password")
+        checks.check(owner.submit_and_wait()["ok"] is True, "signup carol")
+        attackers = 12 if long else 10
+        throttled = 0
+        for n in range(attackers):
+            uid = str(42001 + n)
+            p = subprocess.Popen(["setpriv", "--reuid=" + uid, "--regid=" + uid, "--clear-groups", sys.executable, "-c", GUESSER, daemon.sock, "carol", str(per_uid + 1)],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            out, err = p.communicate(timeout=60)
+            messages = json.loads(out or "[]")
+            checks.check(messages[:per_uid] == ["Invalid username or password"] * per_uid, "uid %s's own %d guesses are checked: %s %s" % (uid, per_uid, messages, err))
+            throttled += messages[per_uid:] == ["Too many attempts, try again later"]
+        checks.check(throttled == attackers, "each guessing uid is throttled past its allowance: %d of %d" % (throttled, attackers))
+        # The identity has had attackers x per_uid failures, past the global limit. The owner makes a typo, then logs in.
+        typo, _ = login(owner, "carol", "carol pasword")
+        checks.check(typo["ok"] is False and typo["message"] == "Invalid username or password", "the owner's typo is checked, not refused: %s" % typo)
+        right, _ = login(owner, "carol", "carol password")
+        checks.check(right["ok"] is True, "the owner then logs in with the right password: %s" % right)
+        again = json.loads(subprocess.run(["setpriv", "--reuid=42001", "--regid=42001", "--clear-groups", sys.executable, "-c", GUESSER, daemon.sock, "carol", "1"],
+                                          capture_output=True, text=True, timeout=60).stdout or "[]")
+        checks.check(again == ["Too many attempts, try again later"], "while a guessing uid stays throttled: %s" % again)
+    finally:
+        checks.check(daemon.stop() == 0, "daemon exits 0")
+
+
+# ---- 15. a client holding a session that stops reading is closed after the idle timeout
+def part_15():
+    import select
+    daemon = Daemon(binary, args=FAST_HASH + ["--idle-connection-timeout", "1"]).start()
+    try:
+        reader = Client(daemon.sock)
+        reader.open("signup")
+        stuck = Client(daemon.sock)
+        stuck.open("signup")
+        started = time.monotonic()
+        try:  # blocks once the daemon stops reading (its answers unread), until it hangs up
+            stuck.send_raw(b'{"op":"snapshot"}\n' * 20000)  # ~3 MB of answers asked for, none read
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        # Wait for the daemon to hang up (POLLHUP) without reading a byte.
+        poller = select.poll()
+        poller.register(stuck.sock, select.POLLRDHUP)
+        events = poller.poll(15000)
+        waited = time.monotonic() - started
+        hung_up = any(e & (select.POLLHUP | select.POLLRDHUP) for _, e in events)
+        print("  a session holder that stopped reading: closed after %.1f s (timeout 1 s)" % waited if hung_up else "  not closed in 15 s")
+        checks.check(hung_up and "closing a client that stopped reading" in daemon.log(), "a session holder that stopped reading is closed: %s after %.1f s" % (events, waited))
+        pong, _ = reader.reply(reader.send("ping"))
+        checks.check(pong["event"] == "pong", "a session holder that reads is kept past the timeout")
+    finally:
+        checks.check(daemon.stop() == 0, "daemon exits 0")
+
+
 failures = []
-for number, part in [("1", part_1), ("2", part_2), ("3", part_3), ("4", part_4), ("5", part_5), ("6", part_6), ("7", part_7), ("8", part_8), ("9", part_9), ("10", part_10)]:
+for number, part in [("1", part_1), ("2", part_2), ("3", part_3), ("4", part_4), ("5", part_5), ("6", part_6), ("7", part_7), ("8", part_8), ("9", part_9), ("10", part_10), ("11", part_11), ("12", part_12), ("13", part_13), ("14", part_14), ("15", part_15)]:
     if os.environ.get("HOSTILE_PARTS") and number not in os.environ["HOSTILE_PARTS"].split(","):
         continue  # HOSTILE_PARTS=10 runs only part 10
     try:

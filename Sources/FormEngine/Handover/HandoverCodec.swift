@@ -1,20 +1,25 @@
 import FoundationEssentials
 
-/// The handover state's byte format, version 1:
+/// The handover state's byte format, version 2:
 ///
 ///     offset  size  field
 ///     0       8     magic "SGNDHOVR"
-///     8       4     format version, little-endian (1)
+///     8       4     format version, little-endian (2)
 ///     12      8     payload length in bytes, little-endian
 ///     20      4     CRC-32C of the payload, little-endian
 ///     24      n     payload: the `HandoverState` as JSON
 ///
 /// The checksum catches a damaged or truncated state (it is not a signature: the memfd is
 /// sealed and private to the service). Reading never traps: anything that is not exactly
-/// a version-1 state of the stated length and checksum is a `HandoverStateError`.
+/// a version-2 state of the stated length and checksum is a `HandoverStateError`.
+///
+/// Version 2: a session's engine state carries its `FormSession.Phase` (editing, submitting,
+/// finished) where version 1 had the flags `busy`, `finished` and `enabled`, and a session
+/// record carries its age. Version 1 was never released; a version-1 state is refused
+/// (`unsupportedVersion`), and its connections are closed with `bye`.
 public enum HandoverCodec {
     public static let magic: [UInt8] = Array("SGNDHOVR".utf8)
-    public static let version: UInt32 = 1
+    public static let version: UInt32 = 2
     static let headerBytes = 24
 
     public static func encode(_ state: HandoverState) throws -> [UInt8] {

@@ -14,20 +14,24 @@ public struct HandoverState: Sendable, Codable, Equatable {
     }
 
     /// One live session: the engine's whole state (form, locale, values, validations and
-    /// their messages, enabled/busy, checks in flight) and the last `seq` it sent.
+    /// their messages, its `Phase` — editing, submitting or finished — and checks in flight),
+    /// the last `seq` it sent, and its age.
     public struct SessionRecord: Sendable, Codable, Equatable {
         public var id: String
         public var form: FormSession
         public var seq: UInt64
+        /// How long it had been open when frozen, in nanoseconds (format version 2).
+        public var ageNanoseconds: Int64
         /// The opening connection's name; the session ends when it closes.
         public var owner: String
         /// Connections attached as views, in the order they attached.
         public var views: [String]
 
-        public init(id: String, form: FormSession, seq: UInt64, owner: String, views: [String]) {
+        public init(id: String, form: FormSession, seq: UInt64, ageNanoseconds: Int64 = 0, owner: String, views: [String]) {
             self.id = id
             self.form = form
             self.seq = seq
+            self.ageNanoseconds = ageNanoseconds
             self.owner = owner
             self.views = views
         }

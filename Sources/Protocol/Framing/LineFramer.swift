@@ -16,6 +16,9 @@ public struct LineFramer: Sendable {
     /// True while the rest of an overlong line is being skipped.
     public private(set) var discarding = false
 
+    /// Bytes of an unterminated line held until its end arrives.
+    public var bufferedBytes: Int { partial.count }
+
     public init(maxLineBytes: Int) {
         self.maxLineBytes = maxLineBytes
     }
@@ -56,7 +59,8 @@ public struct LineFramer: Sendable {
                 }
                 partial.append(contentsOf: piece)
                 let line = partial
-                partial.removeAll(keepingCapacity: true)
+                // A long line's buffer is not kept for the rest of the connection.
+                partial.removeAll(keepingCapacity: line.count <= 4096)
                 try line.withUnsafeBytes { try deliver($0, body) }
             }
         }

@@ -90,6 +90,35 @@ public struct JSONWriter: Sendable {
         markWritten()
     }
 
+    /// Writes any JSON value: the whole output, an element of the array being written, or
+    /// the value of the member `key(_:)` began. Numbers keep their literal text.
+    public mutating func value(_ value: JSONValue) {
+        switch value {
+        case .string(let text): element(text)
+        case .null, .bool, .number:
+            separate()
+            switch value {
+            case .bool(let flag): bytes.append(contentsOf: flag ? Self.trueBytes : Self.falseBytes)
+            case .number(let literal): bytes.append(contentsOf: literal.utf8)
+            default: bytes.append(contentsOf: Self.nullBytes)
+            }
+            markWritten()
+        case .array(let items):
+            separate()
+            bytes.append(UInt8(ascii: "["))
+            needsComma.append(false)
+            for item in items { self.value(item) }
+            endArray()
+        case .object(let object):
+            beginObject()
+            for member in object.members {
+                key(member.key)
+                self.value(member.value)
+            }
+            endObject()
+        }
+    }
+
     /// Appends the finished object's terminating newline.
     public mutating func endLine() {
         bytes.append(0x0A)
@@ -97,6 +126,7 @@ public struct JSONWriter: Sendable {
 
     private static let trueBytes: [UInt8] = Array("true".utf8)
     private static let falseBytes: [UInt8] = Array("false".utf8)
+    private static let nullBytes: [UInt8] = Array("null".utf8)
 
     private mutating func separate() {
         guard let last = needsComma.last else { return }

@@ -13,6 +13,9 @@ public enum ErrorCode: String, Sendable, CaseIterable, Codable {
     case unknownForm = "unknown_form"
     /// `set` names no field of the session's form.
     case unknownField = "unknown_field"
+    /// `set` with a value longer, in UTF-8 bytes, than the field's `maxInputBytes`; the
+    /// field keeps its previous value.
+    case valueTooLong = "value_too_long"
     /// A session operation was sent while this connection holds no session.
     case noSession = "no_session"
     /// `attach` names a session this connection already holds.

@@ -1,7 +1,7 @@
 /// What a generic client needs to render a form: its fields, in order, and labels.
-public struct FormDescription: Sendable, Equatable, Codable {
+public struct FormDescription: Sendable, Equatable {
     /// One input of a form.
-    public struct Field: Sendable, Equatable, Codable {
+    public struct Field: Sendable, Equatable {
         public var name: String
         /// A secret field is masked by clients and never echoed by the server.
         public var secret: Bool
@@ -53,7 +53,7 @@ public struct ServerLimits: Sendable, Equatable {
 }
 
 /// A field's validation rules as `describe` states them. Absent members do not apply.
-public struct FieldRulesDescription: Sendable, Equatable, Codable {
+public struct FieldRulesDescription: Sendable, Equatable {
     /// Fewest grapheme clusters (extended, UAX #29) of a value that is not empty.
     public var minCharacters: Int?
     /// Most grapheme clusters of each form in `appliesTo` (of the value as sent without it).

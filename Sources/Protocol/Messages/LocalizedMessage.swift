@@ -1,4 +1,5 @@
-/// One parameter of a message (`params` on the wire): a number or a string.
+/// One parameter of a message (`params` on the wire): a number or a string. `Codable` only
+/// for the engine's stored state (`MessageRef`); its wire form is `ServerEvent`'s codec.
 public enum MessageParameter: Sendable, Equatable, Hashable, Codable {
     case integer(Int)
     case string(String)
@@ -15,7 +16,7 @@ public enum MessageParameter: Sendable, Equatable, Hashable, Codable {
 /// A user-visible message: its stable id (`messageId`), its parameters (`params`) and the
 /// text rendered in the session's locale (`message`). Clients that translate themselves use
 /// the id and parameters; the others show the text.
-public struct LocalizedMessage: Sendable, Equatable, Hashable, Codable {
+public struct LocalizedMessage: Sendable, Equatable, Hashable {
     /// Stable id, e.g. `username.too_long`. Empty for a field with no value.
     public var id: String
     /// Parameters by name, in the order they are sent.

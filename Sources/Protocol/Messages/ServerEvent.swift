@@ -36,7 +36,7 @@ public struct SessionSummary: Sendable, Equatable {
 }
 
 /// A change of a session's visible state.
-public enum SessionEvent: Sendable, Equatable, Codable {
+public enum SessionEvent: Sendable, Equatable {
     case validation(field: String, state: ValidationState, message: LocalizedMessage)
     case enabled(Bool)
     case busy(Bool)

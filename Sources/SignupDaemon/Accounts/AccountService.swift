@@ -6,6 +6,10 @@ import NIOPosix
 import Synchronization
 import UsernameIdentity
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Signups, logins, token checks and the store half of availability checks. Password
 /// hashing runs on the fair, bounded `HashQueue` (its threads bound concurrent Argon2id,
 /// each using `hashCost.memoryBytes`); short store reads on their own pool, so that
@@ -201,10 +205,6 @@ final class AccountService: Sendable {
         }
     }
 }
-
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// Seconds since the Unix epoch, for stored timestamps and token expiry.
 func wallClockSeconds() -> Int {

@@ -7,9 +7,10 @@ import NIOConcurrencyHelpers
 /// further attempt from that uid must wait twice as long as the one before (one minute,
 /// two, four, … at most an hour) after its last failure. Failures are forgotten after an
 /// hour. On top of that a slower global limit per identity (`globalLimit` failures in ten
-/// minutes from all uids together) stops uids that have failed against it too — but a
-/// uid with no failure of its own against the identity is never refused, so the owner
-/// logging in from their own uid is not locked out by someone else's guessing.
+/// minutes from all uids together) holds back the back-off attempts of uids that have
+/// used up their own `limit` — but never touches a uid's own first `limit` attempts: what
+/// one uid may try never depends on what other uids did, so the owner logging in from
+/// their own uid, even after a typo or two, is not locked out by someone else's guessing.
 ///
 /// An attempt is *reserved* before its hash runs (`reserve`), counted as a failure until it
 /// is settled: parallel attempts cannot overshoot the limit.
@@ -76,14 +77,11 @@ final class LoginRateLimiter: Sendable {
                 let extra = attempts - limit
                 let delay = extra >= 6 ? maxDelay : min(maxDelay, Self.minute << UInt64(extra))
                 let last = entry.failures.last?.at ?? now
-                if entry.reserved > 0 || age(last) < delay {
+                // Past its own allowance: its back-off, and the identity's global limit.
+                if entry.reserved > 0 || age(last) < delay || global.count >= globalLimit {
                     state.entries[key] = entry
                     return nil
                 }
-            }
-            if attempts > 0 && global.count >= globalLimit {
-                state.entries[key] = entry
-                return nil
             }
             entry.reserved += 1
             state.entries[key] = entry

@@ -1,3 +1,4 @@
+import struct Foundation.Data
 import GRDB
 #if canImport(Glibc)
 import Glibc
@@ -280,4 +281,3 @@ final class SQLiteAccountStore: AccountStore {
     }
 }
 
-import struct Foundation.Data

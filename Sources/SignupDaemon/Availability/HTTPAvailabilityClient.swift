@@ -44,8 +44,7 @@ final class HTTPAvailabilityClient: Sendable {
     /// (`AvailabilityURLTemplate`).
     func check(username: String, key: String, cancellation: CheckCancellation, on eventLoop: EventLoop) -> EventLoopFuture<Availability> {
         let promise = eventLoop.makePromise(of: Availability.self)
-        let nanoseconds = timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000
-        let deadline = eventLoop.scheduleTask(in: .nanoseconds(nanoseconds)) { promise.succeed(.unreachable) }
+        let deadline = eventLoop.scheduleTask(in: .nanoseconds(timeout.nanoseconds)) { promise.succeed(.unreachable) }
         let target = template.target(username: username, key: key)
         acquire(cancellation: cancellation, promise: promise) { [self] channel in
             guard let channel else { return promise.succeed(.unreachable) }
@@ -110,9 +109,8 @@ final class HTTPAvailabilityClient: Sendable {
     }
 
     private func connect(_ start: @escaping @Sendable (Channel?) -> Void) {
-        let nanoseconds = timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000
         ClientBootstrap(group: group)
-            .connectTimeout(.nanoseconds(nanoseconds))
+            .connectTimeout(.nanoseconds(timeout.nanoseconds))
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHTTPClientHandlers()

@@ -53,6 +53,9 @@ struct LimitOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Connections served at once per peer uid (at most --max-connections; the default, a sixteenth of the total, leaves room for other users).", valueName: "n"))
     var maxConnectionsPerUser: Int = 1024
 
+    @Option(help: ArgumentHelp("New connections per peer uid per second (bursts of twice that); past it a connection is refused at once with rate_limited and bye. Root and the daemon's own uid are not limited (they can stop the daemon anyway); 0: no limit.", valueName: "n"))
+    var maxConnectsPerUserPerSecond: Int = 100
+
     @Option(help: ArgumentHelp("Seconds a connection holding no session may stay without a request before it is closed with bye (0: never).", valueName: "seconds"))
     var idleConnectionTimeout: Int = 600
 
@@ -68,8 +71,10 @@ struct LimitOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Unread output buffered for a client before it is dropped as a slow consumer.", valueName: "bytes"))
     var maxOutputBytes: Int = 1 << 20
 
-    @Option(help: ArgumentHelp("Unread output buffered for all clients together; past it, a client holding more than 64 KiB of it is dropped as a slow consumer.", valueName: "bytes"))
-    var maxTotalOutputBytes: Int = 256 << 20
+    @Option(name: [.customLong("max-buffered-bytes"), .customLong("max-total-output-bytes")], help: ArgumentHelp(
+        "Memory held for all clients together: request bytes read but not handled yet (partial lines, lines waiting) plus answers not read yet. Past it, the connections holding the most are closed with bye (biggest first, until the total is under three quarters of this); one holding under 4 KiB never is. --max-total-output-bytes is an older name.",
+        valueName: "bytes"))
+    var maxBufferedBytes: Int = 256 << 20
 
     @Option(help: ArgumentHelp("open, attach, submit, verify, sessions, locale and describe requests per connection per second (bursts of twice that).", valueName: "n"))
     var maxExpensiveRequestsPerSecond: Int = 50
@@ -81,12 +86,13 @@ struct LimitOptions: ParsableArguments {
         guard maxConnectionsPerUser <= maxConnections else {
             throw ValidationError("--max-connections-per-user \(maxConnectionsPerUser) is more than --max-connections \(maxConnections); a per-uid limit cannot exceed the total")
         }
+        try checkRange("--max-connects-per-user-per-second", maxConnectsPerUserPerSecond, 0...1_000_000)
         try checkRange("--availability-checks-per-second", availabilityChecksPerSecond, 1...1_000_000)
         try checkRange("--availability-checks-per-session-per-second", availabilityChecksPerSessionPerSecond, 1...1_000_000)
         try checkRange("--idle-connection-timeout", idleConnectionTimeout, 0...86_400)
         try checkRange("--max-sessions-per-connection", maxSessionsPerConnection, 1...1024)
         try checkRange("--max-output-bytes", maxOutputBytes, 4096...1_073_741_824)
-        try checkRange("--max-total-output-bytes", maxTotalOutputBytes, 65536...68_719_476_736)
+        try checkRange("--max-buffered-bytes", maxBufferedBytes, 65536...68_719_476_736)
         try checkRange("--max-expensive-requests-per-second", maxExpensiveRequestsPerSecond, 1...1_000_000)
     }
 }

@@ -28,8 +28,10 @@ struct DaemonConfiguration: Sendable {
     var limits = ServerLimits()
     var maxConnections = 16384
     var maxConnectionsPerUID = 1024
-    /// Unread output of all connections together before the biggest readers-not are dropped.
-    var maxTotalOutputBytes = 256 << 20
+    /// New connections per uid per second (bursts of twice that); nil: unlimited.
+    var connectsPerUIDPerSecond: Int? = 100
+    /// Unhandled input plus unread output of all connections together before the biggest holders are dropped.
+    var maxBufferedBytes = 256 << 20
     /// Availability answers per peer uid and per session per second (bursts of twice that).
     var availabilityChecksPerUIDPerSecond = 50
     var availabilityChecksPerSessionPerSecond = 20

@@ -8,12 +8,3 @@ enum DaemonError: Error, CustomStringConvertible {
         }
     }
 }
-
-#if canImport(Glibc)
-import Glibc
-#endif
-
-/// `strerror` for an errno value.
-func errnoText(_ code: Int32) -> String {
-    String(cString: strerror(code))
-}

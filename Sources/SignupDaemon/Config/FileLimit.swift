@@ -1,4 +1,5 @@
 import Logging
+import UnixIO
 
 #if canImport(Glibc)
 import Glibc
@@ -13,7 +14,7 @@ enum FileLimit {
         let previous = limit.rlim_cur
         limit.rlim_cur = limit.rlim_max
         if setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) != 0 {
-            logger.warning("cannot raise the open-file limit", metadata: ["soft": "\(previous)", "error": "\(errnoText(errno))"])
+            logger.warning("cannot raise the open-file limit", metadata: ["soft": "\(previous)", "error": "\(UnixIO.errnoText(errno))"])
         } else {
             logger.debug("open-file limit raised", metadata: ["from": "\(previous)", "to": "\(limit.rlim_max)"])
         }

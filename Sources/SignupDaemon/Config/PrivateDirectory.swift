@@ -1,3 +1,5 @@
+import UnixIO
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -25,7 +27,7 @@ enum PrivateDirectory {
     /// Refuses `directory` unless it and every directory above it are safe (see the type).
     static func check(_ directory: String) throws(DaemonError) {
         guard let resolved = realpath(directory, nil) else {
-            throw .startup("cannot resolve \(directory): \(errnoText(errno))")
+            throw .startup("cannot resolve \(directory): \(UnixIO.errnoText(errno))")
         }
         let real = String(cString: resolved)
         free(resolved)
@@ -35,7 +37,7 @@ enum PrivateDirectory {
         for (index, component) in ([""] + components).enumerated() {
             prefix = index == 0 ? "/" : (prefix == "/" ? "/\(component)" : "\(prefix)/\(component)")
             var info = stat()
-            guard stat(prefix, &info) == 0 else { throw .startup("cannot inspect \(prefix): \(errnoText(errno))") }
+            guard stat(prefix, &info) == 0 else { throw .startup("cannot inspect \(prefix): \(UnixIO.errnoText(errno))") }
             let isLast = index == components.count
             let shown = prefix == real ? directory : prefix
             guard info.st_uid == 0 || info.st_uid == me else {
@@ -100,7 +102,7 @@ enum PrivateDirectory {
                 // mkdir applies the umask; the mode asked for is the mode meant.
                 if isLast { chmod(prefix, mode) }
             } else if errno != EEXIST {
-                throw .startup("cannot create \(prefix): \(errnoText(errno))")
+                throw .startup("cannot create \(prefix): \(UnixIO.errnoText(errno))")
             }
         }
     }

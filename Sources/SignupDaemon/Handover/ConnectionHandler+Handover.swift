@@ -30,17 +30,17 @@ extension ConnectionHandler {
             case .tooLong: .tooLong
             }
         }
+        backlogBytes = record.lines.reduce(0) { total, line in
+            guard case .line(let bytes) = line else { return total }
+            return total + bytes.bytes.count
+        }
     }
 
     /// From `channelActive`, for an adopted connection.
     func restoreHandedOver(context: ChannelHandlerContext, output: ConnectionOutput) {
-        guard let record = handover.restoring, let coordinator = shared.handover else { return }
-        coordinator.register(output: output, name: record.name, handler: self)
-        if !record.unsent.bytes.isEmpty {
-            var buffer = context.channel.allocator.buffer(capacity: record.unsent.bytes.count)
-            buffer.writeBytes(record.unsent.bytes)
-            context.writeAndFlush(NIOAny(buffer), promise: nil)
-        }
+        guard let record = handover.restoring else { return }
+        shared.handover?.register(output: output, name: record.name, handler: self)
+        output.resend(record.unsent.bytes)
     }
 
     /// From `channelActive`, for a new connection: into the file descriptor store.
@@ -98,6 +98,6 @@ extension ConnectionHandler {
         handover.paused = false
         guard let output, let context = try? output.channel.pipeline.syncOperations.context(handlerType: ConnectionHandler.self) else { return }
         drain(context: context)
-        if !handover.paused, backlogHead == backlog.count, !awaitingReply, !inputClosed { setReading(true, context: context) }
+        if !handover.paused, backlogHead == backlog.count, !awaitingReply, lifecycle.readsRequests { setReading(true, context: context) }
     }
 }

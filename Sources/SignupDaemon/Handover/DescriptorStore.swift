@@ -1,6 +1,7 @@
 import CSystemd
 import FormEngine
 import NIOCore
+import UnixIO
 
 #if canImport(Glibc)
 import Glibc
@@ -38,7 +39,7 @@ enum DescriptorStore {
     /// A sealed memfd holding `bytes`: in memory only, unchangeable once made.
     static func sealedMemfd(_ bytes: [UInt8]) throws(HandoverStateError) -> Int32 {
         let fd = bytes.withUnsafeBytes { csystemd_sealed_memfd("signupd-handover", $0.baseAddress, $0.count) }
-        guard fd >= 0 else { throw .unreadable("memfd_create/F_ADD_SEALS: \(errnoText(-fd))") }
+        guard fd >= 0 else { throw .unreadable("memfd_create/F_ADD_SEALS: \(UnixIO.errnoText(-fd))") }
         return fd
     }
 
@@ -48,7 +49,7 @@ enum DescriptorStore {
         let seals = csystemd_seals(fd)
         guard seals >= 0, csystemd_fully_sealed(seals) != 0 else { throw .unreadable("not a sealed memfd") }
         var info = stat()
-        guard fstat(fd, &info) == 0 else { throw .unreadable("fstat: \(errnoText(errno))") }
+        guard fstat(fd, &info) == 0 else { throw .unreadable("fstat: \(UnixIO.errnoText(errno))") }
         let size = Int(info.st_size)
         guard size <= limit else { throw .unreadable("\(size) bytes is more than the \(limit) a state may have") }
         var bytes = [UInt8](repeating: 0, count: size)
@@ -56,7 +57,7 @@ enum DescriptorStore {
         while done < size {
             let n = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + done, size - done, off_t(done)) }
             if n < 0, errno == EINTR { continue }
-            guard n > 0 else { throw .unreadable(n == 0 ? "ends early" : "pread: \(errnoText(errno))") }
+            guard n > 0 else { throw .unreadable(n == 0 ? "ends early" : "pread: \(UnixIO.errnoText(errno))") }
             done += n
         }
         return bytes
@@ -76,11 +77,5 @@ enum DescriptorStore {
     static func cookie(ofDescriptor fd: Int32) -> UInt64? {
         var cookie: UInt64 = 0
         return csystemd_socket_cookie(fd, &cookie) == 0 ? cookie : nil
-    }
-
-    /// Writes `bytes` to a client socket without waiting: a `bye` before closing a connection
-    /// that cannot be carried on. A client whose socket buffer is full misses it and sees EOF.
-    static func sendWithoutWaiting(_ bytes: [UInt8], to fd: Int32) {
-        _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT) | Int32(MSG_NOSIGNAL)) }
     }
 }

@@ -44,13 +44,18 @@ extension HandoverCoordinator {
         let records = Dictionary((state?.connections ?? []).map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         var closedCount = 0
         var adopting: [(record: HandoverState.ConnectionRecord, future: EventLoopFuture<Channel>)] = []
+        var farewells: [EventLoopFuture<Channel>] = []
         for (name, fd) in stored.connections {
             guard let record = records[name] else {
-                Self.sayGoodbye(fd: fd, name: name, reason: reason)
+                DescriptorStore.remove(name)
+                farewells.append(Self.farewell(context: context, group: group, reason: reason).withConnectedSocket(fd))
                 closedCount += 1
                 continue
             }
             adopting.append((record, Self.bootstrap(context: context, group: group, record: record).withConnectedSocket(fd)))
+        }
+        for farewell in farewells {
+            if let channel = try? await farewell.get() { try? await channel.closeFuture.get() }
         }
         guard let state else { return .closed(connections: closedCount, reason: reason) }
 
@@ -71,12 +76,22 @@ extension HandoverCoordinator {
             handlers[record.name] = handler
         }
 
-        let services = context.services
+        let carried = await Self.carryOn(state, handlers: handlers, outputs: outputs, services: context.services)
+        return .carried(sessions: carried.sessions, connections: carried.connections)
+    }
+
+    /// The sessions of `state`, on the connections adopted for it (by name; a connection
+    /// missing here drops the sessions it owned), then the connections' waiting requests.
+    /// Returns how many sessions and connections carry on.
+    static func carryOn(
+        _ state: HandoverState, handlers: [String: NIOLoopBound<ConnectionHandler>], outputs: [String: ConnectionOutput], services: SessionServices
+    ) async -> (sessions: Int, connections: Int) {
         let owned = state.sessions.compactMap { record in
             outputs[record.owner].map { (record: record, owner: $0, views: record.views.compactMap { outputs[$0] }) }
         }
         let restored = await onTheirLoops(owned, loop: \.owner.eventLoop) { item in
-            let session = Session(restoring: item.record.id, state: item.record.form, seq: item.record.seq, owner: item.owner, views: item.views, services: services)
+            let session = Session(
+                restoring: item.record.id, state: item.record.form, seq: item.record.seq, age: .nanoseconds(max(0, item.record.ageNanoseconds)), owner: item.owner, views: item.views, services: services)
             services.directory.restore(session)
             return session
         }
@@ -90,16 +105,20 @@ extension HandoverCoordinator {
             }
         }
         _ = await onTheirLoops(resuming, loop: \.output.eventLoop) { $0.handler.value.resumeAfterHandover(sessions: $0.held) }
-        return .carried(sessions: sessions.count, connections: handlers.count)
+        return (sessions.count, handlers.count)
     }
 
-    /// A stored connection that cannot carry on: `bye` with the reason, then out of the store.
-    private static func sayGoodbye(fd: Int32, name: String, reason: String) {
-        var writer = JSONWriter(reservingCapacity: 96)
-        ServerEvent.bye(reason: reason).encode(into: &writer)
-        DescriptorStore.sendWithoutWaiting(writer.bytes, to: fd)
-        DescriptorStore.remove(name)
-        close(fd)
+    /// A stored connection that cannot carry on (a crash, an unreadable state): it is
+    /// adopted only to be closed with `bye` saying why, like every close the daemon decides.
+    private static func farewell(context: ConnectionHandler.Context, group: EventLoopGroup, reason: String) -> ClientBootstrap {
+        let clock = context.services.clock
+        return ClientBootstrap(group: group)
+            .channelOption(.autoRead, value: false)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(FarewellHandler(reason: reason, clock: clock))
+                }
+            }
     }
 
     /// The same channel set-up as accepted connections (SignupServer), reading off until
@@ -118,5 +137,22 @@ extension HandoverCoordinator {
                     try channel.pipeline.syncOperations.addHandler(ConnectionHandler(context: context, restoring: record))
                 }
             }
+    }
+}
+
+/// Says `bye` with `reason` to a connection as soon as it is active, and closes it.
+private final class FarewellHandler: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+
+    let reason: String
+    let clock: DaemonClock
+
+    init(reason: String, clock: DaemonClock) {
+        self.reason = reason
+        self.clock = clock
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        ConnectionOutput(channel: context.channel, clock: clock).close(saying: .bye(reason: reason))
     }
 }

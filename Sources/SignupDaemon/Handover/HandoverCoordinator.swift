@@ -112,19 +112,17 @@ final class HandoverCoordinator: Sendable {
 
     /// Saves every session and connection and puts the state into the store. Returns how
     /// many sessions and connections were handed over.
-    func handOver(services: SessionServices, graceSeconds: Int, loop: EventLoop) async -> (sessions: Int, connections: Int) {
+    func handOver(services: SessionServices, drain: ShutdownDrain, loop: EventLoop) async -> (sessions: Int, connections: Int) {
         // 1. No more requests: what clients send now waits in their sockets.
         await onEveryConnection { $0.pauseForHandover() }
-        // 2. Running signups and logins finish and are answered (bounded like the drain).
-        let registry = services.registry
-        let deadline = loop.scheduleTask(in: .seconds(Int64(graceSeconds))) { registry.abandonSubmitWait() }
-        await registry.waitForSubmits()
-        deadline.cancel()
+        // 2. Running signups and logins finish and are answered: the shutdown drain, up to
+        //    its `bye` (same grace period).
+        await drain.begin(on: loop).finishWork()
         // 3. Sessions stop where they are; events they sent before are queued to their
         //    connections' loops ahead of step 4.
-        let frozen = await onTheirLoops(services.directory.all, loop: \.eventLoop) { session in
+        let frozen = await onTheirLoops(services.directory.all, loop: \.eventLoop) { session -> Frozen in
             let saved = session.freezeForHandover()
-            return (id: session.id, state: saved.state, seq: saved.seq, subscribers: saved.subscribers)
+            return (id: session.id, state: saved.state, seq: saved.seq, age: saved.age, subscribers: saved.subscribers)
         }
         // 4. Connections: their unhandled input and unsent output, then close (systemd keeps them).
         var connections: [HandoverState.ConnectionRecord] = []
@@ -144,15 +142,8 @@ final class HandoverCoordinator: Sendable {
             }
         }
         // 5. Only what is consistent: a session whose owner left during the handover ends.
-        var sessions: [HandoverState.SessionRecord] = []
-        for session in frozen {
-            guard let owner = session.subscribers.first.flatMap({ names[ObjectIdentifier($0)] }) else { continue }
-            let views = session.subscribers.dropFirst().compactMap { names[ObjectIdentifier($0)] }
-            sessions.append(.init(id: session.id, form: session.state, seq: session.seq, owner: owner, views: views))
-        }
-        let ids = Set(sessions.map(\.id))
-        for index in connections.indices { connections[index].sessions.removeAll { !ids.contains($0) } }
-        let state = HandoverState(sessions: sessions, connections: connections)
+        let state = Self.state(frozen: frozen, connections: connections, names: names)
+        let sessions = state.sessions
         do {
             let fd = try DescriptorStore.sealedMemfd(try HandoverCodec.encode(state))
             DescriptorStore.remove(DescriptorStore.stateName)
@@ -164,6 +155,25 @@ final class HandoverCoordinator: Sendable {
         // Everything sent to systemd is in the store before this process exits.
         DescriptorStore.barrier()
         return (sessions.count, connections.count)
+    }
+
+    /// A session as frozen (`Session.freezeForHandover`), with its id.
+    typealias Frozen = (id: String, state: FormSession, seq: UInt64, age: TimeAmount, subscribers: [ConnectionOutput])
+
+    /// The state to hand over: the saved connections (`names` maps each one's output to its
+    /// record's name) and the frozen sessions whose owner is among them; a connection's
+    /// list keeps only sessions that are handed over.
+    static func state(frozen: [Frozen], connections: [HandoverState.ConnectionRecord], names: [ObjectIdentifier: String]) -> HandoverState {
+        var sessions: [HandoverState.SessionRecord] = []
+        for session in frozen {
+            guard let owner = session.subscribers.first.flatMap({ names[ObjectIdentifier($0)] }) else { continue }
+            let views = session.subscribers.dropFirst().compactMap { names[ObjectIdentifier($0)] }
+            sessions.append(.init(id: session.id, form: session.state, seq: session.seq, ageNanoseconds: session.age.nanoseconds, owner: owner, views: views))
+        }
+        let ids = Set(sessions.map(\.id))
+        var connections = connections
+        for index in connections.indices { connections[index].sessions.removeAll { !ids.contains($0) } }
+        return HandoverState(sessions: sessions, connections: connections)
     }
 
     private func onEveryConnection(_ body: @escaping @Sendable (ConnectionHandler) -> Void) async {

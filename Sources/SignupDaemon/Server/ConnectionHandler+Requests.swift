@@ -11,154 +11,161 @@ extension ConnectionHandler {
         do {
             request = try Request.decode(line: line)
         } catch {
-            output.enqueue(.error(code: error.code, message: error.message, session: nil, id: error.id))
-            return
+            return Self.refuse(.malformed(error), id: nil, output: output)
         }
-        dispatch(request, output: output)
+        Self.answer(request.id, output: output) { () throws(RequestFailure) in try dispatch(request, output: output) }
     }
 
-    private func fail(_ output: ConnectionOutput, _ code: ErrorCode, _ message: String, id: RequestID?, session: String? = nil) {
-        output.deliver(.error(code: code, message: message, session: session, id: id))
+    /// Runs a request's handler; the one `catch` that turns its refusal into the wire error.
+    static func answer(_ id: RequestID?, output: ConnectionOutput, _ handler: () throws(RequestFailure) -> Void) {
+        do {
+            try handler()
+        } catch {
+            refuse(error, id: id, output: output)
+        }
     }
 
-    private func dispatch(_ request: Request, output: ConnectionOutput) {
+    /// Sends a refusal as its `error` event.
+    static func refuse(_ failure: RequestFailure, id: RequestID?, output: ConnectionOutput) {
+        output.deliver(failure.event(id: id))
+    }
+
+    /// Takes a token from the connection's budget for expensive requests.
+    private func spend(session: String? = nil) throws(RequestFailure) {
+        guard budget.take() else { throw .tooManyRequests(session: session) }
+    }
+
+    private func dispatch(_ request: Request, output: ConnectionOutput) throws(RequestFailure) {
         let id = request.id
         switch request.operation {
         case .ping:
-            output.enqueue(.pong(id: id))
+            output.deliver(.pong(id: id))
         case .describe(let locale):
             // Its answer is large (every form, every field): budgeted like open and submit,
             // so pipelined describes cannot make the daemon render megabytes for one client.
-            guard budget.take() else { return fail(output, .rateLimited, "too many requests; slow down", id: id) }
+            try spend()
             let library = shared.services.forms.library
             // Labels in the locale the answer says, the one sessions are served in: a form's
             // label.de without a de catalogue would otherwise mix German labels with English
             // messages (--check-config warns about such labels).
             let resolved = library.catalogues.resolve(locale ?? "en")
-            output.enqueue(.description(forms: library.forms.map { $0.describedWithIdentity(locale: resolved) }, locale: resolved, id: id))
+            output.deliver(.description(forms: library.forms.map { $0.describedWithIdentity(locale: resolved) }, locale: resolved, id: id))
         case .open(let name, let locale):
-            open(name, locale: locale, id: id, output: output)
+            try open(name, locale: locale, id: id, output: output)
         case .locale(let sessionID, let locale):
-            guard let session = resolve(sessionID, id: id, output: output) else { return }
+            let session = try resolve(sessionID)
             // It re-renders the snapshot for every connection holding the session: budgeted
             // like open and attach. Answered in request order, like snapshot.
-            guard budget.take() else { return fail(output, .rateLimited, "too many requests; slow down", id: id, session: session.id) }
+            try spend(session: session.id)
             awaitIfElsewhere(session)
             Self.onLoop(of: session) { session in
                 defer { Self.answered(output, from: session) }
-                guard !session.isClosed else { return output.deliver(.error(code: .unknownSession, message: "session \(session.id) has ended", session: session.id, id: id)) }
-                session.switchLocale(to: locale, id: id, from: output)
+                Self.answer(id, output: output) { () throws(RequestFailure) in
+                    guard !session.isClosed else { throw .sessionEnded(session.id) }
+                    session.switchLocale(to: locale, id: id, from: output)
+                }
             }
         case .attach(let sessionID):
-            attach(sessionID, id: id, output: output)
+            try attach(sessionID, id: id, output: output)
         case .set(let sessionID, let field, let value):
-            guard let session = resolve(sessionID, id: id, output: output) else { return }
+            let session = try resolve(sessionID)
             run(.set(field: field, value: value), on: session, id: id, output: output)
         case .submit(let sessionID):
-            guard let session = resolve(sessionID, id: id, output: output) else { return }
-            guard !shared.services.registry.isDraining else {
-                return fail(output, .shuttingDown, "the server is shutting down; submit again after it restarts", id: id, session: session.id)
-            }
-            guard budget.take() else { return fail(output, .rateLimited, "too many requests; slow down", id: id, session: session.id) }
+            let session = try resolve(sessionID)
+            guard !shared.services.registry.isDraining else { throw .shuttingDown(session: session.id) }
+            try spend(session: session.id)
             let hashQueue = shared.services.accounts.hashQueue
             if let refusal = hashQueue.wouldAccept(uid: output.peer.uid), refusal != .stopped {
-                let message = refusal == .userQueueFull
-                    ? "too many signups and logins in progress for your uid (at most \(hashQueue.maxPerUID)); submit again when one has finished"
-                    : "too many signups and logins in progress (at most \(hashQueue.maxTotal)); submit again shortly"
-                return fail(output, .rateLimited, message, id: id, session: session.id)
+                throw refusal == .userQueueFull
+                    ? .hashQueueFullForUser(limit: hashQueue.maxPerUID, session: session.id)
+                    : .hashQueueFull(limit: hashQueue.maxTotal, session: session.id)
             }
             run(.submit, on: session, id: id, output: output)
         case .snapshot(let sessionID):
-            guard let session = resolve(sessionID, id: id, output: output) else { return }
+            let session = try resolve(sessionID)
             awaitIfElsewhere(session)
             Self.onLoop(of: session) { session in
                 defer { Self.answered(output, from: session) }
-                guard !session.isClosed else { return output.deliver(.error(code: .unknownSession, message: "session \(session.id) has ended", session: session.id, id: id)) }
-                session.sendSnapshot(to: output, id: id)
+                Self.answer(id, output: output) { () throws(RequestFailure) in
+                    guard !session.isClosed else { throw .sessionEnded(session.id) }
+                    session.sendSnapshot(to: output, id: id)
+                }
             }
         case .close(let sessionID):
-            guard let session = resolve(sessionID, id: id, output: output) else { return }
+            let session = try resolve(sessionID)
             sessions.removeAll { $0 === session }
             Self.onLoop(of: session) { $0.unsubscribe(output) }
-            output.enqueue(.closed(session: session.id, id: id))
+            output.deliver(.closed(session: session.id, id: id))
         case .sessions:
             // Only the caller's own uid: ids of other users' sessions are not disclosed. It walks
             // every live session, so it is budgeted like open and submit.
-            guard budget.take() else { return fail(output, .rateLimited, "too many requests; slow down", id: id) }
-            output.enqueue(.sessionList(sessions: shared.services.directory.summaries(ownedBy: output.peer.uid), id: id))
+            try spend()
+            output.deliver(.sessionList(sessions: shared.services.directory.summaries(ownedBy: output.peer.uid, now: shared.services.clock.now()), id: id))
         case .verify(let token):
-            guard budget.take() else { return fail(output, .rateLimited, "too many requests; slow down", id: id) }
+            try spend()
             awaitingReply = true
             shared.services.accounts.verify(token: token, on: output.eventLoop).whenComplete { result in
                 defer { output.replyComplete() }
-                switch result {
-                case .success(let user?): output.deliver(.verified(user: user, id: id))
-                case .success(nil): output.deliver(.error(code: .invalidToken, message: "unknown, malformed or expired token", session: nil, id: id))
-                case .failure: output.deliver(.error(code: .internal, message: "the account store is unavailable", session: nil, id: id))
+                Self.answer(id, output: output) { () throws(RequestFailure) in
+                    switch result {
+                    case .success(let user?): output.deliver(.verified(user: user, id: id))
+                    case .success(nil): throw .invalidToken
+                    case .failure: throw .storeUnavailable
+                    }
                 }
             }
         }
     }
 
-    private func open(_ name: String, locale: String?, id: RequestID?, output: ConnectionOutput) {
+    private func open(_ name: String, locale: String?, id: RequestID?, output: ConnectionOutput) throws(RequestFailure) {
         let library = shared.services.forms.library
-        guard let form = library.form(named: name) else {
-            let known = library.forms.map(\.name).joined(separator: ", ")
-            return fail(output, .unknownForm, "unknown form \"\(name)\"; known: \(known)", id: id)
-        }
-        guard !shared.services.registry.isDraining else { return fail(output, .shuttingDown, "the server is shutting down", id: id) }
-        guard sessions.count < shared.limits.maxSessionsPerConnection else {
-            return fail(output, .limitExceeded, "at most \(shared.limits.maxSessionsPerConnection) sessions per connection", id: id)
-        }
-        guard budget.take() else { return fail(output, .rateLimited, "too many requests; slow down", id: id) }
+        guard let form = library.form(named: name) else { throw .unknownForm(name, known: library.forms.map(\.name)) }
+        guard !shared.services.registry.isDraining else { throw .shuttingDown(session: nil) }
+        try checkSessionLimit()
+        try spend()
         let services = shared.services
         let session = services.directory.add { sessionID in
             Session(id: sessionID, form: form, locale: locale ?? "en", owner: output, services: services)
         }
         sessions.append(session)
-        output.enqueue(.opened(session: session.id, form: form.name, locale: session.locale, id: id))
+        output.deliver(.opened(session: session.id, form: form.name, locale: session.locale, id: id))
         session.sendSnapshot(to: output, id: id)
     }
 
-    private func attach(_ sessionID: String, id: RequestID?, output: ConnectionOutput) {
-        guard !sessions.contains(where: { $0.id == sessionID }) else {
-            return fail(output, .sessionOpen, "this connection already holds session \(sessionID)", id: id, session: sessionID)
-        }
-        guard let session = shared.services.directory.find(sessionID) else {
-            return fail(output, .unknownSession, "no session \(sessionID)", id: id, session: sessionID)
-        }
-        guard session.ownerUID == output.peer.uid else {
-            return fail(output, .forbidden, "session \(sessionID) belongs to another user", id: id, session: sessionID)
-        }
-        guard sessions.count < shared.limits.maxSessionsPerConnection else {
-            return fail(output, .limitExceeded, "at most \(shared.limits.maxSessionsPerConnection) sessions per connection", id: id)
-        }
-        guard budget.take() else { return fail(output, .rateLimited, "too many requests; slow down", id: id) }
+    private func attach(_ sessionID: String, id: RequestID?, output: ConnectionOutput) throws(RequestFailure) {
+        guard !sessions.contains(where: { $0.id == sessionID }) else { throw .alreadyHeld(session: sessionID) }
+        guard let session = shared.services.directory.find(sessionID) else { throw .noSuchSession(sessionID) }
+        guard session.ownerUID == output.peer.uid else { throw .otherUsersSession(sessionID) }
+        try checkSessionLimit()
+        try spend()
         sessions.append(session)
         awaitIfElsewhere(session)
         Self.onLoop(of: session) { session in
             defer { Self.answered(output, from: session) }
-            guard !session.isClosed else {
-                output.deliver(.error(code: .unknownSession, message: "session \(sessionID) has ended", session: sessionID, id: id))
-                output.sessionEnded(sessionID)
-                return
+            Self.answer(id, output: output) { () throws(RequestFailure) in
+                guard !session.isClosed else {
+                    output.sessionEnded(sessionID)
+                    throw .sessionEnded(sessionID)
+                }
+                session.subscribe(output)
+                output.deliver(.attached(session: session.id, form: session.formName, locale: session.locale, id: id))
+                session.sendSnapshot(to: output, id: id)
             }
-            session.subscribe(output)
-            output.deliver(.attached(session: session.id, form: session.formName, locale: session.locale, id: id))
-            session.sendSnapshot(to: output, id: id)
         }
     }
 
+    private func checkSessionLimit() throws(RequestFailure) {
+        guard sessions.count < shared.limits.maxSessionsPerConnection else { throw .sessionsPerConnection(limit: shared.limits.maxSessionsPerConnection) }
+    }
+
     /// The session a request names, or the connection's latest one.
-    private func resolve(_ sessionID: String?, id: RequestID?, output: ConnectionOutput) -> Session? {
+    private func resolve(_ sessionID: String?) throws(RequestFailure) -> Session {
         if let sessionID {
-            if let session = sessions.last(where: { $0.id == sessionID }) { return session }
-            fail(output, .unknownSession, "this connection holds no session \(sessionID)", id: id, session: sessionID)
-            return nil
+            guard let session = sessions.last(where: { $0.id == sessionID }) else { throw .notHeld(session: sessionID) }
+            return session
         }
-        if let session = sessions.last { return session }
-        fail(output, .noSession, "no session is open on this connection; send {\"op\":\"open\",\"form\":...} first", id: id)
-        return nil
+        guard let session = sessions.last else { throw .noSession }
+        return session
     }
 
     private func run(_ input: FormInput, on session: Session, id: RequestID?, output: ConnectionOutput) {
@@ -188,19 +195,13 @@ extension ConnectionHandler {
 
     /// Feeds a client input to a session and reports a refusal as its wire error.
     private static func apply(_ input: FormInput, to session: Session, id: RequestID?, output: ConnectionOutput) {
-        guard !session.isClosed else {
-            return output.deliver(.error(code: .unknownSession, message: "session \(session.id) has ended", session: session.id, id: id))
-        }
-        do throws(FormError) {
-            try session.handle(input, id: id, from: output)
-        } catch {
-            let (code, message): (ErrorCode, String) = switch error {
-            case .unknownField(let name):
-                (.unknownField, "form \(session.formName) has no field \"\(name)\"")
-            case .notReady: (.notReady, "submit is not enabled yet: every field must be ok and nothing in progress")
-            case .finished: (.finished, "this session has completed; open a new one")
+        answer(id, output: output) { () throws(RequestFailure) in
+            guard !session.isClosed else { throw .sessionEnded(session.id) }
+            do throws(FormError) {
+                try session.handle(input, id: id, from: output)
+            } catch {
+                throw RequestFailure(error, form: session.formName, session: session.id)
             }
-            output.deliver(.error(code: code, message: message, session: session.id, id: id))
         }
     }
 

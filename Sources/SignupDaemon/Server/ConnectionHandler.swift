@@ -18,8 +18,8 @@ final class ConnectionHandler: ChannelInboundHandler {
         let expensiveRequestsPerSecond: Int
         /// A connection holding no session is closed after this long without a request.
         let idleConnectionTimeout: TimeAmount?
-        /// Unread output of all connections together.
-        let outputBudget: OutputBudget
+        /// Unhandled input and unread output of all connections together.
+        let bufferBudget: BufferBudget
         /// "signupd/VERSION", for `hello`.
         let serverName: String
         let logger: Logger
@@ -39,14 +39,16 @@ final class ConnectionHandler: ChannelInboundHandler {
     /// Sessions held, owned or attached; the last one is the default target.
     var sessions: [Session] = []
     var budget: RequestBudget
-    private var admitted = false
-    var inputClosed = false
+    /// Admitted, half-closed, closing: the transitions and what each asks for.
+    var lifecycle = ConnectionLifecycle()
     /// True while a request's answer comes from elsewhere (a token check, a session on
     /// another event loop): later requests wait in `backlog`, and reading pauses, so that
     /// answers leave in request order and `ping` is a true barrier.
     var awaitingReply = false
     var backlog: [Frame] = []
-    private var lastRequest = NIODeadline.now()
+    /// Bytes of the lines in `backlog` not handled yet (for the buffer budget).
+    var backlogBytes = 0
+    private var lastRequest: NIODeadline
     private var idleTimer: Scheduled<Void>?
     var backlogHead = 0
     /// Carrying this connection across a restart (issue 16; Handover/).
@@ -60,69 +62,84 @@ final class ConnectionHandler: ChannelInboundHandler {
     init(context: Context) {
         shared = context
         framer = LineFramer(maxLineBytes: context.limits.maxLineBytes)
-        budget = RequestBudget(perSecond: context.expensiveRequestsPerSecond)
+        budget = RequestBudget(perSecond: context.expensiveRequestsPerSecond, clock: context.services.clock)
+        lastRequest = context.services.clock.now()
     }
 
     func channelActive(context: ChannelHandlerContext) {
-        let output = ConnectionOutput(channel: context.channel)
+        let output = ConnectionOutput(channel: context.channel, clock: shared.services.clock)
         self.output = output
         output.peer = Self.peerCredentials(of: context.channel)
         output.onSessionEnded = { [weak self] id in self?.sessions.removeAll { $0.id == id } }
         output.onReplyComplete = { [weak self] in self?.replyComplete(context: context) }
-        output.outputBudget = shared.outputBudget
-        output.onOverBudget = { [weak self] in self?.dropSlowConsumer(context: context, why: "the output budget for all clients is exhausted") }
-        switch shared.services.registry.admit(output, uid: output.peer.uid) {
-        case .admitted:
-            admitted = true
-            // Handover (issue 16): a connection carried over from the previous process gets no
-            // second hello; a new one is put into systemd's file descriptor store.
-            if handover.restoring != nil {
-                restoreHandedOver(context: context, output: output)
-            } else {
-                output.deliver(shared.hello)
-                storeForHandover(context: context, output: output)
-            }
-            armIdleTimer(context: context, at: NIODeadline.now())
-        case .tooManyConnections:
-            refuse(output, "too many connections (limit \(shared.services.registry.maxConnections))")
-        case .tooManyForUser:
-            refuse(output, "too many connections for uid \(output.peer.uid) (limit \(shared.services.registry.maxConnectionsPerUID))")
-        case .draining:
-            refuse(output, "shutdown")
+        output.bufferBudget = shared.bufferBudget
+        output.onBudgetExceeded = { [shared] in
+            let registry = shared.services.registry
+            for victim in shared.bufferBudget.sweep({ registry.allConnections }) ?? [] { victim.dropForBudget() }
         }
-    }
-
-    private func refuse(_ output: ConnectionOutput, _ reason: String) {
-        output.deliver(.error(code: .limitExceeded, message: reason, session: nil, id: nil))
-        output.deliver(.bye(reason: reason))
-        output.channel.close(promise: nil)
+        output.onOverBudget = { [weak self] in self?.dropOverBudget(context: context) }
+        let registry = shared.services.registry
+        let now = shared.services.clock.now()
+        // Handover (issue 16): a connection carried over from the previous process was
+        // admitted there; it gets no second hello, and the output it was not sent first.
+        if handover.restoring != nil {
+            lifecycle.adopted()
+            registry.adopt(output, uid: output.peer.uid)
+            restoreHandedOver(context: context, output: output)
+            armIdleTimer(context: context, at: now)
+            return
+        }
+        let answer = registry.admit(output, uid: output.peer.uid, now: now)
+        switch lifecycle.admission(
+            answer, uid: output.peer.uid, maxConnections: registry.maxConnections, maxConnectionsPerUID: registry.maxConnectionsPerUID,
+            connectsPerUIDPerSecond: registry.connectsPerUIDPerSecond
+        ) {
+        case .greet:
+            output.deliver(shared.hello)
+            // Handover (issue 16): into systemd's file descriptor store.
+            storeForHandover(context: context, output: output)
+            armIdleTimer(context: context, at: now)
+        case .refuse(let failure):
+            // The refusal, then `bye` with the same words.
+            Self.refuse(failure, id: nil, output: output)
+            output.close(saying: .bye(reason: failure.message))
+        }
     }
 
     func channelInactive(context: ChannelHandlerContext) {
         idleTimer?.cancel()
         guard let output else { return }
-        // Handover (issue 16): leaves the file descriptor store, unless handed over.
+        let action = lifecycle.inactive()
+        // Handover (issue 16): leaves the file descriptor store, unless handed over (then
+        // the sessions stay as they were saved: no unsubscribing).
         guard forgetForHandover(output) else {
-            if admitted { shared.services.registry.remove(output, uid: output.peer.uid) }
+            output.releaseBudget()
+            output.onReplyComplete = nil
+            output.onOverBudget = nil
+            output.onBudgetExceeded = nil
+            if case .release(deregister: true) = action { shared.services.registry.remove(output, uid: output.peer.uid) }
             return
         }
         output.releaseBudget()
         // These capture the context, which holds this handler, which holds the output: break the cycle.
         output.onReplyComplete = nil
         output.onOverBudget = nil
+        output.onBudgetExceeded = nil
         for session in sessions { Self.onLoop(of: session) { $0.unsubscribe(output) } }
         sessions.removeAll()
-        if admitted { shared.services.registry.remove(output, uid: output.peer.uid) }
+        if case .release(deregister: true) = action { shared.services.registry.remove(output, uid: output.peer.uid) }
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard admitted, output != nil else { return }
-        lastRequest = .now()
+        guard lifecycle.readsRequests, output != nil else { return }
+        lastRequest = shared.services.clock.now()
         let buffer = unwrapInboundIn(data)
         buffer.withUnsafeReadableBytes { bytes in
             framer.feed(bytes) { frame in
                 switch frame {
-                case .line(let line): backlog.append(.line(Array(line)))
+                case .line(let line):
+                    backlog.append(.line(Array(line)))
+                    backlogBytes += line.count
                 case .tooLong: backlog.append(.tooLong)
                 }
             }
@@ -156,19 +173,23 @@ final class ConnectionHandler: ChannelInboundHandler {
             backlogHead += 1
             handled += 1
             switch frame {
-            case .line(let line): line.withUnsafeBytes { process($0, output: output) }
+            case .line(let line):
+                backlogBytes -= line.count
+                line.withUnsafeBytes { process($0, output: output) }
             case .tooLong: lineTooLong(output)
             }
         }
         if backlogHead == backlog.count {
             backlog.removeAll(keepingCapacity: false)
             backlogHead = 0
+            backlogBytes = 0
         }
+        output.setInputHeld(backlogBytes + framer.bufferedBytes)
         output.batching = wasBatching
         if !wasBatching { output.flush() }
         if awaitingReply || backlogHead < backlog.count {
             setReading(false, context: context)
-        } else if inputClosed {
+        } else if !lifecycle.readsRequests {
             closeIfDone()
         } else {
             setReading(true, context: context)
@@ -202,25 +223,30 @@ final class ConnectionHandler: ChannelInboundHandler {
     }
 
     /// Closes the connection, with `bye`, once it has held no session and sent nothing
-    /// for `idleConnectionTimeout`; otherwise checks again when that could next be true.
+    /// for `idleConnectionTimeout`, or — sessions or not — once the client has read none
+    /// of its pending answers for that long (it stopped reading: a paused pipeliner would
+    /// otherwise hold its sessions and buffers forever); otherwise checks again when that
+    /// could next be true.
     private func armIdleTimer(context: ChannelHandlerContext, at from: NIODeadline) {
         guard let timeout = shared.idleConnectionTimeout else { return }
         idleTimer = context.eventLoop.assumeIsolated().scheduleTask(deadline: from + timeout) { [self] in
             guard let output, context.channel.isActive else { return }
             let due = lastRequest + timeout
-            if sessions.isEmpty, !awaitingReply, due <= .now() {
-                output.enqueue(.bye(reason: "idle: no request for \(timeout.nanoseconds / 1_000_000_000) seconds"))
-                output.flush()
-                context.close(promise: nil)
+            let now = shared.services.clock.now()
+            if let stuck = output.outputStuckSince, stuck + timeout <= now {
+                shared.logger.notice("closing a client that stopped reading", metadata: ["pid": "\(output.peer.pid)", "uid": "\(output.peer.uid)", "unread": "\(output.unreadBytes)"])
+                output.close(saying: .bye(reason: "stuck: none of the answers read for \(timeout.nanoseconds / 1_000_000_000) seconds"))
+            } else if sessions.isEmpty, !awaitingReply, due <= now {
+                output.close(saying: .bye(reason: "idle: no request for \(timeout.nanoseconds / 1_000_000_000) seconds"))
             } else {
                 // Held sessions, or a request since: look again one timeout after the later of the two.
-                armIdleTimer(context: context, at: due > .now() ? lastRequest : .now())
+                armIdleTimer(context: context, at: due > now ? lastRequest : now)
             }
         }
     }
 
     private func lineTooLong(_ output: ConnectionOutput) {
-        output.enqueue(.error(code: .lineTooLong, message: "line longer than \(shared.limits.maxLineBytes) bytes; discarded", session: nil, id: nil))
+        Self.refuse(.lineTooLong(maxBytes: shared.limits.maxLineBytes), id: nil, output: output)
     }
 
     /// The awaited answer has been delivered: the requests that waited behind it run now.
@@ -234,7 +260,7 @@ final class ConnectionHandler: ChannelInboundHandler {
         guard let output else { return }
         output.batching = false
         output.flush()
-        if inputClosed { closeIfDone() }
+        closeIfDone()
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
@@ -243,11 +269,12 @@ final class ConnectionHandler: ChannelInboundHandler {
             return
         }
         // The client has sent all it will: answer the last line, finish pending work, close.
+        guard lifecycle.inputClosed() == .finishInput else { return }
         framer.finish { frame in
             guard case .line(let line) = frame else { return }
             backlog.append(.line(Array(line)))
+            backlogBytes += line.count
         }
-        inputClosed = true
         output.afterDelivery = { [weak self] in self?.closeIfDone() }
         drain(context: context)
         closeIfDone()
@@ -261,13 +288,21 @@ final class ConnectionHandler: ChannelInboundHandler {
         dropSlowConsumer(context: context, why: "more than \(shared.limits.maxOutputBytes) bytes unread")
     }
 
+    /// The buffers of all clients together are past the budget and this connection holds
+    /// the most: it is closed with `bye` (its buffers are freed), not the quiet ones.
+    private func dropOverBudget(context: ChannelHandlerContext) {
+        guard let output, context.channel.isActive else { return }
+        let held = output.heldBytes
+        shared.logger.notice("dropping a client over the buffer budget", metadata: ["pid": "\(output.peer.pid)", "uid": "\(output.peer.uid)", "held": "\(held)"])
+        output.onOverBudget = nil
+        output.close(saying: .bye(reason: "over budget: the buffers of all clients passed \(shared.bufferBudget.limit) bytes and this connection held \(held) of them"))
+    }
+
     private func dropSlowConsumer(context: ChannelHandlerContext, why: String) {
         guard let output, context.channel.isActive else { return }
         shared.logger.notice("dropping a client that stopped reading", metadata: ["pid": "\(output.peer.pid)", "why": "\(why)"])
         output.onOverBudget = nil
-        output.enqueue(.bye(reason: "slow consumer: \(why)"))
-        output.flush()
-        context.close(promise: nil)
+        output.close(saying: .bye(reason: "slow consumer: \(why)"))
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
@@ -275,19 +310,20 @@ final class ConnectionHandler: ChannelInboundHandler {
         context.close(promise: nil)
     }
 
+    /// Closes a half-closed connection once its work is done (the lifecycle decides).
     private func closeIfDone() {
-        guard inputClosed, !awaitingReply, backlogHead == backlog.count, let output else { return }
-        let busy = sessions.contains { $0.eventLoop === output.eventLoop && $0.hasPendingWork }
-        if !busy { output.channel.close(promise: nil) }
+        // The per-read fast path: an open connection is never done.
+        guard !lifecycle.readsRequests, let output else { return }
+        let work = ConnectionLifecycle.Work(
+            requestsBuffered: backlogHead < backlog.count, awaitingReply: awaitingReply,
+            sessionsBusy: sessions.contains { $0.eventLoop === output.eventLoop && $0.hasPendingWork }
+        )
+        if lifecycle.progressed(work) == .close { output.channel.close(promise: nil) }
     }
 
     /// Closes the connection for shutdown with a `bye`.
     static func sayGoodbye(_ output: ConnectionOutput, reason: String) {
-        output.eventLoop.execute {
-            output.enqueue(.bye(reason: reason))
-            output.flush()
-            output.channel.close(promise: nil)
-        }
+        output.eventLoop.execute { output.close(saying: .bye(reason: reason)) }
     }
 
     private static func peerCredentials(of channel: Channel) -> PeerCredentials {

@@ -1,5 +1,6 @@
 import NIOCore
 import Protocol
+import Synchronization
 
 /// The sending side of one client connection, usable from any thread. Events produced
 /// while the connection's own input is being read are batched and flushed once at the
@@ -7,6 +8,7 @@ import Protocol
 /// another event loop) are flushed at once.
 ///
 /// Mutable state is confined to `eventLoop`; that is what makes it `@unchecked Sendable`.
+/// The event-loop-only methods assert it (debug builds and tests).
 final class ConnectionOutput: @unchecked Sendable {
     let channel: Channel
     let eventLoop: EventLoop
@@ -26,19 +28,37 @@ final class ConnectionOutput: @unchecked Sendable {
     /// Called on this connection's loop when a session it holds has ended elsewhere.
     var onSessionEnded: ((String) -> Void)?
 
-    /// The daemon-wide unread-output budget, and this connection's last reported share.
-    var outputBudget: OutputBudget?
-    private var unreadReported = 0
+    /// The daemon-wide buffer budget (request bytes not handled yet plus unread output),
+    /// and what this connection last reported to it.
+    var bufferBudget: BufferBudget?
+    private var inputHeld = 0
+    private var reported = 0
+    private let published = Atomic<Int>(0)
     private var resample: Scheduled<Void>?
-    /// Called when the budget is exhausted and this connection holds more than its share.
+    /// Called on this loop when the total is past the budget (the handler asks the budget
+    /// which connections to drop).
+    var onBudgetExceeded: (() -> Void)?
+    /// Called on this loop when the budget chose this connection to be dropped.
     var onOverBudget: (() -> Void)?
+
+    /// Since when the client has read none of the output pending for it (nil: none is
+    /// pending, or it read some since the last sample). Event loop only.
+    private(set) var outputStuckSince: NIODeadline?
+    private var lastUnread = 0
+
+    /// What this connection holds (as last reported), readable from any thread.
+    var heldBytes: Int { published.load(ordering: .relaxed) }
 
     /// Called on this connection's loop when the answer the connection waits for has
     /// been delivered (see `ConnectionHandler.awaitingReply`).
     var onReplyComplete: (() -> Void)?
 
-    init(channel: Channel) {
+    /// The daemon's clock (for `outputStuckSince`).
+    private let clock: DaemonClock
+
+    init(channel: Channel, clock: DaemonClock = .system) {
         self.channel = channel
+        self.clock = clock
         eventLoop = channel.eventLoop
         pending = channel.allocator.buffer(capacity: 0)
     }
@@ -75,8 +95,28 @@ final class ConnectionOutput: @unchecked Sendable {
         }
     }
 
-    /// Encodes an event into the pending batch. Event loop only.
-    func enqueue(_ event: ServerEvent) {
+    /// Sends `event` now, whatever the batch, and closes the connection: the last words
+    /// (`bye`) of a close the daemon decided. Event loop only.
+    func close(saying event: ServerEvent) {
+        enqueue(event)
+        flush()
+        channel.close(promise: nil)
+    }
+
+    /// Bytes a previous process encoded for this client and had not sent (a handover, issue
+    /// 16): they go first, by the same path as every reply. Event loop only.
+    func resend(_ bytes: [UInt8]) {
+        eventLoop.assertInEventLoop()
+        guard !bytes.isEmpty else { return }
+        if pending.capacity == 0 { pending = channel.allocator.buffer(capacity: bytes.count) }
+        pending.writeBytes(bytes)
+        flush()
+    }
+
+    /// Encodes an event into the pending batch. Event loop only: everything else sends
+    /// with `deliver` (batched inside a read, at once outside) or `close(saying:)`.
+    private func enqueue(_ event: ServerEvent) {
+        eventLoop.assertInEventLoop()
         writer.reset()
         event.encode(into: &writer)
         if pending.capacity == 0 { pending = channel.allocator.buffer(capacity: 256) }
@@ -85,6 +125,7 @@ final class ConnectionOutput: @unchecked Sendable {
 
     /// Writes and flushes the pending batch. Event loop only.
     func flush() {
+        eventLoop.assertInEventLoop()
         guard pending.readableBytes > 0 else { return }
         let batch = pending
         pending = channel.allocator.buffer(capacity: 0)
@@ -103,33 +144,64 @@ final class ConnectionOutput: @unchecked Sendable {
     /// Flushes, then calls `body` on this loop once everything written so far has left
     /// NIO's buffer (or failed: the connection closed). Event loop only.
     func whenWritten(_ body: @escaping () -> Void) {
+        eventLoop.assertInEventLoop()
         flush()
         guard let lastWrite else { return body() }
         lastWrite.assumeIsolated().whenComplete { _ in body() }
     }
 
-    /// Tells the budget how much output the client has not read; while some is pending,
-    /// again a second later (a client that reads it gives it back). Event loop only.
+    /// Request bytes read but not handled yet (a partial line, lines waiting). Event loop only.
+    func setInputHeld(_ bytes: Int) {
+        guard bytes != inputHeld else { return }
+        inputHeld = bytes
+        reportUnread()
+    }
+
+    /// Tells the budget what this connection holds: its unhandled input and the output the
+    /// client has not read; while output is pending, again a second later (a client that
+    /// reads it gives it back). Event loop only.
     func reportUnread() {
-        guard let outputBudget else { return }
+        eventLoop.assertInEventLoop()
+        guard let bufferBudget else { return }
         let unread = channel.isActive ? ((try? channel.syncOptions?.getOption(.bufferedWritableBytes)) ?? 0) : 0
-        let total = outputBudget.add(unread - unreadReported)
-        unreadReported = unread
+        // Progress is output shrinking; the clock is read only while output is pending.
+        if unread == 0 {
+            outputStuckSince = nil
+        } else if outputStuckSince == nil || unread < lastUnread {
+            outputStuckSince = clock.now()
+        }
+        lastUnread = unread
+        let held = inputHeld + unread
+        let total = bufferBudget.add(held - reported)
+        if held != reported { published.store(held, ordering: .relaxed) }
+        reported = held
         if unread > 0, resample == nil {
             resample = eventLoop.scheduleTask(in: .seconds(1)) { [self] in
                 resample = nil
                 reportUnread()
             }
         }
-        if total > outputBudget.limit, unread > outputBudget.fairShare { onOverBudget?() }
+        if total > bufferBudget.limit { onBudgetExceeded?() }
+    }
+
+    /// Asks, from any thread, that this connection be dropped for the budget.
+    func dropForBudget() {
+        if eventLoop.inEventLoop {
+            onOverBudget?()
+        } else {
+            eventLoop.execute { self.onOverBudget?() }
+        }
     }
 
     /// Gives this connection's share back (it closed). Event loop only.
     func releaseBudget() {
+        eventLoop.assertInEventLoop()
         resample?.cancel()
         resample = nil
-        _ = outputBudget?.add(-unreadReported)
-        unreadReported = 0
+        _ = bufferBudget?.add(-reported)
+        reported = 0
+        inputHeld = 0
+        published.store(0, ordering: .relaxed)
     }
 }
 

@@ -1,41 +1,80 @@
 import NIOConcurrencyHelpers
 import NIOCore
 
-/// Process-wide bookkeeping: live connections (in total and per uid), submits in
-/// flight, and the shutdown drain. Thread-safe.
+/// Process-wide bookkeeping: live connections (in total and per uid), how fast each uid
+/// connects, submits in flight, and the shutdown drain. Thread-safe.
 final class ConnectionRegistry: Sendable {
     private struct State {
         var connections: [ObjectIdentifier: ConnectionOutput] = [:]
         var perUID: [UInt32: Int] = [:]
         var submitsInFlight = 0
         var draining = false
+        /// The drain's grace period is over: waiting for submits returns at once.
+        var submitWaitAbandoned = false
         var lastConnectionClosed = NIODeadline.now()
         var submitWaiters: [CheckedContinuation<Void, Never>] = []
         var connectionWaiters: [CheckedContinuation<Void, Never>] = []
         var acceptedTotal = 0
+        /// Connect budgets of uids that connected recently (a full bucket is forgotten).
+        var connects: [UInt32: CheckBudget.Bucket] = [:]
     }
 
     private let state = NIOLockedValueBox(State())
     let maxConnections: Int
     let maxConnectionsPerUID: Int
+    /// New connections per uid per second (bursts of twice that); nil: unlimited.
+    let connectsPerUIDPerSecond: Int?
+    /// Uids that could stop the daemon anyway (root, the daemon's own): not rate-limited.
+    let unthrottledUIDs: Set<UInt32>
 
-    init(maxConnections: Int, maxConnectionsPerUID: Int) {
+    init(maxConnections: Int, maxConnectionsPerUID: Int, connectsPerUIDPerSecond: Int? = nil, unthrottledUIDs: Set<UInt32> = []) {
         self.maxConnections = maxConnections
         self.maxConnectionsPerUID = maxConnectionsPerUID
+        self.connectsPerUIDPerSecond = connectsPerUIDPerSecond
+        self.unthrottledUIDs = unthrottledUIDs
     }
 
-    enum Admission { case admitted, tooManyConnections, tooManyForUser, draining }
+    enum Admission { case admitted, tooManyConnections, tooManyForUser, connectingTooFast, draining }
 
-    /// Counts a new connection in, unless a limit says no.
-    func admit(_ output: ConnectionOutput, uid: UInt32) -> Admission {
+    /// Counts a new connection in, unless a limit says no. A uid connecting faster than
+    /// its budget is refused before the others are looked at: a connect flood costs the
+    /// daemon as little as possible per connection.
+    func admit(_ output: ConnectionOutput, uid: UInt32, now: NIODeadline = .now()) -> Admission {
         state.withLockedValue { state in
             if state.draining { return .draining }
+            if let perSecond = connectsPerUIDPerSecond.map(Double.init), !unthrottledUIDs.contains(uid) {
+                var bucket = state.connects[uid] ?? CheckBudget.Bucket(perSecond: perSecond, now: now)
+                bucket.refill(perSecond: perSecond, now: now)
+                guard bucket.tokens >= 1 else {
+                    state.connects[uid] = bucket
+                    return .connectingTooFast
+                }
+                bucket.tokens -= 1
+                state.connects[uid] = bucket
+                // Forget full buckets now and then, so the table holds only busy uids.
+                if state.connects.count > 1024 {
+                    state.connects = state.connects.filter { _, old in
+                        var old = old
+                        old.refill(perSecond: perSecond, now: now)
+                        return old.tokens < perSecond * 2
+                    }
+                }
+            }
             if state.connections.count >= maxConnections { return .tooManyConnections }
             if state.perUID[uid, default: 0] >= maxConnectionsPerUID { return .tooManyForUser }
             state.connections[ObjectIdentifier(output)] = output
             state.perUID[uid, default: 0] += 1
             state.acceptedTotal += 1
             return .admitted
+        }
+    }
+
+    /// Counts in a connection carried over from the previous process (issue 16): it was
+    /// admitted there, and refusing it now would drop a client mid-form, so no limit applies.
+    func adopt(_ output: ConnectionOutput, uid: UInt32) {
+        state.withLockedValue { state in
+            state.connections[ObjectIdentifier(output)] = output
+            state.perUID[uid, default: 0] += 1
         }
     }
 
@@ -86,7 +125,7 @@ final class ConnectionRegistry: Sendable {
     func waitForSubmits() async {
         await withCheckedContinuation { continuation in
             let done = state.withLockedValue { state in
-                if state.submitsInFlight == 0 { return true }
+                if state.submitsInFlight == 0 || state.submitWaitAbandoned { return true }
                 state.submitWaiters.append(continuation)
                 return false
             }
@@ -94,9 +133,11 @@ final class ConnectionRegistry: Sendable {
         }
     }
 
-    /// Lets `waitForSubmits` return even though work is still running (the drain's deadline).
+    /// Lets `waitForSubmits` return, now and from now on, even though work is still
+    /// running (the drain's deadline, which may come before anyone waits).
     func abandonSubmitWait() {
         let waiters: [CheckedContinuation<Void, Never>] = state.withLockedValue { state in
+            state.submitWaitAbandoned = true
             defer { state.submitWaiters = [] }
             return state.submitWaiters
         }

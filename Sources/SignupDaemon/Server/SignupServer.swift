@@ -1,3 +1,4 @@
+import FormEngine
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
@@ -61,7 +62,7 @@ final class SignupServer: Service {
         }
         // The watchdog is fed from an event loop, so a stuck loop stops feeding it.
         let watchdog = notifier.watchdogInterval.map { interval in
-            let half = TimeAmount.nanoseconds(Int64(interval.components.seconds) * 500_000_000 + interval.components.attoseconds / 2_000_000_000)
+            let half = TimeAmount.nanoseconds(interval.nanoseconds / 2)
             return loop.scheduleRepeatedTask(initialDelay: .zero, delay: half) { [notifier] _ in notifier.watchdog() }
         }
 
@@ -71,11 +72,12 @@ final class SignupServer: Service {
             stop.fire(.shutdown)
         }
         logger.info("stopping", metadata: ["reason": "\(reason)"])
+        let drain = ShutdownDrain(registry: services.registry, grace: .seconds(Int64(configuration.shutdownGraceSeconds)))
         // Handover (issue 16): a restart carries everything to the next process instead.
         if reason == .handover, let handover {
             notifier.stopping(status: "handing over \(services.directory.count) sessions and \(services.registry.connectionCount) connections")
             try? await serverChannel.close()
-            let carried = await handover.handOver(services: services, graceSeconds: configuration.shutdownGraceSeconds, loop: loop)
+            let carried = await handover.handOver(services: services, drain: drain, loop: loop)
             logger.notice("handed over to the next process", metadata: ["sessions": "\(carried.sessions)", "connections": "\(carried.connections)"])
             housekeeping.cancel()
             pruning.cancel()
@@ -83,22 +85,14 @@ final class SignupServer: Service {
             return
         }
         notifier.stopping(status: "stopping (\(reason)): finishing \(services.registry.connectionCount) connections")
-        services.registry.beginDraining()
+        let draining = drain.begin(on: loop)
         // Signups and logins a connected client waits for are finished within the grace
         // period (sigterm_under_load.py); jobs of clients that went away never start.
         try? await serverChannel.close()
         removeSocketFile()
 
         // In-flight signups and logins finish and are answered, within the grace period.
-        let registry = services.registry
-        let deadline = loop.scheduleTask(in: .seconds(Int64(configuration.shutdownGraceSeconds))) {
-            registry.abandonSubmitWait()
-        }
-        await registry.waitForSubmits()
-        deadline.cancel()
-        let byeReason = reason == .idle ? "idle" : "shutdown"
-        for output in services.registry.allConnections { ConnectionHandler.sayGoodbye(output, reason: byeReason) }
-        await services.registry.waitForConnections()
+        await draining.finish(reason: reason == .idle ? "idle" : "shutdown")
         housekeeping.cancel()
         pruning.cancel()
         watchdog?.cancel()
@@ -136,14 +130,18 @@ final class SignupServer: Service {
             limits: configuration.limits,
             expensiveRequestsPerSecond: configuration.expensiveRequestsPerSecond,
             idleConnectionTimeout: configuration.idleConnectionSeconds.map { TimeAmount.seconds(Int64($0)) },
-            outputBudget: OutputBudget(limit: configuration.maxTotalOutputBytes),
+            bufferBudget: BufferBudget(limit: configuration.maxBufferedBytes, clock: services.clock),
             serverName: "signupd/\(configuration.serverVersion)",
             logger: logger,
             handover: handover
         )
         let outputCap = configuration.limits.maxOutputBytes
         let bootstrap = ServerBootstrap(group: group)
-            .serverChannelOption(.backlog, value: 4096)
+            // A short accept queue: a client connecting behind a flood waits for at most
+            // this many connections ahead of it (with 4,096, 7 s on a busy machine,
+            // ROBUSTNESS.md); the acceptor takes several per wake-up.
+            .serverChannelOption(.backlog, value: Self.listenBacklog)
+            .serverChannelOption(.maxMessagesPerRead, value: 16)
             .childChannelOption(.allowRemoteHalfClosure, value: true)
             .childChannelOption(.writeBufferWaterMark, value: .init(low: outputCap / 2, high: outputCap))
             // One small read per readiness event: a client pipelining thousands of requests
@@ -161,8 +159,8 @@ final class SignupServer: Service {
         switch configuration.listener {
         case .inherited(let fd, _):
             let channel = try await bootstrap.withBoundSocket(fd).get()
-            // NIO's listen() used a backlog of 128; ask for the kernel's maximum again.
-            _ = listen(fd, SOMAXCONN)
+            // NIO's listen() used a backlog of 128; systemd's may be longer: ours, as for a bound socket.
+            _ = listen(fd, Self.listenBacklog)
             return (channel, context)
         case .path(let path, let mode):
             // Checked at start-up too; again here, for a socket file that appeared since.
@@ -172,6 +170,9 @@ final class SignupServer: Service {
             return (channel, context)
         }
     }
+
+    /// Connections accepted by the kernel but not yet by the daemon.
+    static let listenBacklog: Int32 = 64
 
     private func removeSocketFile() {
         if case .path(let path, _) = configuration.listener { unlink(path) }

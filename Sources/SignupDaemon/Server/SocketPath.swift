@@ -1,3 +1,5 @@
+import UnixIO
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -15,7 +17,7 @@ enum SocketPath {
             throw .startup("another signupd is already serving \(path); stop it first or pass another --socket")
         }
         guard unlink(path) == 0 else {
-            throw .startup("cannot remove the stale socket \(path): \(errnoText(errno))")
+            throw .startup("cannot remove the stale socket \(path): \(UnixIO.errnoText(errno))")
         }
     }
 
@@ -24,18 +26,6 @@ enum SocketPath {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { return false }
         defer { close(fd) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { return false }
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            raw.copyBytes(from: bytes)
-        }
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        return result == 0
+        return UnixIO.withSocketAddress(path) { connect(fd, $0, $1) } == 0
     }
 }

@@ -15,7 +15,7 @@ final class Session: @unchecked Sendable {
     let eventLoop: EventLoop
     let ownerUID: UInt32
     /// When `open` created it (for `sessions`).
-    let openedAt = NIODeadline.now()
+    let openedAt: NIODeadline
     /// How many connections are attached besides the opener; read from any thread.
     private let viewCount = NIOLockedValueBox(0)
     /// The form's name; fixed at open, so readable from any thread.
@@ -52,14 +52,16 @@ final class Session: @unchecked Sendable {
         state = FormSession(form: form, locale: configuration.catalogues.resolve(locale))
         subscribers = [owner]
         self.services = services
-        checkBucket = CheckBudget.Bucket(perSecond: services.checkBudget.perSessionPerSecond)
+        openedAt = services.clock.now()
+        checkBucket = CheckBudget.Bucket(perSecond: services.checkBudget.perSessionPerSecond, now: openedAt)
     }
 
     // MARK: Handover (issue 16): carrying the session to the next process.
 
     /// A session the previous process handed over: its engine state and `seq` as they were,
     /// held by the same connections, with today's catalogues.
-    init(restoring id: String, state: FormSession, seq: UInt64, owner: ConnectionOutput, views: [ConnectionOutput], services: SessionServices) {
+    /// `age` is how long it had been open then (for `list`), by the injected clock.
+    init(restoring id: String, state: FormSession, seq: UInt64, age: TimeAmount, owner: ConnectionOutput, views: [ConnectionOutput], services: SessionServices) {
         self.id = id
         eventLoop = owner.eventLoop
         ownerUID = owner.peer.uid
@@ -69,26 +71,28 @@ final class Session: @unchecked Sendable {
         self.seq = seq
         subscribers = [owner] + views
         self.services = services
-        checkBucket = CheckBudget.Bucket(perSecond: services.checkBudget.perSessionPerSecond)
+        let now = services.clock.now()
+        openedAt = now - age
+        checkBucket = CheckBudget.Bucket(perSecond: services.checkBudget.perSessionPerSecond, now: now)
         viewCount.withLockedValue { $0 = views.count }
     }
 
     /// Stops the session for a handover and returns what the next process needs. Answers
     /// arriving later are ignored: the next process asks again (`resumeAfterHandover`).
-    func freezeForHandover() -> (state: FormSession, seq: UInt64, subscribers: [ConnectionOutput]) {
+    func freezeForHandover() -> (state: FormSession, seq: UInt64, age: TimeAmount, subscribers: [ConnectionOutput]) {
         eventLoop.preconditionInEventLoop()
         isClosed = true
         closedFlag.set()
         deadlineTask?.cancel()
         checkInFlight?.cancellation.cancel()
-        return (state, seq, subscribers)
+        return (state, seq, services.clock.now() - openedAt, subscribers)
     }
 
     /// In the next process: runs again the checks that were in flight; a signup or login
     /// the old process could not finish within the drain is answered as not done.
     func resumeAfterHandover() {
         eventLoop.preconditionInEventLoop()
-        for effect in state.resumeChecks(now: SessionServices.now(), configuration: configuration) { perform(effect) }
+        for effect in state.resumeChecks(now: services.clock.moment, configuration: configuration) { perform(effect) }
         if state.busy { feed(.submitCompleted(.storeUnavailable)) }
     }
 
@@ -103,7 +107,7 @@ final class Session: @unchecked Sendable {
     func handle(_ input: FormInput, id requestID: RequestID?, from requester: ConnectionOutput?) throws(FormError) {
         eventLoop.preconditionInEventLoop()
         guard !isClosed else { return }
-        let step = try state.handle(input, now: SessionServices.now(), configuration: configuration)
+        let step = try state.handle(input, now: services.clock.moment, configuration: configuration)
         publish(step.events, id: requestID, requester: requester)
         for effect in step.effects { perform(effect) }
     }
@@ -115,7 +119,7 @@ final class Session: @unchecked Sendable {
     func switchLocale(to tag: String, id requestID: RequestID?, from requester: ConnectionOutput) {
         eventLoop.preconditionInEventLoop()
         guard !isClosed else { return }
-        guard let step = try? state.handle(.setLocale(tag), now: SessionServices.now(), configuration: configuration) else { return }
+        guard let step = try? state.handle(.setLocale(tag), now: services.clock.moment, configuration: configuration) else { return }
         for subscriber in subscribers {
             subscriber.deliver(.localeChanged(session: id, locale: state.locale, id: subscriber === requester ? requestID : nil))
         }
@@ -204,7 +208,7 @@ final class Session: @unchecked Sendable {
         let cancellation = CheckCancellation()
         checkInFlight = (checkID, cancellation)
         // Past the budget the check starts later; a newer value supersedes it meanwhile.
-        let wait = services.checkBudget.take(uid: ownerUID, session: &checkBucket)
+        let wait = services.checkBudget.take(uid: ownerUID, session: &checkBucket, now: services.clock.now())
         guard wait == .zero else {
             eventLoop.scheduleTask(in: wait) { [self] in
                 checkInFlight = nil

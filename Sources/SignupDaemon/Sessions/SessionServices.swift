@@ -13,11 +13,8 @@ struct SessionServices: Sendable {
     let directory: SessionDirectory
     /// Availability answers per uid and per session.
     let checkBudget: CheckBudget
-
-    /// The engine's clock: NIO's monotonic uptime.
-    static func now() -> Moment {
-        Moment(nanoseconds: Int64(NIODeadline.now().uptimeNanoseconds))
-    }
+    /// The time for sessions, budgets and idle timeouts.
+    var clock = DaemonClock.system
 
     /// The engine configuration of a session opened now: the current catalogues.
     var currentFormConfiguration: FormConfiguration {

@@ -1,4 +1,5 @@
 import CSystemd
+import UnixIO
 
 #if canImport(Glibc)
 import Glibc
@@ -23,7 +24,7 @@ enum SystemdListenFDs {
                 free(names)
             }
         }
-        if count < 0 { throw .startup("sd_listen_fds_with_names failed: \(errnoText(-count))") }
+        if count < 0 { throw .startup("sd_listen_fds_with_names failed: \(UnixIO.errnoText(-count))") }
         var listeners: [(fd: Int32, name: String)] = []
         var stored = InheritedDescriptors()
         for index in 0..<Int(count) {

@@ -1,4 +1,5 @@
 import Protocol
+import UnixIO
 
 #if canImport(Glibc)
 import Glibc
@@ -19,17 +20,10 @@ final class DaemonConnection {
         self.path = path
         timeoutMilliseconds = Int32(min(timeoutSeconds * 1000, Double(Int32.max)).rounded(.up))
         fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw CommandFailure(.unreachable, "cannot create a socket: \(errnoText())") }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
+        guard fd >= 0 else { throw CommandFailure(.unreachable, "cannot create a socket: \(UnixIO.errnoText())") }
+        guard let status = UnixIO.withSocketAddress(path, { connect(fd, $0, $1) }) else {
             close(fd)
             throw CommandFailure(.unreachable, "socket path too long: \(path)")
-        }
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
-        let status = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
         guard status == 0 else {
             let error = errno
@@ -37,16 +31,19 @@ final class DaemonConnection {
             throw ConnectDiagnosis.failure(path: path, errno: error)
         }
         let greeting = try receive()
-        if greeting["event"]?.stringValue == "error" {
+        switch Result(catching: { () throws(ServerEventDecodingError) in try ServerEvent.decode(greeting) }) {
+        case .success(.error(let code, let message, _, _)):
             // Refused at the door (too many connections, shutting down): the daemon is there
             // but will not serve us now, which is "cannot be reached" (exit 3), with its code.
-            let code = greeting["code"]?.stringValue ?? "refused"
-            let message = greeting["message"]?.stringValue ?? "no reason given"
+            throw CommandFailure(.unreachable, "signupd at \(path) refused the connection: \(message) (\(code.rawValue))", code: code.rawValue)
+        case .failure(.unknownErrorCode(let code, let message)):
             throw CommandFailure(.unreachable, "signupd at \(path) refused the connection: \(message) (\(code))", code: code)
-        }
-        guard greeting["event"]?.stringValue == "hello" else {
+        // A hello missing members this command does not need still greets.
+        case .success(.hello), .failure(.invalidMember(event: "hello", _)): break
+        default:
             throw CommandFailure(.protocolError, "\(path) did not greet with hello; is it signupd?", code: "not_signupd")
         }
+        // hello's decoding ignores the version it names; this client speaks signup/1 only.
         guard greeting["protocol"]?.stringValue?.hasPrefix("signup/1") == true else {
             throw CommandFailure(.protocolError, "unsupported protocol \(greeting["protocol"]?.stringValue ?? "?"); this signupctl speaks signup/1")
         }
@@ -69,12 +66,8 @@ final class DaemonConnection {
     }
 
     func sendRaw(_ bytes: [UInt8]) throws(CommandFailure) {
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            if written < 0 && errno == EINTR { continue }
-            guard written > 0 else { throw CommandFailure(.protocolError, "signupd closed the connection: \(errnoText())") }
-            offset += written
+        if let failure = UnixIO.writeAll(fd, bytes) {
+            throw CommandFailure(.protocolError, "signupd closed the connection: \(UnixIO.errnoText(failure))")
         }
     }
 
@@ -100,7 +93,7 @@ final class DaemonConnection {
         while true {
             let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
             if count < 0 && errno == EINTR { continue }
-            if count < 0 { throw CommandFailure(.protocolError, "reading from signupd: \(errnoText())") }
+            if count < 0 { throw CommandFailure(.protocolError, "reading from signupd: \(UnixIO.errnoText())") }
             if count == 0 { return false }
             buffer.append(contentsOf: chunk[..<count])
             return true
@@ -141,8 +134,8 @@ final class DaemonConnection {
         guard let object = try? JSONParser.parse(line).objectValue else {
             throw CommandFailure(.protocolError, "signupd sent a line that is not a JSON object")
         }
-        if object["event"]?.stringValue == "bye" {
-            throw CommandFailure(.protocolError, "signupd closed the connection: \(object["reason"]?.stringValue ?? "no reason given")")
+        if case .bye(let reason) = try? ServerEvent.decode(object) {
+            throw CommandFailure(.protocolError, "signupd closed the connection: \(reason)")
         }
         return object
     }
@@ -151,8 +144,9 @@ final class DaemonConnection {
     func reply(to id: RequestID, handling other: (JSONObject) throws(CommandFailure) -> Void = { _ in }) throws(CommandFailure) -> JSONObject {
         while true {
             let message = try receive()
-            if message["id"] == id.jsonValue, message["event"]?.stringValue != "validation" {
-                if message["event"]?.stringValue == "error" { throw CommandFailure.fromError(message) }
+            // Validations a request causes carry its id too; its reply is the other event.
+            if let event = try? ServerEvent.decode(message), event.id == id, !event.isValidation {
+                if case .error = event { throw CommandFailure.fromError(message) }
                 return message
             }
             try other(message)
@@ -169,20 +163,28 @@ extension RequestID {
     }
 }
 
-extension CommandFailure {
-    /// The failure an `error` event stands for.
-    static func fromError(_ message: JSONObject) -> CommandFailure {
-        let code = message["code"]?.stringValue ?? "unknown"
-        let text = message["message"]?.stringValue ?? ""
-        let status: ExitStatus = switch code {
-        case "invalid_token", "not_ready", "finished", "rate_limited", "shutting_down": .refused
-        case "forbidden", "unknown_session": .refused
-        default: .protocolError
-        }
-        return CommandFailure(status, "\(text) (\(code))", code: code)
+extension ServerEvent {
+    /// A field's validation, which a `set` causes besides its direct reply.
+    var isValidation: Bool {
+        if case .session(_, _, .validation, _) = self { true } else { false }
     }
 }
 
-func errnoText() -> String {
-    String(cString: strerror(errno))
+extension CommandFailure {
+    /// The failure an `error` event stands for.
+    static func fromError(_ message: JSONObject) -> CommandFailure {
+        switch Result(catching: { () throws(ServerEventDecodingError) in try ServerEvent.decode(message) }) {
+        case .success(.error(let code, let text, _, _)):
+            let status: ExitStatus = switch code {
+            case .invalidToken, .notReady, .finished, .rateLimited, .shuttingDown, .forbidden, .unknownSession: .refused
+            default: .protocolError
+            }
+            return CommandFailure(status, "\(text) (\(code.rawValue))", code: code.rawValue)
+        case .failure(.unknownErrorCode(let code, let text)):
+            // A code this signupctl does not know (a newer daemon's) is a protocol error.
+            return CommandFailure(.protocolError, "\(text) (\(code))", code: code)
+        default:
+            return CommandFailure(.protocolError, "signupd sent a malformed error", code: "unknown")
+        }
+    }
 }

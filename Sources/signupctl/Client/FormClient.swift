@@ -68,9 +68,7 @@ final class FormClient {
         try submit()
         while view.result == nil {
             let message = try pump()
-            if message["event"]?.stringValue == "error" {
-                throw CommandFailure.fromError(message)
-            }
+            if case .error? = try? ServerEvent.decode(message) { throw CommandFailure.fromError(message) }
         }
         return view.result!
     }

@@ -1,4 +1,5 @@
 import Protocol
+import UnixIO
 
 #if canImport(Glibc)
 import Glibc
@@ -54,7 +55,7 @@ struct JSONEnvelope {
     /// Writes the object as one line to standard output.
     func emit() {
         fflush(nil)
-        writeAll(1, Array(RawLine.text(of: object).utf8) + [0x0A])
+        UnixIO.writeAll(1, Array(RawLine.text(of: object).utf8) + [0x0A])
     }
 
     /// Prints the failure envelope for `command`.

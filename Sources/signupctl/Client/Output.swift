@@ -7,13 +7,3 @@ func fflushStdout() {
     fflush(nil)
 }
 
-/// Writes bytes to a file descriptor, whole.
-func writeAll(_ fd: Int32, _ bytes: [UInt8]) {
-    var offset = 0
-    while offset < bytes.count {
-        let written = bytes[offset...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        if written < 0 && errno == EINTR { continue }
-        guard written > 0 else { return }
-        offset += written
-    }
-}

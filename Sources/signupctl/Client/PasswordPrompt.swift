@@ -1,3 +1,5 @@
+import UnixIO
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -21,7 +23,7 @@ enum PasswordPrompt {
         // Echo goes off before the prompt shows, so nothing typed after it is echoed by the tty.
         Terminal.enter(.lineByKey, fd: fd)
         defer { Terminal.restore() }  // ends the line
-        writeAll(fd, Array(prompt.utf8))
+        UnixIO.writeAll(fd, Array(prompt.utf8))
         var line = LineInput(secret: secret)
         var byte: UInt8 = 0
         while true {
@@ -29,7 +31,7 @@ enum PasswordPrompt {
             if count < 0 && errno == EINTR { continue }
             if count <= 0 { return line.text.isEmpty ? .endOfInput : .text(line.text) }
             let step = line.feed(byte)
-            if !step.echo.isEmpty { writeAll(fd, Array(step.echo.utf8)) }
+            if !step.echo.isEmpty { UnixIO.writeAll(fd, Array(step.echo.utf8)) }
             if let answer = step.answer { return answer }
         }
     }

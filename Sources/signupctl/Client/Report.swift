@@ -1,3 +1,5 @@
+import UnixIO
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -13,7 +15,7 @@ enum Report {
         if json { JSONEnvelope.emitFailure(failure, command: command) }
         let line = "signupctl: \(failure.description)\n"
         fflush(nil)
-        writeAll(2, Array(line.utf8))
+        UnixIO.writeAll(2, Array(line.utf8))
         exit(failure.status.rawValue)
     }
 }

@@ -29,21 +29,16 @@ struct SessionView {
     /// Applies a message if it concerns this session; returns whether anything changed.
     @discardableResult
     mutating func apply(_ message: JSONObject) -> Bool {
-        guard let event = message["event"]?.stringValue else { return false }
-        if let sessionID = message["session"]?.stringValue, !session.isEmpty, sessionID != session { return false }
+        // Other events, and those a newer daemon added, change nothing here.
+        guard case .session(let sessionID, _, let event, _) = try? ServerEvent.decode(message) else { return false }
+        if !session.isEmpty, sessionID != session { return false }
         switch event {
-        case "validation":
-            guard let name = message["field"]?.stringValue else { return false }
-            fields[name] = FieldState(state: message["state"]?.stringValue ?? "", message: message["message"]?.stringValue ?? "")
-        case "enabled": enabled = message["value"]?.boolValue ?? false
-        case "busy": busy = message["value"]?.boolValue ?? false
-        case "result":
-            result = Result(
-                ok: message["ok"]?.boolValue ?? false, message: message["message"]?.stringValue ?? "",
-                user: message["user"]?.stringValue, token: message["token"]?.stringValue
-            )
-        default:
-            return false
+        case .validation(let field, let state, let message):
+            fields[field] = FieldState(state: state.rawValue, message: message.text)
+        case .enabled(let value): enabled = value
+        case .busy(let value): busy = value
+        case .result(let ok, let message, let user, let token):
+            result = Result(ok: ok, message: message.text, user: user, token: token)
         }
         return true
     }
@@ -64,15 +59,7 @@ struct SessionView {
 extension FormDescription {
     /// Reads the forms out of a `description` event.
     static func list(from message: JSONObject) -> [FormDescription] {
-        (message["forms"]?.arrayValue ?? []).compactMap { value in
-            guard let object = value.objectValue, let name = object["name"]?.stringValue else { return nil }
-            let fields = (object["fields"]?.arrayValue ?? []).compactMap { field -> FormDescription.Field? in
-                guard let field = field.objectValue, let fieldName = field["name"]?.stringValue else { return nil }
-                return FormDescription.Field(
-                    name: fieldName, secret: field["secret"]?.boolValue ?? false, label: field["label"]?.stringValue ?? fieldName
-                )
-            }
-            return FormDescription(name: name, fields: fields, submitLabel: object["submitLabel"]?.stringValue ?? "Submit")
-        }
+        guard case .description(let forms, _, _) = try? ServerEvent.decode(message) else { return [] }
+        return forms
     }
 }

@@ -123,48 +123,15 @@ extension String {
     }
 }
 
-/// Re-encodes a parsed message as one JSON line.
+/// Re-encodes a parsed message as one JSON line (the protocol's writer).
 enum RawLine {
     static func text(of object: JSONObject) -> String {
         text(of: .object(object))
     }
 
     static func text(of value: JSONValue) -> String {
-        var out = ""
-        write(value, into: &out)
-        return out
-    }
-
-    private static func write(_ value: JSONValue, into out: inout String) {
-        switch value {
-        case .null: out += "null"
-        case .bool(let b): out += b ? "true" : "false"
-        case .number(let n): out += n
-        case .string(let s): out += quoted(s)
-        case .array(let items):
-            out += "["
-            for (index, item) in items.enumerated() {
-                if index > 0 { out += "," }
-                write(item, into: &out)
-            }
-            out += "]"
-        case .object(let object):
-            out += "{"
-            for (index, member) in object.members.enumerated() {
-                if index > 0 { out += "," }
-                out += quoted(member.key) + ":"
-                write(member.value, into: &out)
-            }
-            out += "}"
-        }
-    }
-
-    private static func quoted(_ s: String) -> String {
         var writer = JSONWriter()
-        writer.beginObject()
-        writer.member("", s)
-        writer.endObject()
-        // {"":"…"} → "…"
-        return String(decoding: writer.bytes.dropFirst(4).dropLast(), as: UTF8.self)
+        writer.value(value)
+        return String(decoding: writer.bytes, as: UTF8.self)
     }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Protocol
+import UnixIO
 
 #if canImport(Glibc)
 import Glibc
@@ -49,7 +50,7 @@ struct FormInputOptions: ParsableArguments {
         if let passwordFile {
             let fd = open(passwordFile, O_RDONLY | O_CLOEXEC)
             guard fd >= 0 else {
-                throw CommandFailure(.usage, "cannot read --password-file \(passwordFile): \(errnoText())", code: "usage")
+                throw CommandFailure(.usage, "cannot read --password-file \(passwordFile): \(UnixIO.errnoText())", code: "usage")
             }
             defer { close(fd) }
             let password = Self.firstLine(of: fd) ?? ""
@@ -143,7 +144,7 @@ enum FormOutput {
             envelope.emit()
             return
         }
-        if let tty, isatty(1) == 0 { writeAll(tty, Array((summary + "\n").utf8)) }
+        if let tty, isatty(1) == 0 { UnixIO.writeAll(tty, Array((summary + "\n").utf8)) }
         if printToken, let token = result.token {
             if tty != nil && isatty(1) == 1 { Swift.print(summary) }
             Swift.print(token)

@@ -1,4 +1,5 @@
 import ArgumentParser
+import UnixIO
 
 #if canImport(Glibc)
 import Glibc
@@ -23,8 +24,8 @@ extension SignupCtl {
         func run() throws {
             do {
                 let daemon = try connection.connect()
-                writeAll(1, Array(RawLine.text(of: daemon.hello).utf8) + [0x0A])
-                writeAll(1, daemon.takeBuffered())
+                UnixIO.writeAll(1, Array(RawLine.text(of: daemon.hello).utf8) + [0x0A])
+                UnixIO.writeAll(1, daemon.takeBuffered())
                 var inputOpen = true
                 var chunk = [UInt8](repeating: 0, count: 65536)
                 while true {
@@ -42,7 +43,7 @@ extension SignupCtl {
                     }
                     if fds[0].revents != 0 {
                         guard try daemon.fill() else { return }
-                        writeAll(1, daemon.takeBuffered())
+                        UnixIO.writeAll(1, daemon.takeBuffered())
                     }
                 }
             } catch {

@@ -1,4 +1,5 @@
 import Protocol
+import UnixIO
 
 #if canImport(Glibc)
 import Glibc
@@ -59,7 +60,7 @@ enum InteractiveForm {
                 // A cut-off escape sequence waits 50 ms for its rest; the spinner turns every 100 ms.
                 let timeout: Int32 = decoder.hasPending ? 50 : screen.view.busy ? 100 : -1
                 let ready = poll(&fds, nfds_t(fds.count), timeout)
-                if ready < 0 && errno != EINTR { return .failed(CommandFailure(.protocolError, "poll: \(errnoText())")) }
+                if ready < 0 && errno != EINTR { return .failed(CommandFailure(.protocolError, "poll: \(UnixIO.errnoText())")) }
                 if ready == 0 {
                     if decoder.hasPending {
                         if let outcome = handle(decoder.flush(), &screen) { return outcome }

@@ -1,4 +1,5 @@
 import Protocol
+import UnixIO
 
 #if canImport(Glibc)
 import Glibc
@@ -9,7 +10,7 @@ import Glibc
 enum LineModeForm {
     static func run(client: FormClient, tty: Int32) -> InteractiveForm.Outcome {
         let fields = client.view.form.fields
-        let say = { (text: String) in writeAll(tty, Array((text + "\n").utf8)) }
+        let say = { (text: String) in _ = UnixIO.writeAll(tty, Array((text + "\n").utf8)) }
         say("\(client.view.form.submitLabel) — \(client.connection.hello["server"]?.stringValue ?? "signupd") (session \(client.view.session); Ctrl-C or Ctrl-D cancels)")
         do throws(CommandFailure) {
             while true {

@@ -1,3 +1,5 @@
+import UnixIO
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -108,7 +110,7 @@ enum Terminal {
         guard state.pointee.active != 0 else { return }
         state.pointee.active = 0
         let s = state.pointee
-        if let storage = s.bytes.storage { writeAll(s.fd, Array(UnsafeBufferPointer(start: storage, count: s.bytes.count))) }
+        if let storage = s.bytes.storage { UnixIO.writeAll(s.fd, Array(UnsafeBufferPointer(start: storage, count: s.bytes.count))) }
         var saved = s.saved
         tcsetattr(s.fd, TCSADRAIN, &saved)
         state.pointee.resizePipe = -1
@@ -155,7 +157,7 @@ enum Terminal {
 
     /// Writes to the terminal being used.
     static func write(_ text: String) {
-        writeAll(state.pointee.fd, Array(text.utf8))
+        UnixIO.writeAll(state.pointee.fd, Array(text.utf8))
     }
 
     /// A pipe whose read end wakes the form on resize: (read, write), both non-blocking.

@@ -19,6 +19,8 @@ final class DaemonProcess {
     let databasePath: String
     let logPath: String
     private(set) var pid: pid_t = 0
+    /// The spawned process, for signals and the reap (see `ChildProcess`).
+    private var child: ChildProcess?
     private var notifyFD: Int32 = -1
     private var listenFD: Int32 = -1
     private(set) var exitStatus: Int32?
@@ -50,10 +52,9 @@ final class DaemonProcess {
     }
 
     deinit {
-        if pid > 0 && exitStatus == nil {
-            kill(pid, SIGKILL)
-            var status: Int32 = 0
-            waitpid(pid, &status, 0)
+        if let child, exitStatus == nil {
+            child.signal(SIGKILL)
+            _ = child.waitAndReap()
         }
         if notifyFD >= 0 { close(notifyFD) }
         if listenFD >= 0 { close(listenFD) }
@@ -63,9 +64,11 @@ final class DaemonProcess {
     /// `umask` runs the daemon under that file-creation mask; `passSocket: false` leaves
     /// out `--socket` when run by hand (for `$SIGNUPD_SOCKET` and the defaults);
     /// `passDatabase: false` likewise for `--database`; `runAs` drops to that uid and gid.
+    /// `lifetime` bounds how long it may run before it is killed (nil: the caller stops it).
     func start(
         _ activation: Activation = .systemd, arguments extra: [String] = [], environment: [String: String] = [:],
-        waitForReady: Bool = true, umask mask: mode_t? = nil, passSocket: Bool = true, passDatabase: Bool = true, runAs uid: uid_t? = nil
+        waitForReady: Bool = true, umask mask: mode_t? = nil, passSocket: Bool = true, passDatabase: Bool = true, runAs uid: uid_t? = nil,
+        lifetime: Int? = 120
     ) throws {
         var arguments = (passDatabase ? ["--database", databasePath] : []) + Self.fastHashing + extra
         var env = ["PATH=/usr/bin:/bin"]
@@ -109,9 +112,13 @@ final class DaemonProcess {
         }
         let status = posix_spawn(&pid, argv[0], &actions, nil, cArgv, cEnv)
         guard status == 0 else { throw UnixSocket.Failure(description: "posix_spawn: \(status)") }
-        // A bound on how long any test may keep a daemon: never a synchronisation.
-        let victim = pid
-        DispatchQueue.global().asyncAfter(deadline: .now() + 120) { kill(victim, SIGKILL) }
+        let child = ChildProcess(pid)
+        self.child = child
+        // A bound on how long a test may keep a daemon: never a synchronisation. Through
+        // `child`, so it cannot hit another process that reused the pid once this one is reaped.
+        if let lifetime {
+            DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(lifetime)) { child.signal(SIGKILL) }
+        }
         if waitForReady {
             _ = try waitForNotification { $0.contains("READY=1") }
         }
@@ -135,16 +142,14 @@ final class DaemonProcess {
     private(set) var notifications: [String] = []
 
     func signal(_ signal: Int32) {
-        kill(pid, signal)
+        child?.signal(signal)
     }
 
     /// Waits for the daemon to exit and returns its exit code (128+n for signal n).
     @discardableResult
     func waitForExit() -> Int32 {
         if let exitStatus { return exitStatus }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        let code = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+        let code = child?.waitAndReap() ?? -1
         exitStatus = code
         return code
     }
@@ -152,6 +157,13 @@ final class DaemonProcess {
     /// What the daemon wrote to stdout and stderr.
     var log: String {
         (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+    }
+
+    /// Whether the process has exited (without reaping it).
+    var hasExited: Bool {
+        guard exitStatus == nil else { return true }
+        var info = siginfo_t()
+        return waitid(P_PID, id_t(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info._sifields._sigchld.si_pid == pid
     }
 
     func connect() throws -> LineClient {

@@ -1,6 +1,7 @@
 import Foundation
 import Protocol
 import Testing
+import UnixIO
 
 #if canImport(Glibc)
 import Glibc
@@ -9,7 +10,9 @@ import Glibc
 /// A blocking NDJSON client over a real Unix socket, as a third-party client would be.
 final class LineClient {
     private(set) var fd: Int32
-    private var buffer: [UInt8] = []
+    /// The protocol's own line splitter; no line the daemon sends comes near its limit.
+    private var framer = LineFramer(maxLineBytes: 1 << 26)
+    private var lines: [[UInt8]] = []
     /// Every message received so far, in order.
     private(set) var received: [JSONObject] = []
 
@@ -32,12 +35,7 @@ final class LineClient {
 
     /// Sends raw bytes exactly as given.
     func sendRaw(_ bytes: [UInt8]) throws {
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes[offset...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-            guard written > 0 else { throw UnixSocket.Failure(description: "write: \(errno)") }
-            offset += written
-        }
+        if let failure = UnixIO.writeAll(fd, bytes) { throw UnixSocket.Failure(description: "write: \(UnixIO.errnoText(failure))") }
     }
 
     func sendRaw(_ text: String) throws { try sendRaw(Array(text.utf8)) }
@@ -52,16 +50,16 @@ final class LineClient {
     /// The next line as raw bytes, or nil at end of stream.
     func readLine() throws -> [UInt8]? {
         while true {
-            if let newline = buffer.firstIndex(of: 0x0A) {
-                let line = Array(buffer[..<newline])
-                buffer.removeSubrange(...newline)
-                return line
-            }
+            if !lines.isEmpty { return lines.removeFirst() }
             var chunk = [UInt8](repeating: 0, count: 65536)
             let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
             if count == 0 { return nil }
             guard count > 0 else { throw UnixSocket.Failure(description: "read timed out or failed: errno \(errno)") }
-            buffer.append(contentsOf: chunk[..<count])
+            chunk[..<count].withUnsafeBytes { bytes in
+                framer.feed(bytes) { frame in
+                    if case .line(let line) = frame { lines.append(Array(line)) }
+                }
+            }
         }
     }
 
@@ -73,6 +71,10 @@ final class LineClient {
         let problems = SchemaValidator.protocolV1.problems(.object(object))
         if !problems.isEmpty {
             Issue.record("daemon message violates schema/signup-protocol-v1.schema.json: \(String(decoding: line, as: UTF8.self)) — \(problems)")
+        }
+        // And read back through the protocol's decoder, as signupctl reads it.
+        if (try? ServerEvent.decode(object)) == nil {
+            Issue.record("daemon message does not decode as a ServerEvent: \(String(decoding: line, as: UTF8.self))")
         }
         received.append(object)
         return object

@@ -2,7 +2,6 @@ import Foundation
 import Protocol
 
 /// One socket-activated daemon shared by the tests that only need a working server.
-/// It exits by itself (`--idle-exit`) once the test process is gone.
 enum SharedDaemon {
     nonisolated(unsafe) private static var instance: DaemonProcess?
     private static let lock = NSLock()
@@ -10,9 +9,8 @@ enum SharedDaemon {
     static func get() throws -> DaemonProcess {
         lock.lock()
         defer { lock.unlock() }
-        if let instance { return instance }
-        let daemon = DaemonProcess()
-        try daemon.start(.systemd, arguments: ["--idle-exit", "20", "--max-line-bytes", "65536"])
+        if let instance, !instance.hasExited { return instance }
+        let daemon = try SharedDaemons.start(DaemonProcess(), arguments: ["--max-line-bytes", "65536"])
         instance = daemon
         return daemon
     }
@@ -64,6 +62,29 @@ extension LineClient {
         _ = try set("password", password)
         try send(Request(id: .string("submit"), .submit(session: nil)))
         return try next("result")
+    }
+}
+
+/// Daemons that live as long as the test process, not one test: no lifetime bound (a
+/// suite may run longer than any one test), stopped with SIGTERM when the process exits.
+/// Should the process die without exiting, each ends itself 300 s after its last
+/// connection (`--idle-exit`); a daemon found gone meanwhile is started again by its
+/// getter, as systemd would on the next connection.
+enum SharedDaemons {
+    nonisolated(unsafe) private static var all: [DaemonProcess] = []
+    private static let lock = NSLock()
+
+    static func start(_ daemon: DaemonProcess, arguments: [String]) throws -> DaemonProcess {
+        try daemon.start(.systemd, arguments: ["--idle-exit", "300"] + arguments, lifetime: nil)
+        lock.withLock {
+            if all.isEmpty { atexit { SharedDaemons.stopAll() } }
+            all.append(daemon)
+        }
+        return daemon
+    }
+
+    private static func stopAll() {
+        for daemon in lock.withLock({ all }) { daemon.signal(SIGTERM) }
     }
 }
 

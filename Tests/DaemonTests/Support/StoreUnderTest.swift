@@ -11,14 +11,13 @@ enum StoreUnderTest: String, CaseIterable, Sendable, CustomStringConvertible {
 
     var description: String { rawValue }
 
-    /// A fresh daemon on this store.
+    /// A fresh daemon on this store, kept for the whole test process (`SharedDaemons`).
     func startDaemon(arguments: [String] = []) throws -> DaemonProcess {
         let daemon: DaemonProcess = switch self {
         case .sqlite: DaemonProcess()
         case .memory: DaemonProcess(databasePath: ":memory:")
         }
-        try daemon.start(.systemd, arguments: ["--idle-exit", "20"] + arguments)
-        return daemon
+        return try SharedDaemons.start(daemon, arguments: arguments)
     }
 }
 
@@ -31,7 +30,7 @@ enum DaemonPerStore {
         lock.lock()
         defer { lock.unlock() }
         let key = "\(purpose)/\(store)"
-        if let daemon = daemons[key] { return daemon }
+        if let daemon = daemons[key], !daemon.hasExited { return daemon }
         let daemon = try store.startDaemon(arguments: arguments)
         daemons[key] = daemon
         return daemon

@@ -1,4 +1,5 @@
 import Foundation
+import UnixIO
 
 #if canImport(Glibc)
 import Glibc
@@ -10,20 +11,9 @@ enum UnixSocket {
         let description: String
     }
 
-    static func address(_ path: String) -> sockaddr_un {
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            raw.copyBytes(from: Array(path.utf8).prefix(raw.count - 1))
-        }
-        return address
-    }
-
-    static func withAddress<T>(_ path: String, _ body: (UnsafePointer<sockaddr>, socklen_t) -> T) -> T {
-        var address = address(path)
-        return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
+    static func withAddress(_ path: String, _ body: (UnsafePointer<sockaddr>, socklen_t) -> Int32) throws -> Int32 {
+        guard let result = UnixIO.withSocketAddress(path, body) else { throw Failure(description: "socket path too long: \(path)") }
+        return result
     }
 
     /// A bound, listening stream socket, as systemd would create for signupd.socket.
@@ -31,7 +21,7 @@ enum UnixSocket {
         unlink(path)
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw Failure(description: "socket: \(errno)") }
-        guard withAddress(path, { bind(fd, $0, $1) }) == 0 else { throw Failure(description: "bind \(path): \(errno)") }
+        guard try withAddress(path, { bind(fd, $0, $1) }) == 0 else { throw Failure(description: "bind \(path): \(errno)") }
         guard Glibc.listen(fd, 128) == 0 else { throw Failure(description: "listen: \(errno)") }
         return fd
     }
@@ -41,7 +31,7 @@ enum UnixSocket {
         unlink(path)
         let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw Failure(description: "socket: \(errno)") }
-        guard withAddress(path, { bind(fd, $0, $1) }) == 0 else { throw Failure(description: "bind \(path): \(errno)") }
+        guard try withAddress(path, { bind(fd, $0, $1) }) == 0 else { throw Failure(description: "bind \(path): \(errno)") }
         return fd
     }
 
@@ -49,10 +39,10 @@ enum UnixSocket {
     static func connect(to path: String) throws -> Int32 {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw Failure(description: "socket: \(errno)") }
-        guard withAddress(path, { Glibc.connect(fd, $0, $1) }) == 0 else {
+        guard (try? withAddress(path, { Glibc.connect(fd, $0, $1) })) == 0 else {
             let code = errno
             close(fd)
-            throw Failure(description: "connect \(path): \(String(cString: strerror(code)))")
+            throw Failure(description: "connect \(path): \(UnixIO.errnoText(code))")
         }
         return fd
     }

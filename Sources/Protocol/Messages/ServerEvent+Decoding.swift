@@ -1,0 +1,183 @@
+/// Why a server message could not be read as a `ServerEvent`.
+public enum ServerEventDecodingError: Error, Sendable, Equatable {
+    /// The line is not a JSON object.
+    case notAnObject
+    /// An event this client does not know (a newer server's): clients skip it.
+    case unknownEvent(String)
+    /// An `error` with a code this client does not know (a newer server's).
+    case unknownErrorCode(String, message: String)
+    /// A member is missing or of the wrong type.
+    case invalidMember(event: String, member: String)
+}
+
+extension ServerEvent {
+    /// Reads one server line, the inverse of `encode(into:)`.
+    public static func decode(line: [UInt8]) throws(ServerEventDecodingError) -> ServerEvent {
+        guard let object = try? JSONParser.parse(line).objectValue else { throw .notAnObject }
+        return try decode(object)
+    }
+
+    /// Reads a parsed server message, the inverse of `encode(into:)`. Unknown members are
+    /// ignored, as the protocol allows servers to add them.
+    public static func decode(_ object: JSONObject) throws(ServerEventDecodingError) -> ServerEvent {
+        let reader = MemberReader(object: object, event: object["event"]?.stringValue ?? "")
+        let id = try reader.requestID()
+        switch reader.event {
+        case "hello":
+            let limits = try reader.object("limits")
+            let limitReader = MemberReader(object: limits, event: "hello")
+            return .hello(
+                server: try reader.string("server"), forms: try reader.strings("forms"),
+                limits: ServerLimits(
+                    maxLineBytes: try limitReader.int("maxLineBytes"),
+                    maxSessionsPerConnection: try limitReader.int("maxSessionsPerConnection"),
+                    maxOutputBytes: try limitReader.int("maxOutputBytes")
+                )
+            )
+        case "description":
+            let forms = try reader.objects("forms").map { (form) throws(ServerEventDecodingError) in try FormDescription.decode(form) }
+            return .description(forms: forms, locale: try reader.optionalString("locale"), id: id)
+        case "opened", "attached":
+            let (session, form, locale) = (try reader.string("session"), try reader.string("form"), try reader.optionalString("locale"))
+            return reader.event == "opened" ? .opened(session: session, form: form, locale: locale, id: id) : .attached(session: session, form: form, locale: locale, id: id)
+        case "locale": return .localeChanged(session: try reader.string("session"), locale: try reader.string("locale"), id: id)
+        case "closed": return .closed(session: try reader.string("session"), id: id)
+        case "pong": return .pong(id: id)
+        case "verified": return .verified(user: try reader.string("user"), id: id)
+        case "sessions":
+            let sessions = try reader.objects("sessions").map { (summary) throws(ServerEventDecodingError) in
+                let item = MemberReader(object: summary, event: "sessions")
+                return SessionSummary(session: try item.string("session"), form: try item.string("form"), ageSeconds: try item.int("ageSeconds"), views: try item.int("views"))
+            }
+            return .sessionList(sessions: sessions, id: id)
+        case "validation", "enabled", "busy", "result":
+            return .session(session: try reader.string("session"), seq: UInt64(try reader.int("seq")), try SessionEvent.decode(reader), id: id)
+        case "error":
+            let (code, message) = (try reader.string("code"), try reader.string("message"))
+            guard let known = ErrorCode(rawValue: code) else { throw .unknownErrorCode(code, message: message) }
+            return .error(code: known, message: message, session: try reader.optionalString("session"), id: id)
+        case "bye": return .bye(reason: try reader.string("reason"))
+        default: throw .unknownEvent(reader.event)
+        }
+    }
+
+    /// The request id the event echoes, if any.
+    public var id: RequestID? {
+        switch self {
+        case .hello, .bye: nil
+        case .description(_, _, let id), .opened(_, _, _, let id), .attached(_, _, _, let id), .localeChanged(_, _, let id),
+            .closed(_, let id), .pong(let id), .verified(_, let id), .sessionList(_, let id), .session(_, _, _, let id), .error(_, _, _, let id):
+            id
+        }
+    }
+}
+
+extension SessionEvent {
+    fileprivate static func decode(_ reader: MemberReader) throws(ServerEventDecodingError) -> SessionEvent {
+        switch reader.event {
+        case "validation":
+            guard let state = ValidationState(rawValue: try reader.string("state")) else { throw .invalidMember(event: reader.event, member: "state") }
+            return .validation(field: try reader.string("field"), state: state, message: try reader.message())
+        case "enabled": return .enabled(try reader.bool("value"))
+        case "busy": return .busy(try reader.bool("value"))
+        default:
+            return .result(ok: try reader.bool("ok"), message: try reader.message(), user: try reader.optionalString("user"), token: try reader.optionalString("token"))
+        }
+    }
+}
+
+extension FormDescription {
+    fileprivate static func decode(_ object: JSONObject) throws(ServerEventDecodingError) -> FormDescription {
+        let form = MemberReader(object: object, event: "description")
+        let fields = try form.objects("fields").map { (field) throws(ServerEventDecodingError) in
+            let reader = MemberReader(object: field, event: "description")
+            let rules = try reader.optionalObject("rules").map { (rules) throws(ServerEventDecodingError) in
+                try FieldRulesDescription.decode(MemberReader(object: rules, event: "description"))
+            }
+            return Field(name: try reader.string("name"), secret: try reader.bool("secret"), label: try reader.string("label"), rules: rules, kind: try reader.optionalString("kind"))
+        }
+        return FormDescription(
+            name: try form.string("name"), fields: fields, submitLabel: try form.string("submitLabel"),
+            title: try form.optionalString("title"), action: try form.optionalString("action")
+        )
+    }
+}
+
+extension FieldRulesDescription {
+    fileprivate static func decode(_ r: MemberReader) throws(ServerEventDecodingError) -> FieldRulesDescription {
+        var rules = FieldRulesDescription()
+        rules.minCharacters = try r.optionalInt("minCharacters")
+        rules.maxCharacters = try r.optionalInt("maxCharacters")
+        rules.maxBytes = try r.optionalInt("maxBytes")
+        rules.maxInputBytes = try r.optionalInt("maxInputBytes")
+        rules.normalization = try r.optionalString("normalization")
+        rules.appliesTo = try r.optionalStrings("appliesTo")
+        rules.allowedCategories = try r.optionalStrings("allowedCategories")
+        rules.refusedProperties = try r.optionalStrings("refusedProperties")
+        rules.refusedCodePoints = try r.optionalStrings("refusedCodePoints")
+        rules.requiredCategories = try r.optionalStrings("requiredCategories")
+        rules.combiningMarks = try r.optionalString("combiningMarks")
+        rules.maxMarksPerCharacter = try r.optionalInt("maxMarksPerCharacter")
+        rules.maxCodePointsPerCharacter = try r.optionalInt("maxCodePointsPerCharacter")
+        rules.bidiRule = try r.optionalString("bidiRule")
+        rules.scriptRestriction = try r.optionalString("scriptRestriction")
+        rules.identity = try r.optionalString("identity")
+        rules.confusables = try r.optionalString("confusables")
+        rules.unicodeVersion = try r.optionalString("unicodeVersion")
+        rules.equalsField = try r.optionalString("equalsField")
+        rules.minDigits = try r.optionalInt("minDigits")
+        rules.maxDigits = try r.optionalInt("maxDigits")
+        rules.notContainingField = try r.optionalString("notContainingField")
+        rules.email = try r.optionalBool("email")
+        rules.passwordQuality = try r.optionalString("passwordQuality")
+        return rules
+    }
+}
+
+/// Typed access to one object's members, naming the event in every failure.
+private struct MemberReader {
+    let object: JSONObject
+    let event: String
+
+    private func fail(_ member: String) -> ServerEventDecodingError { .invalidMember(event: event, member: member) }
+
+    func optional<T>(_ key: String, _ convert: (JSONValue) -> T?) throws(ServerEventDecodingError) -> T? {
+        guard let value = object[key] else { return nil }
+        guard let converted = convert(value) else { throw fail(key) }
+        return converted
+    }
+
+    func required<T>(_ key: String, _ convert: (JSONValue) -> T?) throws(ServerEventDecodingError) -> T {
+        guard let value = try optional(key, convert) else { throw fail(key) }
+        return value
+    }
+
+    func optionalString(_ key: String) throws(ServerEventDecodingError) -> String? { try optional(key) { $0.stringValue } }
+    func string(_ key: String) throws(ServerEventDecodingError) -> String { try required(key) { $0.stringValue } }
+    func optionalInt(_ key: String) throws(ServerEventDecodingError) -> Int? { try optional(key) { $0.int64Value.flatMap { Int(exactly: $0) } } }
+    func int(_ key: String) throws(ServerEventDecodingError) -> Int { try required(key) { $0.int64Value.flatMap { Int(exactly: $0) } } }
+    func optionalBool(_ key: String) throws(ServerEventDecodingError) -> Bool? { try optional(key) { $0.boolValue } }
+    func bool(_ key: String) throws(ServerEventDecodingError) -> Bool { try required(key) { $0.boolValue } }
+    func optionalObject(_ key: String) throws(ServerEventDecodingError) -> JSONObject? { try optional(key) { $0.objectValue } }
+    func object(_ key: String) throws(ServerEventDecodingError) -> JSONObject { try required(key) { $0.objectValue } }
+    func objects(_ key: String) throws(ServerEventDecodingError) -> [JSONObject] { try required(key) { $0.arrayValue?.compactMap(\.objectValue) } }
+    func strings(_ key: String) throws(ServerEventDecodingError) -> [String] { try required(key) { $0.arrayValue?.compactMap(\.stringValue) } }
+    func optionalStrings(_ key: String) throws(ServerEventDecodingError) -> [String]? { try optional(key) { $0.arrayValue?.compactMap(\.stringValue) } }
+
+    func requestID() throws(ServerEventDecodingError) -> RequestID? {
+        try optional("id") { value in
+            if let text = value.stringValue { return RequestID.string(text) }
+            return value.int64Value.map(RequestID.integer)
+        }
+    }
+
+    /// `message`, `messageId` and `params` of a validation or result.
+    func message() throws(ServerEventDecodingError) -> LocalizedMessage {
+        let params = try object("params").members.map { (member) throws(ServerEventDecodingError) in
+            if let text = member.value.stringValue { return LocalizedMessage.Parameter(member.key, .string(text)) }
+            guard let number = member.value.int64Value.flatMap({ Int(exactly: $0) }) else { throw fail("params") }
+            return LocalizedMessage.Parameter(member.key, .integer(number))
+        }
+        return LocalizedMessage(id: try string("messageId"), params: params, text: try string("message"))
+    }
+}

@@ -1,0 +1,10 @@
+import SignupDaemonCore
+
+/// The `signupd` executable: the command lives in SignupDaemonCore, with the rest of the
+/// daemon, so that tests can use every part of it in process.
+@main
+enum SignupdMain {
+    static func main() async {
+        await SignupDaemonCommand.main()
+    }
+}

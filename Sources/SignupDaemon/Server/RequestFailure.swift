@@ -1,0 +1,121 @@
+import FormEngine
+import Protocol
+
+/// Why the daemon refuses a request or a connection. Each case knows its wire code and
+/// message, and the session it concerns; `event(id:)` is the one place that turns a
+/// refusal into an `error` event (PROTOCOL.md "Error codes"). Adding a refusal is adding
+/// a case here.
+enum RequestFailure: Error, Equatable {
+    /// The request line did not decode (the codec's own code and message).
+    case malformed(RequestError)
+    case lineTooLong(maxBytes: Int)
+    case unknownForm(String, known: [String])
+    case unknownField(String, form: String, session: String)
+    /// A value longer than the field's byte cap; not stored.
+    case valueTooLong(field: String, maxBytes: Int, session: String)
+    case noSession
+    case alreadyHeld(session: String)
+    /// The connection holds no session by that id.
+    case notHeld(session: String)
+    /// No live session has that id.
+    case noSuchSession(String)
+    case sessionEnded(String)
+    case otherUsersSession(String)
+    case notReady(session: String)
+    case finished(session: String)
+    case tooManyRequests(session: String?)
+    case hashQueueFullForUser(limit: Int, session: String)
+    case hashQueueFull(limit: Int, session: String)
+    case sessionsPerConnection(limit: Int)
+    case tooManyConnections(limit: Int)
+    case tooManyConnectionsForUser(uid: UInt32, limit: Int)
+    /// The uid opens connections faster than `--max-connects-per-user-per-second`.
+    case connectingTooFast(uid: UInt32, perSecond: Int)
+    case shuttingDown(session: String?)
+    /// Connect-time refusal while the daemon drains.
+    case draining
+    case invalidToken
+    case storeUnavailable
+
+    /// A refusal from the form engine, for `session` of form `form`.
+    init(_ error: FormError, form: String, session: String) {
+        switch error {
+        case .unknownField(let name): self = .unknownField(name, form: form, session: session)
+        case .valueTooLong(let field, let maxBytes): self = .valueTooLong(field: field, maxBytes: maxBytes, session: session)
+        case .notReady: self = .notReady(session: session)
+        case .finished: self = .finished(session: session)
+        }
+    }
+
+    var code: ErrorCode {
+        switch self {
+        case .malformed(let error): error.code
+        case .lineTooLong: .lineTooLong
+        case .unknownForm: .unknownForm
+        case .unknownField: .unknownField
+        case .valueTooLong: .valueTooLong
+        case .noSession: .noSession
+        case .alreadyHeld: .sessionOpen
+        case .notHeld, .noSuchSession, .sessionEnded: .unknownSession
+        case .otherUsersSession: .forbidden
+        case .notReady: .notReady
+        case .finished: .finished
+        case .tooManyRequests, .hashQueueFullForUser, .hashQueueFull, .connectingTooFast: .rateLimited
+        case .sessionsPerConnection, .tooManyConnections, .tooManyConnectionsForUser, .draining: .limitExceeded
+        case .shuttingDown: .shuttingDown
+        case .invalidToken: .invalidToken
+        case .storeUnavailable: .internal
+        }
+    }
+
+    /// For people: it may change; the code may not.
+    var message: String {
+        switch self {
+        case .malformed(let error): error.message
+        case .lineTooLong(let maxBytes): "line longer than \(maxBytes) bytes; discarded"
+        case .unknownForm(let name, let known): "unknown form \"\(name)\"; known: \(known.joined(separator: ", "))"
+        case .unknownField(let name, let form, _): "form \(form) has no field \"\(name)\""
+        case .valueTooLong(let field, let maxBytes, _):
+            "the value of \"\(field)\" is longer than its \(maxBytes) bytes (UTF-8); not stored, the field keeps its previous value"
+        case .noSession: "no session is open on this connection; send {\"op\":\"open\",\"form\":...} first"
+        case .alreadyHeld(let session): "this connection already holds session \(session)"
+        case .notHeld(let session): "this connection holds no session \(session)"
+        case .noSuchSession(let session): "no session \(session)"
+        case .sessionEnded(let session): "session \(session) has ended"
+        case .otherUsersSession(let session): "session \(session) belongs to another user"
+        case .notReady: "submit is not enabled yet: every field must be ok and nothing in progress"
+        case .finished: "this session has completed; open a new one"
+        case .tooManyRequests: "too many requests; slow down"
+        case .hashQueueFullForUser(let limit, _):
+            "too many signups and logins in progress for your uid (at most \(limit)); submit again when one has finished"
+        case .hashQueueFull(let limit, _): "too many signups and logins in progress (at most \(limit)); submit again shortly"
+        case .sessionsPerConnection(let limit): "at most \(limit) sessions per connection"
+        case .tooManyConnections(let limit): "too many connections (limit \(limit))"
+        case .tooManyConnectionsForUser(let uid, let limit): "too many connections for uid \(uid) (limit \(limit))"
+        case .connectingTooFast(let uid, let perSecond): "uid \(uid) connects too fast (limit \(perSecond) a second)"
+        case .shuttingDown: "the server is shutting down; try again after it restarts"
+        case .draining: "shutdown"
+        case .invalidToken: "unknown, malformed or expired token"
+        case .storeUnavailable: "the account store is unavailable"
+        }
+    }
+
+    /// The session the refusal concerns, named in the error.
+    var session: String? {
+        switch self {
+        case .unknownField(_, _, let session), .valueTooLong(_, _, let session), .alreadyHeld(let session), .notHeld(let session), .noSuchSession(let session),
+            .sessionEnded(let session), .otherUsersSession(let session), .notReady(let session), .finished(let session),
+            .hashQueueFullForUser(_, let session), .hashQueueFull(_, let session):
+            session
+        case .tooManyRequests(let session), .shuttingDown(let session): session
+        default: nil
+        }
+    }
+
+    /// The `error` event, echoing the request's id (a malformed line's own, when it had one).
+    func event(id: RequestID?) -> ServerEvent {
+        var id = id
+        if case .malformed(let error) = self { id = error.id }
+        return .error(code: code, message: message, session: session, id: id)
+    }
+}

@@ -1,0 +1,156 @@
+import Dispatch
+import FormEngine
+import Foundation
+import Logging
+import NIOCore
+import Testing
+import UsernameIdentity
+import NIOEmbedded
+import Protocol
+@testable import SignupDaemonCore
+
+/// The daemon's shared state (store, registry, sessions, budgets) without a socket or a
+/// process: connections are `NIOAsyncTestingChannel`s on one testing event loop, whose
+/// virtual time is also the daemon's clock, so budgets refill and timers fire only when a
+/// test advances it.
+final class InProcessDaemon: Sendable {
+    enum StoreKind: Sendable, CustomStringConvertible {
+        case memory
+        case sqliteFile
+        /// Every operation fails, as a store on a lost disk would.
+        case unavailable
+        /// A store the test provides.
+        case custom(any AccountStore)
+
+        var description: String {
+            switch self {
+            case .memory: "in-memory store"
+            case .sqliteFile: "SQLite store on a temporary file"
+            case .unavailable: "an unavailable store"
+            case .custom(let store): "\(type(of: store))"
+            }
+        }
+    }
+
+    let loop: NIOAsyncTestingEventLoop
+    let services: SessionServices
+    let context: ConnectionHandler.Context
+    private let databaseDirectory: String?
+
+    init(
+        store kind: StoreKind = .memory,
+        limits: ServerLimits = ServerLimits(),
+        expensiveRequestsPerSecond: Int = 50,
+        idleConnectionTimeout: TimeAmount? = nil,
+        maxConnections: Int = 100,
+        connectsPerUIDPerSecond: Int? = nil
+    ) throws {
+        try PasswordHasher.initialise()
+        let loop = NIOAsyncTestingEventLoop()
+        self.loop = loop
+        let store: any AccountStore
+        switch kind {
+        case .memory:
+            store = InMemoryAccountStore()
+            databaseDirectory = nil
+        case .sqliteFile:
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("signupd-core-\(UUID().uuidString)").path
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            databaseDirectory = directory
+            store = try SQLiteAccountStore(path: directory + "/accounts.sqlite")
+        case .unavailable:
+            store = UnavailableStore()
+            databaseDirectory = nil
+        case .custom(let custom):
+            store = custom
+            databaseDirectory = nil
+        }
+        var configuration = DaemonConfiguration(
+            listener: .path("/nonexistent", mode: 0o600), store: .memory,
+            // libsodium's minimum cost: still Argon2id, in milliseconds.
+            hashCost: .init(operations: 1, memoryBytes: 8192), hashConcurrency: 1, eventLoopThreads: 1
+        )
+        configuration.limits = limits
+        var formConfiguration = configuration.formConfiguration
+        formConfiguration.catalogues = FormLibrary.builtin.catalogues
+        formConfiguration.passwordQuality = PasswordQualityCheck { _, _ in nil }
+        let logger = Logger(label: "signupd-test") { _ in SwiftLogNoOpLogHandler() }
+        services = SessionServices(
+            accounts: AccountService(store: store, configuration: configuration, logger: logger),
+            http: nil,
+            formConfiguration: formConfiguration,
+            forms: FormLibraryHolder(FormLibrary.builtin),
+            registry: ConnectionRegistry(maxConnections: maxConnections, maxConnectionsPerUID: maxConnections, connectsPerUIDPerSecond: connectsPerUIDPerSecond),
+            directory: SessionDirectory(),
+            checkBudget: CheckBudget(perUIDPerSecond: 50, perSessionPerSecond: 20),
+            clock: DaemonClock { [loop] in loop.now }
+        )
+        context = ConnectionHandler.Context(
+            services: services,
+            limits: limits,
+            expensiveRequestsPerSecond: expensiveRequestsPerSecond,
+            idleConnectionTimeout: idleConnectionTimeout,
+            bufferBudget: BufferBudget(limit: 256 << 20, clock: services.clock),
+            serverName: "signupd/test",
+            logger: logger
+        )
+    }
+
+    /// A new client connection, past its `hello` (or refused: then the refusal is unread).
+    func connect(readHello: Bool = true) async throws -> TestClient {
+        let channel = NIOAsyncTestingChannel(loop: loop)
+        let context = self.context
+        try await loop.executeInContext {
+            try channel.pipeline.syncOperations.addHandler(ConnectionHandler(context: context))
+        }
+        try await channel.connect(to: SocketAddress(unixDomainSocketPath: "/signupd-test.sock")).get()
+        let client = TestClient(channel: channel, loop: loop)
+        if readHello { #expect(try await client.next().event == "hello") }
+        return client
+    }
+
+    /// Moves virtual time on, running whatever falls due.
+    func advance(by amount: TimeAmount) async {
+        await loop.advanceTime(by: amount)
+    }
+
+    /// Stops the account service's threads and removes the temporary database.
+    func stop() async throws {
+        try await services.accounts.shutdown()
+        if let databaseDirectory { try? FileManager.default.removeItem(atPath: databaseDirectory) }
+    }
+}
+
+/// A test store: every operation fails unless the store says otherwise.
+protocol StubStore: AccountStore {}
+
+extension StubStore {
+    private var failure: AccountStoreError { .unavailable("disk gone (test)") }
+    func availability(of identity: UsernameIdentity) throws(AccountStoreError) -> NameAvailability { throw failure }
+    func createAccount(_ identity: UsernameIdentity, passwordHash: String, createdAt: Int64) throws(AccountStoreError) -> NameAvailability { throw failure }
+    func account(for identity: UsernameIdentity) throws(AccountStoreError) -> StoredAccount? { throw failure }
+    func updatePasswordHash(accountID: Int64, passwordHash: String) throws(AccountStoreError) { throw failure }
+    func storeToken(hash: [UInt8], accountID: Int64, expiresAt: Int64) throws(AccountStoreError) { throw failure }
+    func tokenOwner(hash: [UInt8], now: Int64) throws(AccountStoreError) -> String? { throw failure }
+    func deleteExpiredTokens(now: Int64) throws(AccountStoreError) -> Int { throw failure }
+    func keptCollisions() throws(AccountStoreError) -> [KeptCollision] { throw failure }
+}
+
+/// A store whose every operation fails.
+struct UnavailableStore: StubStore {}
+
+/// A store whose reads (availability, and the account a login looks up) wait until the
+/// test opens the gate, then find nothing.
+final class StalledStore: StubStore {
+    let gate = DispatchSemaphore(value: 0)
+
+    func availability(of identity: UsernameIdentity) throws(AccountStoreError) -> NameAvailability {
+        gate.wait()
+        return .available
+    }
+
+    func account(for identity: UsernameIdentity) throws(AccountStoreError) -> StoredAccount? {
+        gate.wait()
+        return nil
+    }
+}
