@@ -109,7 +109,7 @@ public struct SignupDaemonCommand: AsyncParsableCommand {
             for error in errors.errors { logger.critical("\(error.description)") }
             throw DaemonError.startup("the form configuration has \(errors.errors.count) error(s); check it with signupd --check-config")
         }
-        let inherited = try SystemdListenFDs.take()
+        let (inherited, stored) = try SystemdListenFDs.take()
         let configuration = try makeConfiguration(inherited: inherited)
         FileLimit.raise(logger: logger)
 
@@ -150,7 +150,14 @@ public struct SignupDaemonCommand: AsyncParsableCommand {
         )
         let reloads = await FormReloader.start(FormReloader(directories: configuration.formDirectories, holder: services.forms, notifier: ServiceNotifier(), logger: logger))
         defer { reloads.cancel() }
-        let server = SignupServer(configuration: configuration, services: services, group: group, notifier: ServiceNotifier(), logger: logger)
+        // Handover (issue 16): under systemd, connections and sessions survive a restart.
+        // Only a service manager that keeps a file descriptor store: systemd, which names
+        // every service run ($INVOCATION_ID); not systemd-socket-activate or a test harness.
+        let underSystemd = inherited != nil && ServiceNotifier().enabled && DefaultPaths.environment("INVOCATION_ID") != nil
+        let handover = underSystemd ? HandoverCoordinator(inherited: stored, logger: logger) : nil
+        let server = SignupServer(configuration: configuration, services: services, group: group, notifier: ServiceNotifier(), logger: logger, handover: handover)
+        let restarts = await HandoverSignal.start(server)
+        defer { restarts.cancel() }
         let serviceGroup = ServiceGroup(
             configuration: .init(
                 services: storeServices + [.init(service: server, successTerminationBehavior: .gracefullyShutdownGroup)],

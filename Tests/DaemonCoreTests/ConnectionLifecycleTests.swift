@@ -17,6 +17,15 @@ import Testing
         #expect(lifecycle.inputClosed() == .none)
     }
 
+    @Test func anAdoptedConnectionIsOpenAndCountsInTheRegistry() {
+        // A connection carried over from the previous process (issue 16): no admission.
+        var lifecycle = ConnectionLifecycle()
+        lifecycle.adopted()
+        #expect(lifecycle.state == .open && lifecycle.readsRequests)
+        #expect(lifecycle.inputClosed() == .finishInput)
+        #expect(lifecycle.inactive() == .release(deregister: true))
+    }
+
     @Test(arguments: [
         (ConnectionRegistry.Admission.tooManyConnections, RequestFailure.tooManyConnections(limit: 10)),
         (.tooManyForUser, .tooManyConnectionsForUser(uid: 7, limit: 2)),

@@ -11,14 +11,24 @@ public struct LineFramer: Sendable {
     }
 
     public let maxLineBytes: Int
-    private var partial: [UInt8] = []
-    private var discarding = false
+    /// The unterminated tail buffered so far.
+    public private(set) var partial: [UInt8] = []
+    /// True while the rest of an overlong line is being skipped.
+    public private(set) var discarding = false
 
     /// Bytes of an unterminated line held until its end arrives.
     public var bufferedBytes: Int { partial.count }
 
     public init(maxLineBytes: Int) {
         self.maxLineBytes = maxLineBytes
+    }
+
+    /// A framer that carries on from a saved `partial` and `discarding` (a daemon handing
+    /// its connections to its next process).
+    public init(maxLineBytes: Int, partial: [UInt8], discarding: Bool) {
+        self.maxLineBytes = maxLineBytes
+        self.partial = partial
+        self.discarding = discarding
     }
 
     /// Feeds the next chunk of the stream; `body` sees every frame it completes, in order.

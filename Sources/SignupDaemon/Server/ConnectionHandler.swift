@@ -23,6 +23,8 @@ final class ConnectionHandler: ChannelInboundHandler {
         /// "signupd/VERSION", for `hello`.
         let serverName: String
         let logger: Logger
+        /// Carries connections across a restart (issue 16); nil when not under systemd.
+        var handover: HandoverCoordinator? = nil
 
         /// The greeting, naming the forms served now (a reload may change them).
         var hello: ServerEvent {
@@ -31,25 +33,28 @@ final class ConnectionHandler: ChannelInboundHandler {
     }
 
     let shared: Context
-    private var framer: LineFramer
-    private var output: ConnectionOutput?
+    // Internal, not private: the handover (Handover/ConnectionHandler+Handover.swift) saves and restores them.
+    var framer: LineFramer
+    var output: ConnectionOutput?
     /// Sessions held, owned or attached; the last one is the default target.
     var sessions: [Session] = []
     var budget: RequestBudget
     /// Admitted, half-closed, closing: the transitions and what each asks for.
-    private var lifecycle = ConnectionLifecycle()
+    var lifecycle = ConnectionLifecycle()
     /// True while a request's answer comes from elsewhere (a token check, a session on
     /// another event loop): later requests wait in `backlog`, and reading pauses, so that
     /// answers leave in request order and `ping` is a true barrier.
     var awaitingReply = false
-    private var backlog: [Frame] = []
+    var backlog: [Frame] = []
     /// Bytes of the lines in `backlog` not handled yet (for the buffer budget).
-    private var backlogBytes = 0
+    var backlogBytes = 0
     private var lastRequest: NIODeadline
     private var idleTimer: Scheduled<Void>?
-    private var backlogHead = 0
+    var backlogHead = 0
+    /// Carrying this connection across a restart (issue 16; Handover/).
+    var handover = HandoverHooks()
 
-    private enum Frame {
+    enum Frame {
         case line([UInt8])
         case tooLong
     }
@@ -75,6 +80,15 @@ final class ConnectionHandler: ChannelInboundHandler {
         output.onOverBudget = { [weak self] in self?.dropOverBudget(context: context) }
         let registry = shared.services.registry
         let now = shared.services.clock.now()
+        // Handover (issue 16): a connection carried over from the previous process was
+        // admitted there; it gets no second hello, and the output it was not sent first.
+        if handover.restoring != nil {
+            lifecycle.adopted()
+            registry.adopt(output, uid: output.peer.uid)
+            restoreHandedOver(context: context, output: output)
+            armIdleTimer(context: context, at: now)
+            return
+        }
         let answer = registry.admit(output, uid: output.peer.uid, now: now)
         switch lifecycle.admission(
             answer, uid: output.peer.uid, maxConnections: registry.maxConnections, maxConnectionsPerUID: registry.maxConnectionsPerUID,
@@ -82,6 +96,8 @@ final class ConnectionHandler: ChannelInboundHandler {
         ) {
         case .greet:
             output.deliver(shared.hello)
+            // Handover (issue 16): into systemd's file descriptor store.
+            storeForHandover(context: context, output: output)
             armIdleTimer(context: context, at: now)
         case .refuse(let failure):
             // The refusal, then `bye` with the same words.
@@ -94,6 +110,16 @@ final class ConnectionHandler: ChannelInboundHandler {
         idleTimer?.cancel()
         guard let output else { return }
         let action = lifecycle.inactive()
+        // Handover (issue 16): leaves the file descriptor store, unless handed over (then
+        // the sessions stay as they were saved: no unsubscribing).
+        guard forgetForHandover(output) else {
+            output.releaseBudget()
+            output.onReplyComplete = nil
+            output.onOverBudget = nil
+            output.onBudgetExceeded = nil
+            if case .release(deregister: true) = action { shared.services.registry.remove(output, uid: output.peer.uid) }
+            return
+        }
         output.releaseBudget()
         // These capture the context, which holds this handler, which holds the output: break the cycle.
         output.onReplyComplete = nil
@@ -136,8 +162,9 @@ final class ConnectionHandler: ChannelInboundHandler {
     /// pipelines requests and never reads stops being served (and read) instead of making
     /// the daemon render output for it at the expense of everyone on its event loop.
     /// Reading resumes once the backlog is empty.
-    private func drain(context: ChannelHandlerContext) {
-        guard let output, context.channel.isActive else { return }
+    func drain(context: ChannelHandlerContext) {
+        // Paused for a handover: the lines wait, and go to the next process.
+        guard let output, context.channel.isActive, !handover.paused else { return }
         let wasBatching = output.batching
         output.batching = true
         var handled = 0
@@ -188,8 +215,8 @@ final class ConnectionHandler: ChannelInboundHandler {
         }
     }
 
-    private var reading = true
-    private func setReading(_ on: Bool, context: ChannelHandlerContext) {
+    var reading = true
+    func setReading(_ on: Bool, context: ChannelHandlerContext) {
         guard reading != on else { return }
         reading = on
         context.channel.setOption(ChannelOptions.autoRead, value: on).whenComplete { _ in }

@@ -2,7 +2,7 @@
 /// performs the action it returns, so the lifecycle is stated in one place and tested
 /// without a channel (`ConnectionLifecycleTests`).
 ///
-///     connecting ──admitted──▶ open ──input closed──▶ draining ──work done──▶ closing
+///     connecting ──admitted/adopted──▶ open ──input closed──▶ draining ──work done──▶ closing
 ///          └──refused──▶ refused                 (any) ──inactive──▶ closed
 struct ConnectionLifecycle {
     enum State: Equatable {
@@ -51,6 +51,14 @@ struct ConnectionLifecycle {
             state = .refused
             return .refuse(.draining)
         }
+    }
+
+    /// A connection carried over from the previous process (issue 16, Handover/): it was
+    /// admitted there, so it is open here without asking the limits again. If its client had
+    /// half-closed, the socket says so again and `inputClosed` follows.
+    mutating func adopted() {
+        precondition(state == .connecting, "adopted after admission")
+        state = .open
     }
 
     /// Whether request bytes are taken: only from an admitted client that may still send.

@@ -103,6 +103,16 @@ final class ConnectionOutput: @unchecked Sendable {
         channel.close(promise: nil)
     }
 
+    /// Bytes a previous process encoded for this client and had not sent (a handover, issue
+    /// 16): they go first, by the same path as every reply. Event loop only.
+    func resend(_ bytes: [UInt8]) {
+        eventLoop.assertInEventLoop()
+        guard !bytes.isEmpty else { return }
+        if pending.capacity == 0 { pending = channel.allocator.buffer(capacity: bytes.count) }
+        pending.writeBytes(bytes)
+        flush()
+    }
+
     /// Encodes an event into the pending batch. Event loop only: everything else sends
     /// with `deliver` (batched inside a read, at once outside) or `close(saying:)`.
     private func enqueue(_ event: ServerEvent) {

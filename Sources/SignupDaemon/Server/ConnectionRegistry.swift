@@ -69,6 +69,15 @@ final class ConnectionRegistry: Sendable {
         }
     }
 
+    /// Counts in a connection carried over from the previous process (issue 16): it was
+    /// admitted there, and refusing it now would drop a client mid-form, so no limit applies.
+    func adopt(_ output: ConnectionOutput, uid: UInt32) {
+        state.withLockedValue { state in
+            state.connections[ObjectIdentifier(output)] = output
+            state.perUID[uid, default: 0] += 1
+        }
+    }
+
     func remove(_ output: ConnectionOutput, uid: UInt32) {
         let waiters: [CheckedContinuation<Void, Never>] = state.withLockedValue { state in
             guard state.connections.removeValue(forKey: ObjectIdentifier(output)) != nil else { return [] }

@@ -3,6 +3,7 @@ import NIOCore
 /// The shutdown drain in one place: no new sessions or submits from `begin` on; signups
 /// and logins already accepted finish and are answered, within the grace period counted
 /// from `begin`; then every connection gets `bye`, and `finish` returns once all have closed.
+/// A restart's handover (Handover/HandoverCoordinator) drains the same way up to the `bye`.
 struct ShutdownDrain {
     let registry: ConnectionRegistry
     /// How long accepted signups and logins may still take.
@@ -20,11 +21,17 @@ struct ShutdownDrain {
         let registry: ConnectionRegistry
         let deadline: Scheduled<Void>
 
+        /// Waits for the accepted signups and logins (or the end of the grace period). A
+        /// handover (issue 16) stops here: the connections go to the next process, no `bye`.
+        func finishWork() async {
+            await registry.waitForSubmits()
+            deadline.cancel()
+        }
+
         /// Waits for the submits (or the end of the grace period), says `bye` with `reason`
         /// to every connection, and returns once all are gone.
         func finish(reason: String) async {
-            await registry.waitForSubmits()
-            deadline.cancel()
+            await finishWork()
             for output in registry.allConnections { ConnectionHandler.sayGoodbye(output, reason: reason) }
             await registry.waitForConnections()
         }

@@ -20,17 +20,27 @@ final class SignupServer: Service {
     private let notifier: ServiceNotifier
     private let logger: Logger
     private let stop = StopSignal()
+    /// Carries sessions across restarts (issue 16); nil when not under systemd.
+    private let handover: HandoverCoordinator?
 
-    init(configuration: DaemonConfiguration, services: SessionServices, group: MultiThreadedEventLoopGroup, notifier: ServiceNotifier, logger: Logger) {
+    init(configuration: DaemonConfiguration, services: SessionServices, group: MultiThreadedEventLoopGroup, notifier: ServiceNotifier, logger: Logger, handover: HandoverCoordinator? = nil) {
         self.configuration = configuration
         self.services = services
         self.group = group
         self.notifier = notifier
         self.logger = logger
+        self.handover = handover
+    }
+
+    /// The restart signal arrived: hand over instead of saying `bye` (see `HandoverSignal`).
+    func handOver() {
+        stop.fire(handover == nil ? .shutdown : .handover)
     }
 
     func run() async throws {
-        let serverChannel = try await bind()
+        let (serverChannel, context) = try await bind()
+        // Handover (issue 16): what the previous process left, restored before READY=1.
+        if let handover { await restore(from: handover, context: context) }
         let loop = group.next()
         let lastStatus = NIOLockedValueBox(statusLine())
         notifier.ready(status: lastStatus.withLockedValue { $0 })
@@ -62,19 +72,44 @@ final class SignupServer: Service {
             stop.fire(.shutdown)
         }
         logger.info("stopping", metadata: ["reason": "\(reason)"])
+        let drain = ShutdownDrain(registry: services.registry, grace: .seconds(Int64(configuration.shutdownGraceSeconds)))
+        // Handover (issue 16): a restart carries everything to the next process instead.
+        if reason == .handover, let handover {
+            notifier.stopping(status: "handing over \(services.directory.count) sessions and \(services.registry.connectionCount) connections")
+            try? await serverChannel.close()
+            let carried = await handover.handOver(services: services, drain: drain, loop: loop)
+            logger.notice("handed over to the next process", metadata: ["sessions": "\(carried.sessions)", "connections": "\(carried.connections)"])
+            housekeeping.cancel()
+            pruning.cancel()
+            watchdog?.cancel()
+            return
+        }
         notifier.stopping(status: "stopping (\(reason)): finishing \(services.registry.connectionCount) connections")
-        let drain = ShutdownDrain(registry: services.registry, grace: .seconds(Int64(configuration.shutdownGraceSeconds))).begin(on: loop)
+        let draining = drain.begin(on: loop)
         // Signups and logins a connected client waits for are finished within the grace
         // period (sigterm_under_load.py); jobs of clients that went away never start.
         try? await serverChannel.close()
         removeSocketFile()
 
         // In-flight signups and logins finish and are answered, within the grace period.
-        await drain.finish(reason: reason == .idle ? "idle" : "shutdown")
+        await draining.finish(reason: reason == .idle ? "idle" : "shutdown")
         housekeeping.cancel()
         pruning.cancel()
         watchdog?.cancel()
         logger.info("stopped", metadata: ["signups": "\(services.accounts.counts.signups)", "logins": "\(services.accounts.counts.logins)"])
+    }
+
+    /// Handover (issue 16): takes over the previous process's sessions and connections.
+    private func restore(from handover: HandoverCoordinator, context: ConnectionHandler.Context) async {
+        let started = ContinuousClock.now
+        switch await handover.restore(context: context, group: group) {
+        case .nothing:
+            break
+        case .carried(let sessions, let connections):
+            logger.notice("carried on from the previous process", metadata: ["sessions": "\(sessions)", "connections": "\(connections)", "took": "\(ContinuousClock.now - started)"])
+        case .closed(let connections, let reason):
+            logger.notice("closed the previous process's connections", metadata: ["connections": "\(connections)", "reason": "\(reason)"])
+        }
     }
 
     private func statusLine() -> String {
@@ -89,7 +124,7 @@ final class SignupServer: Service {
         }
     }
 
-    private func bind() async throws -> Channel {
+    private func bind() async throws -> (Channel, ConnectionHandler.Context) {
         let context = ConnectionHandler.Context(
             services: services,
             limits: configuration.limits,
@@ -97,7 +132,8 @@ final class SignupServer: Service {
             idleConnectionTimeout: configuration.idleConnectionSeconds.map { TimeAmount.seconds(Int64($0)) },
             bufferBudget: BufferBudget(limit: configuration.maxBufferedBytes, clock: services.clock),
             serverName: "signupd/\(configuration.serverVersion)",
-            logger: logger
+            logger: logger,
+            handover: handover
         )
         let outputCap = configuration.limits.maxOutputBytes
         let bootstrap = ServerBootstrap(group: group)
@@ -115,6 +151,8 @@ final class SignupServer: Service {
             .childChannelOption(.maxMessagesPerRead, value: 1)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
+                    // Handover (issue 16): knows which output the client has not been sent.
+                    if context.handover != nil { try channel.pipeline.syncOperations.addHandler(UnsentOutputTracker()) }
                     try channel.pipeline.syncOperations.addHandler(ConnectionHandler(context: context))
                 }
             }
@@ -123,13 +161,13 @@ final class SignupServer: Service {
             let channel = try await bootstrap.withBoundSocket(fd).get()
             // NIO's listen() used a backlog of 128; systemd's may be longer: ours, as for a bound socket.
             _ = listen(fd, Self.listenBacklog)
-            return channel
+            return (channel, context)
         case .path(let path, let mode):
             // Checked at start-up too; again here, for a socket file that appeared since.
             try SocketPath.prepare(path)
             let channel = try await bootstrap.bind(unixDomainSocketPath: path).get()
             chmod(path, mode_t(mode))
-            return channel
+            return (channel, context)
         }
     }
 

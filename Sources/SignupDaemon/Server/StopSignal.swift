@@ -4,6 +4,8 @@ import NIOConcurrencyHelpers
 enum StopReason: Sendable, Equatable {
     case shutdown
     case idle
+    /// The restart signal (issue 16): hand sessions and connections to the next process.
+    case handover
 }
 
 /// A one-shot signal: the first `fire` wins, `wait` returns its reason.

@@ -56,6 +56,46 @@ final class Session: @unchecked Sendable {
         checkBucket = CheckBudget.Bucket(perSecond: services.checkBudget.perSessionPerSecond, now: openedAt)
     }
 
+    // MARK: Handover (issue 16): carrying the session to the next process.
+
+    /// A session the previous process handed over: its engine state and `seq` as they were,
+    /// held by the same connections, with today's catalogues.
+    /// `age` is how long it had been open then (for `list`), by the injected clock.
+    init(restoring id: String, state: FormSession, seq: UInt64, age: TimeAmount, owner: ConnectionOutput, views: [ConnectionOutput], services: SessionServices) {
+        self.id = id
+        eventLoop = owner.eventLoop
+        ownerUID = owner.peer.uid
+        formName = state.form.name
+        configuration = services.currentFormConfiguration
+        self.state = state
+        self.seq = seq
+        subscribers = [owner] + views
+        self.services = services
+        let now = services.clock.now()
+        openedAt = now - age
+        checkBucket = CheckBudget.Bucket(perSecond: services.checkBudget.perSessionPerSecond, now: now)
+        viewCount.withLockedValue { $0 = views.count }
+    }
+
+    /// Stops the session for a handover and returns what the next process needs. Answers
+    /// arriving later are ignored: the next process asks again (`resumeAfterHandover`).
+    func freezeForHandover() -> (state: FormSession, seq: UInt64, age: TimeAmount, subscribers: [ConnectionOutput]) {
+        eventLoop.preconditionInEventLoop()
+        isClosed = true
+        closedFlag.set()
+        deadlineTask?.cancel()
+        checkInFlight?.cancellation.cancel()
+        return (state, seq, services.clock.now() - openedAt, subscribers)
+    }
+
+    /// In the next process: runs again the checks that were in flight; a signup or login
+    /// the old process could not finish within the drain is answered as not done.
+    func resumeAfterHandover() {
+        eventLoop.preconditionInEventLoop()
+        for effect in state.resumeChecks(now: services.clock.moment, configuration: configuration) { perform(effect) }
+        if state.busy { feed(.submitCompleted(.storeUnavailable)) }
+    }
+
     /// Connections attached besides the opener.
     var views: Int { viewCount.withLockedValue { $0 } }
 

@@ -36,6 +36,14 @@ final class SessionDirectory: Sendable {
         }
     }
 
+    /// Every live session (for a handover).
+    var all: [Session] { sessions.withLockedValue { Array($0.values) } }
+
+    /// Registers a session handed over by the previous process under its own id.
+    func restore(_ session: Session) {
+        sessions.withLockedValue { $0[session.id] = session }
+    }
+
     func remove(_ id: String) {
         _ = sessions.withLockedValue { $0.removeValue(forKey: id) }
     }

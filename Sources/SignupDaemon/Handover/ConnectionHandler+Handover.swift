@@ -1,0 +1,103 @@
+import FormEngine
+import NIOCore
+import Protocol
+
+/// A connection's part in a handover (issue 16).
+struct HandoverHooks {
+    /// The record the previous process left, for a connection adopted from the store.
+    var restoring: HandoverState.ConnectionRecord?
+    /// Its `FDNAME=` in the file descriptor store, once stored.
+    var name: String?
+    /// No more requests are handled: the rest goes to the next process.
+    var paused = false
+    /// Saved and closed for the next process: its stored descriptor stays in the store.
+    var handedOver = false
+}
+
+extension ConnectionHandler {
+    /// A connection carried over from another process: restores its input, and sends first
+    /// the output the previous process had not sent. Requests wait for `resumeAfterHandover`.
+    convenience init(context: Context, restoring record: HandoverState.ConnectionRecord) {
+        self.init(context: context)
+        handover.restoring = record
+        handover.name = record.name
+        handover.paused = true
+        reading = false
+        framer = LineFramer(maxLineBytes: context.limits.maxLineBytes, partial: record.partial.bytes, discarding: record.discarding)
+        backlog = record.lines.map { line in
+            switch line {
+            case .line(let bytes): .line(bytes.bytes)
+            case .tooLong: .tooLong
+            }
+        }
+        backlogBytes = record.lines.reduce(0) { total, line in
+            guard case .line(let bytes) = line else { return total }
+            return total + bytes.bytes.count
+        }
+    }
+
+    /// From `channelActive`, for an adopted connection.
+    func restoreHandedOver(context: ChannelHandlerContext, output: ConnectionOutput) {
+        guard let record = handover.restoring else { return }
+        shared.handover?.register(output: output, name: record.name, handler: self)
+        output.resend(record.unsent.bytes)
+    }
+
+    /// From `channelActive`, for a new connection: into the file descriptor store.
+    func storeForHandover(context: ChannelHandlerContext, output: ConnectionOutput) {
+        guard let coordinator = shared.handover else { return }
+        handover.name = coordinator.store(channel: context.channel, output: output, handler: self)
+    }
+
+    /// From `channelInactive`: false when the connection was handed over (its stored
+    /// descriptor stays in the store and the sessions stay as they were saved).
+    func forgetForHandover(_ output: ConnectionOutput) -> Bool {
+        if let coordinator = shared.handover {
+            coordinator.closed(output: output, name: handover.name, handedOver: handover.handedOver)
+        }
+        return !handover.handedOver
+    }
+
+    /// Stops handling requests and reading: what the client sends from now on waits in
+    /// the socket for the next process.
+    func pauseForHandover() {
+        handover.paused = true
+        guard let output, let context = try? output.channel.pipeline.syncOperations.context(handlerType: ConnectionHandler.self) else { return }
+        setReading(false, context: context)
+    }
+
+    /// Saves the connection for the next process and closes this process's descriptor
+    /// (the client does not notice: systemd holds another). Nil while an answer from
+    /// elsewhere is still awaited (ask again).
+    func handOver() -> HandoverState.ConnectionRecord? {
+        handover.paused = true
+        guard let output, let name = handover.name else { return nil }
+        guard !awaitingReply else { return nil }
+        output.flush()
+        let buffered = output.channel.isActive ? ((try? output.channel.syncOptions?.getOption(.bufferedWritableBytes)) ?? 0) : 0
+        let tracker = try? output.channel.pipeline.syncOperations.handler(type: UnsentOutputTracker.self)
+        let unsent = tracker?.unsent(buffered: buffered) ?? []
+        let lines: [HandoverState.PendingLine] = backlog[backlogHead...].map { frame in
+            switch frame {
+            case .line(let bytes): .line(HandoverBytes(bytes))
+            case .tooLong: .tooLong
+            }
+        }
+        let record = HandoverState.ConnectionRecord(
+            name: name, sessions: sessions.map(\.id), lines: lines,
+            partial: framer.partial, discarding: framer.discarding, unsent: unsent
+        )
+        handover.handedOver = true
+        output.channel.close(promise: nil)
+        return record
+    }
+
+    /// The sessions are back: requests are handled again, first those that waited.
+    func resumeAfterHandover(sessions restored: [Session]) {
+        sessions = restored
+        handover.paused = false
+        guard let output, let context = try? output.channel.pipeline.syncOperations.context(handlerType: ConnectionHandler.self) else { return }
+        drain(context: context)
+        if !handover.paused, backlogHead == backlog.count, !awaitingReply, lifecycle.readsRequests { setReading(true, context: context) }
+    }
+}

@@ -1,0 +1,158 @@
+import FormEngine
+import NIOCore
+import NIOPosix
+import Protocol
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension HandoverCoordinator {
+    /// What a start found in the store.
+    enum Restored: Equatable {
+        /// Nothing was stored: a first start, or after `systemctl stop`.
+        case nothing
+        /// Sessions and connections carried on.
+        case carried(sessions: Int, connections: Int)
+        /// Stored connections that could not be carried on were closed with `bye`.
+        case closed(connections: Int, reason: String)
+    }
+
+    /// In a new process, before READY=1: takes what the previous one left in the store.
+    /// Connections it saved carry on with their sessions; any other stored connection (after
+    /// a crash, or with a state that cannot be read) gets `bye` and is closed.
+    func restore(context: ConnectionHandler.Context, group: EventLoopGroup) async -> Restored {
+        let stored = takeInherited()
+        for (name, fd) in stored.unknown {
+            DescriptorStore.remove(name)
+            close(fd)
+        }
+        guard stored.state != nil || !stored.connections.isEmpty else { return .nothing }
+        DescriptorStore.extendTimeout(by: .seconds(60))
+        var state: HandoverState?
+        var reason = "restarted"
+        if let fd = stored.state {
+            do throws(HandoverStateError) {
+                state = try HandoverCodec.decode(try DescriptorStore.readSealed(fd))
+            } catch {
+                reason = "restarted: the previous process's state could not be read (\(error.reason))"
+                context.logger.error("handover state not used: connections are closed", metadata: ["reason": "\(error.reason)"])
+            }
+            DescriptorStore.remove(DescriptorStore.stateName)
+            close(fd)
+        }
+        let records = Dictionary((state?.connections ?? []).map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        var closedCount = 0
+        var adopting: [(record: HandoverState.ConnectionRecord, future: EventLoopFuture<Channel>)] = []
+        var farewells: [EventLoopFuture<Channel>] = []
+        for (name, fd) in stored.connections {
+            guard let record = records[name] else {
+                DescriptorStore.remove(name)
+                farewells.append(Self.farewell(context: context, group: group, reason: reason).withConnectedSocket(fd))
+                closedCount += 1
+                continue
+            }
+            adopting.append((record, Self.bootstrap(context: context, group: group, record: record).withConnectedSocket(fd)))
+        }
+        for farewell in farewells {
+            if let channel = try? await farewell.get() { try? await channel.closeFuture.get() }
+        }
+        guard let state else { return .closed(connections: closedCount, reason: reason) }
+
+        var outputs: [String: ConnectionOutput] = [:]
+        var handlers: [String: NIOLoopBound<ConnectionHandler>] = [:]
+        for (record, future) in adopting {
+            guard let channel = try? await future.get() else {
+                DescriptorStore.remove(record.name)
+                continue
+            }
+            let found = try? await channel.eventLoop.submit { () -> (ConnectionOutput, NIOLoopBound<ConnectionHandler>)? in
+                guard let handler = try? channel.pipeline.syncOperations.handler(type: ConnectionHandler.self), let output = handler.output,
+                      handler.handover.restoring != nil, channel.isActive else { return nil }
+                return (output, NIOLoopBound(handler, eventLoop: channel.eventLoop))
+            }.get()
+            guard let (output, handler) = found ?? nil else { continue }
+            outputs[record.name] = output
+            handlers[record.name] = handler
+        }
+
+        let carried = await Self.carryOn(state, handlers: handlers, outputs: outputs, services: context.services)
+        return .carried(sessions: carried.sessions, connections: carried.connections)
+    }
+
+    /// The sessions of `state`, on the connections adopted for it (by name; a connection
+    /// missing here drops the sessions it owned), then the connections' waiting requests.
+    /// Returns how many sessions and connections carry on.
+    static func carryOn(
+        _ state: HandoverState, handlers: [String: NIOLoopBound<ConnectionHandler>], outputs: [String: ConnectionOutput], services: SessionServices
+    ) async -> (sessions: Int, connections: Int) {
+        let owned = state.sessions.compactMap { record in
+            outputs[record.owner].map { (record: record, owner: $0, views: record.views.compactMap { outputs[$0] }) }
+        }
+        let restored = await onTheirLoops(owned, loop: \.owner.eventLoop) { item in
+            let session = Session(
+                restoring: item.record.id, state: item.record.form, seq: item.record.seq, age: .nanoseconds(max(0, item.record.ageNanoseconds)), owner: item.owner, views: item.views, services: services)
+            services.directory.restore(session)
+            return session
+        }
+        let sessions = Dictionary(restored.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        // The sessions carry on first (checks that were in flight run again), then the
+        // connections handle the requests that waited, and read again.
+        _ = await onTheirLoops(restored, loop: \.eventLoop) { $0.resumeAfterHandover() }
+        let resuming = state.connections.compactMap { record in
+            handlers[record.name].flatMap { handler in
+                outputs[record.name].map { (handler: handler, output: $0, held: record.sessions.compactMap { sessions[$0] }) }
+            }
+        }
+        _ = await onTheirLoops(resuming, loop: \.output.eventLoop) { $0.handler.value.resumeAfterHandover(sessions: $0.held) }
+        return (sessions.count, handlers.count)
+    }
+
+    /// A stored connection that cannot carry on (a crash, an unreadable state): it is
+    /// adopted only to be closed with `bye` saying why, like every close the daemon decides.
+    private static func farewell(context: ConnectionHandler.Context, group: EventLoopGroup, reason: String) -> ClientBootstrap {
+        let clock = context.services.clock
+        return ClientBootstrap(group: group)
+            .channelOption(.autoRead, value: false)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(FarewellHandler(reason: reason, clock: clock))
+                }
+            }
+    }
+
+    /// The same channel set-up as accepted connections (SignupServer), reading off until
+    /// the sessions are back.
+    private static func bootstrap(context: ConnectionHandler.Context, group: EventLoopGroup, record: HandoverState.ConnectionRecord) -> ClientBootstrap {
+        let outputCap = context.limits.maxOutputBytes
+        return ClientBootstrap(group: group)
+            .channelOption(.allowRemoteHalfClosure, value: true)
+            .channelOption(.writeBufferWaterMark, value: .init(low: outputCap / 2, high: outputCap))
+            .channelOption(.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: ConnectionHandler.readBytes))
+            .channelOption(.maxMessagesPerRead, value: 1)
+            .channelOption(.autoRead, value: false)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(UnsentOutputTracker())
+                    try channel.pipeline.syncOperations.addHandler(ConnectionHandler(context: context, restoring: record))
+                }
+            }
+    }
+}
+
+/// Says `bye` with `reason` to a connection as soon as it is active, and closes it.
+private final class FarewellHandler: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+
+    let reason: String
+    let clock: DaemonClock
+
+    init(reason: String, clock: DaemonClock) {
+        self.reason = reason
+        self.clock = clock
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        ConnectionOutput(channel: context.channel, clock: clock).close(saying: .bye(reason: reason))
+    }
+}

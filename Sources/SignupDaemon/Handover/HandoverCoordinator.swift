@@ -1,0 +1,209 @@
+import FormEngine
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
+import Protocol
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Carries client connections and sessions across a restart of the daemon through
+/// systemd's file descriptor store (issue 16; PROTOCOL.md "Restarts").
+///
+/// Every accepted connection is stored (`FDSTORE=1`, `FDNAME=`) and removed at
+/// close (the names are unique per boot: `c.START.N`). On the restart signal (`RestartKillSignal=SIGUSR1` in signupd.service) the daemon
+/// stops handling requests, lets running signups and logins finish, saves every session and
+/// connection into a sealed memfd which it stores too, and exits; the next process restores
+/// them (`restore`) before it reports READY=1.
+final class HandoverCoordinator: Sendable {
+    private struct Entry: Sendable {
+        let name: String
+        let fd: Int32
+        let output: ConnectionOutput
+        let handler: NIOLoopBound<ConnectionHandler>
+    }
+
+    private let logger: Logger
+    private let inherited: NIOLockedValueBox<InheritedDescriptors>
+    private let entries = NIOLockedValueBox<[ObjectIdentifier: Entry]>([:])
+    /// Descriptors of stored connections, skipped when looking for a new one's.
+    private let knownDescriptors = NIOLockedValueBox<Set<Int32>>([])
+    private let counter = NIOLockedValueBox<UInt64>(0)
+    private let warned = NIOLockedValueBox<Set<String>>([])
+    private let prefix: String
+
+    /// What the previous process left, once (restore takes it).
+    func takeInherited() -> InheritedDescriptors {
+        inherited.withLockedValue { stored in
+            defer { stored = InheritedDescriptors() }
+            return stored
+        }
+    }
+
+    init(inherited: InheritedDescriptors, logger: Logger) {
+        self.inherited = NIOLockedValueBox(inherited)
+        self.logger = logger
+        // Unique across the processes of one boot: a name is never reused while stored.
+        prefix = "\(DescriptorStore.connectionPrefix)\(String(NIODeadline.now().uptimeNanoseconds, radix: 36))."
+    }
+
+    // MARK: Connections come and go
+
+    /// Stores a newly accepted connection; its name, or nil if it could not be stored.
+    func store(channel: Channel, output: ConnectionOutput, handler: ConnectionHandler) -> String? {
+        guard let fd = descriptor(of: channel) else {
+            warnOnce("a connection's descriptor was not found: it will not survive a restart")
+            return nil
+        }
+        let name = prefix + String(counter.withLockedValue { $0 += 1; return $0 })
+        guard DescriptorStore.add(fd, name: name) else {
+            warnOnce("systemd did not take a connection into its file descriptor store (is FileDescriptorStoreMax= below --max-connections?): connections beyond it end at a restart")
+            return nil
+        }
+        remember(Entry(name: name, fd: fd, output: output, handler: NIOLoopBound(handler, eventLoop: output.eventLoop)))
+        return name
+    }
+
+    /// Keeps track of a connection adopted from the store (it is stored already).
+    func register(output: ConnectionOutput, name: String, handler: ConnectionHandler) {
+        let fd = descriptor(of: output.channel) ?? -1
+        remember(Entry(name: name, fd: fd, output: output, handler: NIOLoopBound(handler, eventLoop: output.eventLoop)))
+    }
+
+    /// A connection closed: out of the store, so the client sees the hangup, unless it was
+    /// handed over to the next process.
+    func closed(output: ConnectionOutput, name: String?, handedOver: Bool) {
+        let entry = entries.withLockedValue { $0.removeValue(forKey: ObjectIdentifier(output)) }
+        if let entry { _ = knownDescriptors.withLockedValue { $0.remove(entry.fd) } }
+        if let name, !handedOver { DescriptorStore.remove(name) }
+    }
+
+    /// The first of each kind of problem is logged: one per connection would flood the journal.
+    private func warnOnce(_ message: String) {
+        let first = warned.withLockedValue { warned in warned.insert(message).inserted }
+        if first { logger.warning("\(message)") }
+    }
+
+    private func remember(_ entry: Entry) {
+        entries.withLockedValue { $0[ObjectIdentifier(entry.output)] = entry }
+        _ = knownDescriptors.withLockedValue { $0.insert(entry.fd) }
+    }
+
+    /// NIO does not say which descriptor a channel has: the one whose socket cookie matches.
+    /// New descriptors are the lowest free ones, so the search, which skips the descriptors
+    /// of known connections, ends early; a full search follows if a stale entry hid it.
+    private func descriptor(of channel: Channel) -> Int32? {
+        guard let cookie = DescriptorStore.cookie(of: channel) else { return nil }
+        var limit = rlimit()
+        getrlimit(RLIMIT_NOFILE_VALUE, &limit)
+        let last = Int32(clamping: min(limit.rlim_cur, 1 << 20))
+        // Under the lock: the set is read in place, never copied per accept.
+        return knownDescriptors.withLockedValue { known in
+            for fd in Int32(3)..<last where !known.contains(fd) {
+                if DescriptorStore.cookie(ofDescriptor: fd) == cookie { return fd }
+            }
+            return known.sorted().first { DescriptorStore.cookie(ofDescriptor: $0) == cookie }
+        }
+    }
+
+    // MARK: The old process hands over
+
+    /// Saves every session and connection and puts the state into the store. Returns how
+    /// many sessions and connections were handed over.
+    func handOver(services: SessionServices, drain: ShutdownDrain, loop: EventLoop) async -> (sessions: Int, connections: Int) {
+        // 1. No more requests: what clients send now waits in their sockets.
+        await onEveryConnection { $0.pauseForHandover() }
+        // 2. Running signups and logins finish and are answered: the shutdown drain, up to
+        //    its `bye` (same grace period).
+        await drain.begin(on: loop).finishWork()
+        // 3. Sessions stop where they are; events they sent before are queued to their
+        //    connections' loops ahead of step 4.
+        let frozen = await onTheirLoops(services.directory.all, loop: \.eventLoop) { session -> Frozen in
+            let saved = session.freezeForHandover()
+            return (id: session.id, state: saved.state, seq: saved.seq, age: saved.age, subscribers: saved.subscribers)
+        }
+        // 4. Connections: their unhandled input and unsent output, then close (systemd keeps them).
+        var connections: [HandoverState.ConnectionRecord] = []
+        var names: [ObjectIdentifier: String] = [:]
+        let all = entries.withLockedValue { Array($0.values) }
+        let attempts = await onTheirLoops(all, loop: \.output.eventLoop) { entry in (entry, Self.attempt(entry)) }
+        for (entry, attempt) in attempts {
+            let record: HandoverState.ConnectionRecord?
+            switch attempt {
+            case .saved(let saved): record = saved
+            case .gone: record = nil
+            case .waiting: record = await handOver(entry)
+            }
+            if let record {
+                connections.append(record)
+                names[ObjectIdentifier(entry.output)] = entry.name
+            }
+        }
+        // 5. Only what is consistent: a session whose owner left during the handover ends.
+        let state = Self.state(frozen: frozen, connections: connections, names: names)
+        let sessions = state.sessions
+        do {
+            let fd = try DescriptorStore.sealedMemfd(try HandoverCodec.encode(state))
+            DescriptorStore.remove(DescriptorStore.stateName)
+            DescriptorStore.add(fd, name: DescriptorStore.stateName)
+            close(fd)
+        } catch {
+            logger.error("the handover state could not be written; the next process will close the connections", metadata: ["error": "\(error)"])
+        }
+        // Everything sent to systemd is in the store before this process exits.
+        DescriptorStore.barrier()
+        return (sessions.count, connections.count)
+    }
+
+    /// A session as frozen (`Session.freezeForHandover`), with its id.
+    typealias Frozen = (id: String, state: FormSession, seq: UInt64, age: TimeAmount, subscribers: [ConnectionOutput])
+
+    /// The state to hand over: the saved connections (`names` maps each one's output to its
+    /// record's name) and the frozen sessions whose owner is among them; a connection's
+    /// list keeps only sessions that are handed over.
+    static func state(frozen: [Frozen], connections: [HandoverState.ConnectionRecord], names: [ObjectIdentifier: String]) -> HandoverState {
+        var sessions: [HandoverState.SessionRecord] = []
+        for session in frozen {
+            guard let owner = session.subscribers.first.flatMap({ names[ObjectIdentifier($0)] }) else { continue }
+            let views = session.subscribers.dropFirst().compactMap { names[ObjectIdentifier($0)] }
+            sessions.append(.init(id: session.id, form: session.state, seq: session.seq, ageNanoseconds: session.age.nanoseconds, owner: owner, views: views))
+        }
+        let ids = Set(sessions.map(\.id))
+        var connections = connections
+        for index in connections.indices { connections[index].sessions.removeAll { !ids.contains($0) } }
+        return HandoverState(sessions: sessions, connections: connections)
+    }
+
+    private func onEveryConnection(_ body: @escaping @Sendable (ConnectionHandler) -> Void) async {
+        _ = await onTheirLoops(entries.withLockedValue { Array($0.values) }, loop: \.output.eventLoop) { body($0.handler.value) }
+    }
+
+    private enum Attempt: Sendable { case saved(HandoverState.ConnectionRecord), gone, waiting }
+
+    /// On the connection's loop: its record, unless it is gone or awaits an answer.
+    private static func attempt(_ entry: Entry) -> Attempt {
+        let handler = entry.handler.value
+        guard handler.output?.channel.isActive == true, handler.handover.name != nil else { return .gone }
+        return handler.handOver().map { .saved($0) } ?? .waiting
+    }
+
+    /// One connection's record; waits (a little) for an answer it awaits from elsewhere.
+    private func handOver(_ entry: Entry) async -> HandoverState.ConnectionRecord? {
+        // An answer from elsewhere (a token check) is awaited: it comes within milliseconds.
+        for _ in 0..<200 {
+            let attempt = (try? await entry.output.eventLoop.submit { Self.attempt(entry) }.get()) ?? .gone
+            switch attempt {
+            case .saved(let record): return record
+            case .gone: return nil
+            case .waiting: try? await Task.sleep(for: .milliseconds(5))
+            }
+        }
+        return nil
+    }
+}
+
+#if canImport(Glibc)
+private let RLIMIT_NOFILE_VALUE = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
+#endif

@@ -1,0 +1,110 @@
+import FormEngine
+import NIOCore
+import NIOEmbedded
+import Protocol
+import Testing
+@testable import SignupDaemonCore
+
+/// Issue 16's handover without systemd: a connection and its session frozen in one daemon,
+/// the state through its byte format, and restored in another, by the same code the
+/// restart runs (`ConnectionHandler.handOver`, `HandoverCoordinator.state`, `carryOn`).
+@Suite struct HandoverTests {
+    private static let unsent = #"{"event":"pong","id":"unsent before the restart"}"# + "\n"
+
+    @Test func aSessionWithAPartialLineAndUnsentOutputCarriesOnInANewDaemon() async throws {
+        let old = try InProcessDaemon()
+        let client = try await old.connect()
+        try await client.send(#"{"op":"open","form":"signup"}"#)
+        let session = try #require(try await client.next("opened").match.string("session"))
+        try await client.send(#"{"op":"set","field":"password","value":"s3cret!"}"#)
+        let seen = try await client.sync()
+        let seenSeqs = seen.compactMap { $0["seq"]?.int64Value }
+        let lastSeq = try #require(seenSeqs.max())
+        // Half a request: the rest comes after the restart.
+        try await client.sendRaw(#"{"op":"set","field":"repeatedPassword","value":"s3c"#)
+
+        // The old daemon hands over: requests pause, the session freezes, the connection is saved and closed.
+        let channel = client.channel
+        let services = old.services
+        let state = try await old.loop.executeInContext { () throws -> HandoverState in
+            let handler = try channel.pipeline.syncOperations.handler(type: ConnectionHandler.self)
+            handler.handover.name = "c.test.1"
+            handler.pauseForHandover()
+            let frozen = services.directory.all.map { session -> HandoverCoordinator.Frozen in
+                let saved = session.freezeForHandover()
+                return (session.id, saved.state, saved.seq, saved.age, saved.subscribers)
+            }
+            let output = try #require(handler.output)
+            let record = try #require(handler.handOver())
+            return HandoverCoordinator.state(frozen: frozen, connections: [record], names: [ObjectIdentifier(output): record.name])
+        }
+        #expect(!channel.isActive)
+        #expect(state.sessions.map(\.id) == [session])
+        let frozenSeq = try #require(state.sessions.first?.seq)
+        #expect(frozenSeq >= UInt64(lastSeq))
+        #expect(state.sessions.first?.form.phase == .editing)
+        #expect(state.connections.first?.partial.bytes == Array(#"{"op":"set","field":"repeatedPassword","value":"s3c"#.utf8))
+        #expect(state.connections.first?.sessions == [session])
+        // Output the kernel had not taken (a testing channel takes everything at once).
+        var handed = state
+        handed.connections[0].unsent = HandoverBytes(Array(Self.unsent.utf8))
+        let restored = try HandoverCodec.decode(try HandoverCodec.encode(handed))
+        try await old.stop()
+
+        // The next daemon adopts the connection, restores the session, and carries on.
+        let new = try InProcessDaemon()
+        let adopted = NIOAsyncTestingChannel(loop: new.loop)
+        let context = new.context
+        let record = restored.connections[0]
+        try await new.loop.executeInContext {
+            try adopted.pipeline.syncOperations.addHandler(UnsentOutputTracker())
+            try adopted.pipeline.syncOperations.addHandler(ConnectionHandler(context: context, restoring: record))
+        }
+        try await adopted.connect(to: SocketAddress(unixDomainSocketPath: "/signupd-test.sock")).get()
+        let (handler, output) = try await new.loop.executeInContext { () throws -> (NIOLoopBound<ConnectionHandler>, ConnectionOutput) in
+            let handler = try adopted.pipeline.syncOperations.handler(type: ConnectionHandler.self)
+            return (NIOLoopBound(handler, eventLoop: adopted.eventLoop), try #require(handler.output))
+        }
+        let carried = await HandoverCoordinator.carryOn(restored, handlers: [record.name: handler], outputs: [record.name: output], services: new.services)
+        #expect(carried.sessions == 1 && carried.connections == 1)
+        #expect(new.services.directory.count == 1)
+        #expect(new.services.registry.connectionCount == 1)
+
+        let resumed = TestClient(channel: adopted, loop: new.loop)
+        // First the output the old daemon had not sent, and no second hello.
+        let first = try await resumed.next()
+        #expect(first.event == "pong" && first.string("id") == "unsent before the restart")
+        // The rest of the half-sent line completes the request the old daemon started reading.
+        try await resumed.sendRaw(#"ret!"}"# + "\n")
+        let (validation, before) = try await resumed.next("validation")
+        #expect(validation.string("field") == "repeatedPassword")
+        #expect(validation.string("state") == "ok")
+        #expect(validation.string("session") == session)
+        // `seq` goes on from where the old daemon stopped, without a gap or a repeat.
+        let seqs = (before + [validation]).compactMap { $0["seq"]?.int64Value }
+        #expect(seqs == Array(Int64(frozenSeq) + 1 ... Int64(frozenSeq) + Int64(seqs.count)))
+        // The values typed before the restart are there: the password matched the repeat.
+        try await resumed.send(#"{"op":"snapshot"}"#)
+        let snapshot = try await resumed.sync()
+        let password = try #require(snapshot.first { $0.string("field") == "password" })
+        #expect(password.string("state") == "ok")
+        #expect(snapshot.allSatisfy { $0.event != "hello" && $0.event != "error" })
+        try await new.stop()
+    }
+
+    @Test func theTrackerKnowsWhichBytesAreStillUnsent() throws {
+        let channel = EmbeddedChannel()
+        let tracker = UnsentOutputTracker()
+        try channel.pipeline.syncOperations.addHandler(tracker)
+        _ = channel.write(ByteBuffer(string: "first\n"))
+        _ = channel.write(ByteBuffer(string: "second\n"))
+        // NIO holds 10 bytes: the tail of what was written, in order.
+        #expect(tracker.unsent(buffered: 10) == Array("st\nsecond\n".utf8))
+        #expect(tracker.unsent(buffered: 13) == Array("first\nsecond\n".utf8))
+        #expect(tracker.unsent(buffered: 0).isEmpty)
+        channel.flush()
+        // Written out: nothing is left to pass on.
+        #expect(tracker.unsent(buffered: 13).isEmpty)
+        _ = try channel.finish()
+    }
+}

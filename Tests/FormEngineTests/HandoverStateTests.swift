@@ -1,0 +1,169 @@
+import FormEngine
+import Protocol
+import Testing
+
+@Suite("Handover state format")
+struct HandoverStateTests {
+    /// A signup half typed: a name whose availability check is in flight, a password.
+    private func midForm() throws -> FormSession {
+        var session = FormSession(form: .signup, locale: "de")
+        _ = try session.handle(.set(field: "username", value: "alice"), now: .zero)
+        _ = try session.handle(.set(field: "password", value: "s3cret!"), now: .zero)
+        return session
+    }
+
+    private func sample() throws -> HandoverState {
+        HandoverState(
+            sessions: [.init(id: "00000000000000aa", form: try midForm(), seq: 17, owner: "c.1.1", views: ["c.1.2"])],
+            connections: [
+                .init(name: "c.1.1", sessions: ["00000000000000aa"], lines: [.line(HandoverBytes(Array(#"{"op":"ping"}"#.utf8))), .tooLong], partial: Array(#"{"op":"se"#.utf8), unsent: Array("{\"event\":\"pong\"}\n".utf8)),
+                .init(name: "c.1.2", sessions: ["00000000000000aa"], discarding: true),
+                .init(name: "c.1.3", sessions: []),
+            ]
+        )
+    }
+
+    @Test("a state round-trips exactly, the engine state included")
+    func roundTrip() throws {
+        let state = try sample()
+        let decoded = try HandoverCodec.decode(try HandoverCodec.encode(state))
+        #expect(decoded == state)
+        #expect(decoded.sessions[0].form.values[decoded.sessions[0].form.form.index(of: "password")!] == "s3cret!")
+        #expect(decoded.sessions[0].form.locale == "de")
+        #expect(decoded.connections[0].unsent.bytes == Array("{\"event\":\"pong\"}\n".utf8))
+    }
+
+    @Test("every truncation is a typed error", arguments: [0, 1, 7, 8, 12, 23, 24, 25])
+    func truncated(keep: Int) throws {
+        let bytes = try HandoverCodec.encode(try sample())
+        let cut = keep == 25 ? Array(bytes.dropLast()) : Array(bytes.prefix(keep))
+        #expect(throws: HandoverStateError.self) { try HandoverCodec.decode(cut) }
+    }
+
+    @Test("a cut payload says truncated with both lengths")
+    func truncatedReason() throws {
+        let bytes = try HandoverCodec.encode(try sample())
+        #expect(throws: HandoverStateError.truncated(expected: bytes.count, got: bytes.count - 10)) { try HandoverCodec.decode(Array(bytes.dropLast(10))) }
+    }
+
+    @Test("one flipped bit anywhere in the payload is a checksum mismatch")
+    func corrupt() throws {
+        let bytes = try HandoverCodec.encode(try sample())
+        for offset in stride(from: 24, to: bytes.count, by: max(1, bytes.count / 97)) {
+            var damaged = bytes
+            damaged[offset] ^= 0x10
+            #expect(throws: HandoverStateError.checksumMismatch) { try HandoverCodec.decode(damaged) }
+        }
+    }
+
+    @Test("another format version is refused by number, version 1 (busy/finished flags) included")
+    func wrongVersion() throws {
+        #expect(HandoverCodec.version == 2)
+        for other: UInt8 in [1, 3] {
+            var bytes = try HandoverCodec.encode(try sample())
+            bytes[8] = other
+            #expect(throws: HandoverStateError.unsupportedVersion(UInt32(other))) { try HandoverCodec.decode(bytes) }
+        }
+        #expect(HandoverStateError.unsupportedVersion(3).reason.contains("version 3 is not supported (this signupd reads version 2)"))
+    }
+
+    @Test("the engine's phase travels: a submitting session stays submitting, a finished one finished")
+    func phaseRoundTrip() throws {
+        var submitting = FormSession(form: .signup, locale: "en")
+        let step = try submitting.handle(.set(field: "username", value: "alice"), now: .zero)
+        for case .startCheck(let id, _, _) in step.effects {
+            _ = try submitting.handle(.availability(check: id, .available), now: .zero)
+        }
+        _ = try submitting.handle(.set(field: "password", value: "s3cret!"), now: .zero)
+        _ = try submitting.handle(.set(field: "repeatedPassword", value: "s3cret!"), now: .zero)
+        #expect(submitting.enabled)
+        _ = try submitting.handle(.submit, now: .zero)
+        #expect(submitting.phase == .submitting)
+        var finished = submitting
+        _ = try finished.handle(.submitCompleted(.signedUp(user: "alice")), now: .zero)
+        #expect(finished.phase == .finished)
+        for session in [submitting, finished] {
+            let state = HandoverState(
+                sessions: [.init(id: "00000000000000bb", form: session, seq: 3, ageNanoseconds: 42_000_000_000, owner: "c.1.1", views: [])],
+                connections: [.init(name: "c.1.1", sessions: ["00000000000000bb"])]
+            )
+            let decoded = try HandoverCodec.decode(try HandoverCodec.encode(state))
+            #expect(decoded == state)
+            #expect(decoded.sessions[0].form.phase == session.phase)
+            #expect(decoded.sessions[0].form.enabled == false)
+            #expect(decoded.sessions[0].ageNanoseconds == 42_000_000_000)
+        }
+    }
+
+    @Test("bytes that are not a state at all")
+    func notAState() {
+        #expect(throws: HandoverStateError.notHandoverState) { try HandoverCodec.decode(Array("hello, world, this is not it".utf8)) }
+        #expect(throws: HandoverStateError.notHandoverState) { try HandoverCodec.decode([]) }
+    }
+
+    @Test("trailing bytes after the payload are refused")
+    func trailing() throws {
+        let bytes = try HandoverCodec.encode(try sample()) + [0]
+        #expect(throws: HandoverStateError.malformed("1 bytes after the payload")) { try HandoverCodec.decode(bytes) }
+    }
+
+    @Test("a well-formed checksum over an inconsistent state is malformed, never half used")
+    func inconsistent() throws {
+        var state = try sample()
+        state.sessions[0].owner = "c.9.9"
+        #expect(throws: HandoverStateError.malformed("session 00000000000000aa is owned by unknown connection c.9.9")) {
+            try HandoverCodec.decode(try HandoverCodec.encode(state))
+        }
+        var orphan = try sample()
+        orphan.connections[2].sessions = ["ffffffffffffffff"]
+        #expect(throws: HandoverStateError.self) { try HandoverCodec.decode(try HandoverCodec.encode(orphan)) }
+    }
+
+    @Test("a valid header over a payload that is not JSON is malformed")
+    func notJSON() throws {
+        let payload = Array("not json".utf8)
+        var bytes = HandoverCodec.magic
+        withUnsafeBytes(of: HandoverCodec.version.littleEndian) { bytes.append(contentsOf: $0) }
+        withUnsafeBytes(of: UInt64(payload.count).littleEndian) { bytes.append(contentsOf: $0) }
+        // CRC-32C("not json"), computed independently.
+        withUnsafeBytes(of: crc32c(payload).littleEndian) { bytes.append(contentsOf: $0) }
+        bytes += payload
+        #expect {
+            try HandoverCodec.decode(bytes)
+        } throws: { error in
+            guard case .malformed = error as? HandoverStateError else { return false }
+            return true
+        }
+    }
+
+    @Test("CRC-32C of the standard check input is 0xE3069283")
+    func crcCheckValue() {
+        #expect(crc32c(Array("123456789".utf8)) == 0xE306_9283)
+    }
+
+    @Test("checks in flight are handed back as effects with a fresh deadline and the same ids")
+    func resumeChecks() throws {
+        var session = try midForm()
+        let configuration = FormConfiguration()
+        let effects = session.resumeChecks(now: Moment(nanoseconds: 5_000_000_000), configuration: configuration)
+        let starts = effects.compactMap { effect -> (UInt64, Moment)? in
+            if case .startCheck(let id, let identity, let deadline) = effect, identity.value == "alice" { return (id, deadline) }
+            return nil
+        }
+        #expect(starts.count == 1)
+        #expect(starts.first?.1 == Moment(nanoseconds: 5_000_000_000) + configuration.checkTimeout)
+        // The answer to the resumed id is accepted.
+        let answer = try session.handle(.availability(check: starts[0].0, .available), now: Moment(nanoseconds: 5_000_000_001))
+        #expect(answer.events.contains { if case .validation("username", .ok, _) = $0 { true } else { false } })
+    }
+}
+
+/// An independent bitwise CRC-32C, to check the codec's table-driven one.
+private func crc32c(_ bytes: [UInt8]) -> UInt32 {
+    var crc: UInt32 = 0xFFFF_FFFF
+    for byte in bytes {
+        crc ^= UInt32(byte)
+        for _ in 0..<8 { crc = (crc >> 1) ^ (0x82F6_3B78 & (0 &- (crc & 1))) }
+    }
+    return ~crc
+}
