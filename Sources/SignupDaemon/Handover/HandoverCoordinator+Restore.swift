@@ -128,7 +128,7 @@ extension HandoverCoordinator {
         return ClientBootstrap(group: group)
             .channelOption(.allowRemoteHalfClosure, value: true)
             .channelOption(.writeBufferWaterMark, value: .init(low: outputCap / 2, high: outputCap))
-            .channelOption(.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: ConnectionHandler.readBytes))
+            .channelOption(.recvAllocator, value: ConnectionHandler.recvAllocator)
             .channelOption(.maxMessagesPerRead, value: 1)
             .channelOption(.autoRead, value: false)
             .channelInitializer { channel in

@@ -149,6 +149,14 @@ final class ConnectionHandler: ChannelInboundHandler {
 
     /// Bytes taken from the socket per read: at most some 580 of the shortest requests.
     static let readBytes = 8192
+    /// How connections read: at most `readBytes` a read (bounded work per readiness event),
+    /// starting at 1 KiB and growing only while reads fill the buffer. NIO keeps each
+    /// channel's last read buffer for reuse, so an idle connection holds what its reads
+    /// needed — a fixed 8 KiB allocator made every held session cost 8 KiB more
+    /// (BENCHMARKS.md, "idle open sessions").
+    static var recvAllocator: AdaptiveRecvByteBufferAllocator {
+        AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 1024, maximum: readBytes)
+    }
     /// Lines handled per turn before the connection yields its event loop to the others.
     static let linesPerTurn = 128
     /// Request handling pauses while this much of the connection's output is unread

@@ -147,7 +147,7 @@ final class SignupServer: Service {
             // One small read per readiness event: a client pipelining thousands of requests
             // is served a few hundred lines at a time between everyone else's I/O, not all
             // at once (ConnectionHandler.drain bounds the turn; the poll is the yield).
-            .childChannelOption(.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: ConnectionHandler.readBytes))
+            .childChannelOption(.recvAllocator, value: ConnectionHandler.recvAllocator)
             .childChannelOption(.maxMessagesPerRead, value: 1)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
