@@ -105,6 +105,12 @@ final class ConnectionHandler: ChannelInboundHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        // Input arriving inside our own flush is NIO emptying the socket after a failed
+        // write: the client is gone and what it left is dropped, not handled.
+        if let output, output.flushing {
+            clientGone(output)
+            return
+        }
         guard lifecycle.readsRequests, output != nil else { return }
         lastRequest = shared.services.clock.now()
         let buffer = unwrapInboundIn(data)
@@ -281,6 +287,15 @@ final class ConnectionHandler: ChannelInboundHandler {
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         shared.logger.debug("connection error", metadata: ["error": "\(error)"])
         context.close(promise: nil)
+    }
+
+    /// The client closed its socket (a write to it failed): its pending requests are dropped.
+    private func clientGone(_ output: ConnectionOutput) {
+        guard lifecycle.writeFailed() == .dropInput else { return }
+        backlog.removeAll()
+        backlogHead = 0
+        backlogBytes = 0
+        output.setInputHeld(framer.bufferedBytes)
     }
 
     /// Closes a half-closed connection once its work is done (the lifecycle decides).
