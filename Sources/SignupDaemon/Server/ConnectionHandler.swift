@@ -124,11 +124,20 @@ final class ConnectionHandler: ChannelInboundHandler {
                 }
             }
         }
+        // A drain is already due (next turn, or when the client has read): it handles
+        // these lines. Reading is paused then, so input still arriving is NIO emptying the
+        // socket of a client that went away — handling it here would serve it all at once.
+        guard !drainScheduled, !waitingForOutput else {
+            output?.setInputHeld(backlogBytes + framer.bufferedBytes)
+            return
+        }
         drain(context: context)
     }
 
     /// Bytes taken from the socket per read: at most some 580 of the shortest requests.
     static let readBytes = 8192
+    /// SO_SNDBUF of a client socket (the kernel doubles it for its bookkeeping).
+    static let kernelSendBufferBytes = 32 * 1024
     /// Lines handled per turn before the connection yields its event loop to the others.
     static let linesPerTurn = 128
     /// Request handling pauses while this much of the connection's output is unread
