@@ -34,7 +34,10 @@
 15. a client holding a session that stops reading is closed after the idle timeout;
 16. clients that flood username `set`s without reading and then leave cost nothing once
     gone: what they left unread in their sockets is dropped, not handled, so their
-    connections close at once and another uid's new connection is answered promptly.
+    connections close at once and another uid's new connection is answered promptly;
+17. started with a low open-file limit (ulimit -n 1024), the daemon warns that
+    --max-connections does not fit and lowers the connection limits to what does: a uid
+    holding connections is refused at its share, another uid still gets in.
 (Queued signups and logins of a client still connected are finished at SIGTERM within the
 grace period: sigterm_under_load.py checks that each gets its result.)
 
@@ -931,8 +934,51 @@ def part_16():
         checks.check(daemon.stop() == 0, "daemon exits 0")
 
 
+HOLDER = r'''
+import json, socket, sys
+path, count = sys.argv[1], int(sys.argv[2])
+held, refused = [], None
+for n in range(count):
+    s = socket.socket(socket.AF_UNIX); s.settimeout(30)
+    try: s.connect(path)
+    except OSError as e: refused = "connect: %s" % e; break
+    first = json.loads(s.makefile("rb").readline())
+    if first.get("event") != "hello": refused = first.get("message"); break
+    held.append(s)
+print(json.dumps({"held": len(held), "refused": refused}), flush=True)
+sys.stdin.readline()
+'''
+
+
+# ---- 17. a low open-file limit: a warning, and limits that fit
+def part_17():
+    import tempfile
+    wrapper = tempfile.NamedTemporaryFile("w", suffix=".sh", delete=False)
+    wrapper.write("#!/bin/sh\nulimit -n 1024 || exit 1\nexec %s \"$@\"\n" % os.path.abspath(binary))
+    wrapper.close()
+    os.chmod(wrapper.name, 0o755)
+    daemon = Daemon(wrapper.name, args=FAST_HASH + ["--socket-mode", "0666"]).start()
+    os.chmod(daemon.directory, 0o711)
+    try:
+        warned = [l for l in daemon.log().splitlines() if "open-file limit cannot hold" in l]
+        print("  " + (warned[0] if warned else "no warning at start"))
+        checks.check(len(warned) == 1 and "admitted=896" in warned[0], "a clear warning at start that --max-connections does not fit 1024 descriptors")
+        run = as_nobody if is_root else (lambda script, *a: subprocess.Popen([sys.executable, "-c", textwrap.dedent(script)] + list(a), stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True))
+        holder = run(HOLDER, daemon.sock, "200")
+        held = json.loads(holder.stdout.readline())
+        print("  one uid holding connections: %d admitted, then %s" % (held["held"], held["refused"]))
+        checks.check(held["held"] == 56 and "limit 56" in (held["refused"] or ""), "a uid is refused at its share of what fits (56): %s" % held)
+        other = Client(daemon.sock)
+        pong, _ = other.reply(other.send("ping"))
+        checks.check(pong["event"] == "pong" or not is_root, "another uid still connects and is answered")
+        holder.stdin.write("\n"); holder.stdin.flush(); holder.wait(timeout=30)
+    finally:
+        os.unlink(wrapper.name)
+        checks.check(daemon.stop() == 0, "daemon exits 0")
+
+
 failures = []
-for number, part in [("1", part_1), ("2", part_2), ("3", part_3), ("4", part_4), ("5", part_5), ("6", part_6), ("7", part_7), ("8", part_8), ("9", part_9), ("10", part_10), ("11", part_11), ("12", part_12), ("13", part_13), ("14", part_14), ("15", part_15), ("16", part_16)]:
+for number, part in [("1", part_1), ("2", part_2), ("3", part_3), ("4", part_4), ("5", part_5), ("6", part_6), ("7", part_7), ("8", part_8), ("9", part_9), ("10", part_10), ("11", part_11), ("12", part_12), ("13", part_13), ("14", part_14), ("15", part_15), ("16", part_16), ("17", part_17)]:
     if os.environ.get("HOSTILE_PARTS") and number not in os.environ["HOSTILE_PARTS"].split(","):
         continue  # HOSTILE_PARTS=10 runs only part 10
     try:
