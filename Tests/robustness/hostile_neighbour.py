@@ -37,7 +37,9 @@
     connections close at once and another uid's new connection is answered promptly;
 17. started with a low open-file limit (ulimit -n 1024), the daemon warns that
     --max-connections does not fit and lowers the connection limits to what does: a uid
-    holding connections is refused at its share, another uid still gets in.
+    holding connections is refused at its share, another uid still gets in;
+18. several uids together filling the whole hash queue (each below its own bound) do not
+    shut another uid out of logging in: the biggest holder's newest job gives way.
 (Queued signups and logins of a client still connected are finished at SIGTERM within the
 grace period: sigterm_under_load.py checks that each gets its result.)
 
@@ -977,8 +979,36 @@ def part_17():
         checks.check(daemon.stop() == 0, "daemon exits 0")
 
 
+# ---- 18. a full hash queue: the biggest holder pays
+def part_18():
+    if not is_root:
+        print("SKIP part 18: needs root to run clients as other users")
+        return
+    daemon = public_daemon(MEDIUM_HASH + ["--hash-concurrency", "1"])
+    floods = []
+    try:
+        c = Client(daemon.sock)
+        c.fill_signup("alice", "right password")
+        checks.check(c.submit_and_wait()["ok"] is True, "signup alice")
+        uids = 8 if long else 5
+        for n in range(uids):
+            floods.append(subprocess.Popen(["setpriv", "--reuid=%d" % (42300 + n), "--regid=%d" % (42300 + n), "--clear-groups", sys.executable, "-c", textwrap.dedent(FLOOD), daemon.sock, "4", "16"],
+                                           stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+        refused_flood = sum(int(f.stdout.readline() or 0) for f in floods)
+        results = [login(c, "alice", "right password")[0] for _ in range(8 if not long else 32)]
+        ok = sum(1 for r in results if r.get("ok") is True)
+        codes = sorted({r.get("code") for r in results if r.get("ok") is not True})
+        print("  %d uids x 64 unknown-name logins (%d refused at once); alice's logins: %d of %d succeed %s" % (uids, refused_flood, ok, len(results), codes or ""))
+        checks.check(ok == len(results), "another uid logs in while several uids fill the hash queue: %d of %d (%s)" % (ok, len(results), codes))
+    finally:
+        for f in floods:
+            f.kill()
+            f.wait()
+        checks.check(daemon.stop() == 0, "daemon exits 0")
+
+
 failures = []
-for number, part in [("1", part_1), ("2", part_2), ("3", part_3), ("4", part_4), ("5", part_5), ("6", part_6), ("7", part_7), ("8", part_8), ("9", part_9), ("10", part_10), ("11", part_11), ("12", part_12), ("13", part_13), ("14", part_14), ("15", part_15), ("16", part_16), ("17", part_17)]:
+for number, part in [("1", part_1), ("2", part_2), ("3", part_3), ("4", part_4), ("5", part_5), ("6", part_6), ("7", part_7), ("8", part_8), ("9", part_9), ("10", part_10), ("11", part_11), ("12", part_12), ("13", part_13), ("14", part_14), ("15", part_15), ("16", part_16), ("17", part_17), ("18", part_18)]:
     if os.environ.get("HOSTILE_PARTS") and number not in os.environ["HOSTILE_PARTS"].split(","):
         continue  # HOSTILE_PARTS=10 runs only part 10
     try:
