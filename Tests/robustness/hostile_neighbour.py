@@ -39,7 +39,9 @@
     --max-connections does not fit and lowers the connection limits to what does: a uid
     holding connections is refused at its share, another uid still gets in;
 18. several uids together filling the whole hash queue (each below its own bound) do not
-    shut another uid out of logging in: the biggest holder's newest job gives way.
+    shut another uid out of logging in: the biggest holder's newest job gives way;
+19. availability checks delayed by the budget past --availability-timeout are answered,
+    not reported as availability.unreachable: the timeout runs from the check's start.
 (Queued signups and logins of a client still connected are finished at SIGTERM within the
 grace period: sigterm_under_load.py checks that each gets its result.)
 
@@ -1007,8 +1009,37 @@ def part_18():
         checks.check(daemon.stop() == 0, "daemon exits 0")
 
 
+# ---- 19. a check delayed by the budget is answered, not timed out
+def part_19():
+    # 2 checks a second per uid (bursts of 4): the 16th session's check waits ~6 s, twice the timeout.
+    connections = 2 if long else 1
+    daemon = Daemon(binary, args=FAST_HASH + ["--availability-checks-per-second", "2", "--availability-timeout", "3"]).start()
+    try:
+        clients = [Client(daemon.sock, timeout=60) for _ in range(connections)]
+        opened = [[c.open("signup") for _ in range(16)] for c in clients]
+        start = time.monotonic()
+        for number, (c, ids) in enumerate(zip(clients, opened)):
+            for n, sid in enumerate(ids):
+                c.send("set", session=sid, field="username", value="delayed%dx%d" % (number, n))
+        answers = []
+        for c, ids in zip(clients, opened):
+            got = 0
+            while got < len(ids):
+                m = c.read()
+                if m.get("event") == "validation" and m["field"] == "username" and m["state"] in ("ok", "failed"):
+                    got += 1
+                    answers.append((time.monotonic() - start, json.dumps(m)))
+        late = max(t for t, _ in answers)
+        unreachable = [a for a in answers if "availability.unreachable" in a[1]]
+        print("  %d checks past a 2/s budget: last answered after %.1f s, %d unreachable" % (len(answers), late, len(unreachable)))
+        checks.check(len(answers) == 16 * connections and late > 3, "every delayed check is answered, the last after the timeout (%.1f s)" % late)
+        checks.check(not unreachable, "no delayed check is reported unreachable: %s" % unreachable[:3])
+    finally:
+        checks.check(daemon.stop() == 0, "daemon exits 0")
+
+
 failures = []
-for number, part in [("1", part_1), ("2", part_2), ("3", part_3), ("4", part_4), ("5", part_5), ("6", part_6), ("7", part_7), ("8", part_8), ("9", part_9), ("10", part_10), ("11", part_11), ("12", part_12), ("13", part_13), ("14", part_14), ("15", part_15), ("16", part_16), ("17", part_17), ("18", part_18)]:
+for number, part in [("1", part_1), ("2", part_2), ("3", part_3), ("4", part_4), ("5", part_5), ("6", part_6), ("7", part_7), ("8", part_8), ("9", part_9), ("10", part_10), ("11", part_11), ("12", part_12), ("13", part_13), ("14", part_14), ("15", part_15), ("16", part_16), ("17", part_17), ("18", part_18), ("19", part_19)]:
     if os.environ.get("HOSTILE_PARTS") and number not in os.environ["HOSTILE_PARTS"].split(","):
         continue  # HOSTILE_PARTS=10 runs only part 10
     try:
