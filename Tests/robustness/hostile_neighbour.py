@@ -45,7 +45,7 @@
 (Queued signups and logins of a client still connected are finished at SIGTERM within the
 grace period: sigterm_under_load.py checks that each gets its result.)
 
-usage: hostile_neighbour.py path/to/signupd [--long]   (parts 1, 4, 11 and 14 need root: setpriv)
+usage: hostile_neighbour.py path/to/signupd [--long]   (parts 1, 4, 11, 14 and 18 need root: setpriv)
 """
 import json
 import os
