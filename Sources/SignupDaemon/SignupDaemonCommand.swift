@@ -110,8 +110,8 @@ public struct SignupDaemonCommand: AsyncParsableCommand {
             throw DaemonError.startup("the form configuration has \(errors.errors.count) error(s); check it with signupd --check-config")
         }
         let (inherited, stored) = try SystemdListenFDs.take()
-        let configuration = try makeConfiguration(inherited: inherited)
-        FileLimit.raise(logger: logger)
+        var configuration = try makeConfiguration(inherited: inherited)
+        FileLimit.fit(&configuration, logger: logger)
 
         let group = MultiThreadedEventLoopGroup(numberOfThreads: configuration.eventLoopThreads)
         let store: any AccountStore

@@ -62,6 +62,18 @@ import Testing
         #expect(lifecycle.state == .closed)
     }
 
+    @Test func aClientWhoseWriteFailedHasItsInputDropped() {
+        var lifecycle = admitted()
+        #expect(lifecycle.writeFailed() == .dropInput)
+        #expect(lifecycle.state == .closing && !lifecycle.readsRequests)
+        #expect(lifecycle.writeFailed() == .none)
+        // Still counted until the channel goes.
+        #expect(lifecycle.inactive() == .release(deregister: true))
+        var refused = ConnectionLifecycle()
+        _ = refused.admission(.draining, uid: 7, maxConnections: 10, maxConnectionsPerUID: 2, connectsPerUIDPerSecond: 5)
+        #expect(refused.writeFailed() == .none && refused.state == .refused)
+    }
+
     @Test func anOpenConnectionLeavesTheRegistryWhenInactive() {
         var lifecycle = admitted()
         #expect(lifecycle.inactive() == .release(deregister: true))

@@ -31,11 +31,21 @@
     its value, describe states every cap;
 14. other uids' failures past the global per-identity limit, then the owner's typo: the
     owner still logs in with the right password, the guessing uids stay throttled;
-15. a client holding a session that stops reading is closed after the idle timeout.
+15. a client holding a session that stops reading is closed after the idle timeout;
+16. clients that flood username `set`s without reading and then leave cost nothing once
+    gone: what they left unread in their sockets is dropped, not handled, so their
+    connections close at once and another uid's new connection is answered promptly;
+17. started with a low open-file limit (ulimit -n 1024), the daemon warns that
+    --max-connections does not fit and lowers the connection limits to what does: a uid
+    holding connections is refused at its share, another uid still gets in;
+18. several uids together filling the whole hash queue (each below its own bound) do not
+    shut another uid out of logging in: the biggest holder's newest job gives way;
+19. availability checks delayed by the budget past --availability-timeout are answered,
+    not reported as availability.unreachable: the timeout runs from the check's start.
 (Queued signups and logins of a client still connected are finished at SIGTERM within the
 grace period: sigterm_under_load.py checks that each gets its result.)
 
-usage: hostile_neighbour.py path/to/signupd [--long]   (parts 1, 4, 11 and 14 need root: setpriv)
+usage: hostile_neighbour.py path/to/signupd [--long]   (parts 1, 4, 11, 14 and 18 need root: setpriv)
 """
 import json
 import os
@@ -879,8 +889,157 @@ def part_15():
         checks.check(daemon.stop() == 0, "daemon exits 0")
 
 
+SET_FLOOD = r'''
+import socket, sys, time
+path, connections, seconds = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+socks = []
+for c in range(connections):
+    s = socket.socket(socket.AF_UNIX); s.settimeout(30); s.connect(path); s.recv(4096)
+    s.sendall(b'{"op":"open","form":"signup"}\n' * 16)
+    s.setblocking(False); socks.append(s)
+print("connected", flush=True)
+end, n = time.time() + seconds, 0
+while time.time() < end:
+    for s in socks:
+        lines = b"".join(b'{"op":"set","field":"username","value":"u%d"}\n' % (n + k) for k in range(200))
+        n += 200
+        try: s.send(lines)
+        except OSError: pass
+    time.sleep(0.2)
+'''
+
+
+# ---- 16. a set flood's leftovers are dropped when the flooder leaves
+def part_16():
+    connections, seconds = (200, 10) if long else (40, 3)
+    daemon = public_daemon(FAST_HASH)
+    try:
+        baseline = daemon.fd_count()
+        run = as_nobody if is_root else (lambda script, *a: subprocess.Popen([sys.executable, "-c", textwrap.dedent(script)] + list(a), stdout=subprocess.PIPE, text=True))
+        flood = run(SET_FLOOD, daemon.sock, str(connections), str(seconds))
+        flood.wait(timeout=120)
+        left = time.monotonic()
+        # The flooder is gone; its sockets hold what it sent and the daemon never read.
+        closed_after = None
+        while time.monotonic() - left < 60:
+            if daemon.fd_count() <= baseline + 2:
+                closed_after = time.monotonic() - left
+                break
+            time.sleep(0.1)
+        started = time.monotonic()
+        other = Client(daemon.sock, timeout=30)
+        pong, _ = other.reply(other.send("ping"))
+        ping = time.monotonic() - started
+        print("  %d flooders gone: their connections closed after %s, a new connection's ping %.0f ms, RSS %d KiB"
+              % (connections, "%.1f s" % closed_after if closed_after is not None else "> 60 s", ping * 1000, daemon.rss_kib()))
+        checks.check(closed_after is not None and closed_after < 5, "the connections of gone flooders close within 5 s (%s)" % closed_after)
+        checks.check(pong["event"] == "pong" and ping < 2, "another uid's new connection is answered within 2 s after the flood (%.2f s)" % ping)
+    finally:
+        checks.check(daemon.stop() == 0, "daemon exits 0")
+
+
+HOLDER = r'''
+import json, socket, sys
+path, count = sys.argv[1], int(sys.argv[2])
+held, refused = [], None
+for n in range(count):
+    s = socket.socket(socket.AF_UNIX); s.settimeout(30)
+    try: s.connect(path)
+    except OSError as e: refused = "connect: %s" % e; break
+    first = json.loads(s.makefile("rb").readline())
+    if first.get("event") != "hello": refused = first.get("message"); break
+    held.append(s)
+print(json.dumps({"held": len(held), "refused": refused}), flush=True)
+sys.stdin.readline()
+'''
+
+
+# ---- 17. a low open-file limit: a warning, and limits that fit
+def part_17():
+    import tempfile
+    wrapper = tempfile.NamedTemporaryFile("w", suffix=".sh", delete=False)
+    wrapper.write("#!/bin/sh\nulimit -n 1024 || exit 1\nexec %s \"$@\"\n" % os.path.abspath(binary))
+    wrapper.close()
+    os.chmod(wrapper.name, 0o755)
+    daemon = Daemon(wrapper.name, args=FAST_HASH + ["--socket-mode", "0666"]).start()
+    os.chmod(daemon.directory, 0o711)
+    try:
+        warned = [l for l in daemon.log().splitlines() if "open-file limit cannot hold" in l]
+        print("  " + (warned[0] if warned else "no warning at start"))
+        checks.check(len(warned) == 1 and "admitted=896" in warned[0], "a clear warning at start that --max-connections does not fit 1024 descriptors")
+        run = as_nobody if is_root else (lambda script, *a: subprocess.Popen([sys.executable, "-c", textwrap.dedent(script)] + list(a), stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True))
+        holder = run(HOLDER, daemon.sock, "200")
+        held = json.loads(holder.stdout.readline())
+        print("  one uid holding connections: %d admitted, then %s" % (held["held"], held["refused"]))
+        checks.check(held["held"] == 56 and "limit 56" in (held["refused"] or ""), "a uid is refused at its share of what fits (56): %s" % held)
+        other = Client(daemon.sock)
+        pong, _ = other.reply(other.send("ping"))
+        checks.check(pong["event"] == "pong" or not is_root, "another uid still connects and is answered")
+        holder.stdin.write("\n"); holder.stdin.flush(); holder.wait(timeout=30)
+    finally:
+        os.unlink(wrapper.name)
+        checks.check(daemon.stop() == 0, "daemon exits 0")
+
+
+# ---- 18. a full hash queue: the biggest holder pays
+def part_18():
+    if not is_root:
+        print("SKIP part 18: needs root to run clients as other users")
+        return
+    daemon = public_daemon(MEDIUM_HASH + ["--hash-concurrency", "1"])
+    floods = []
+    try:
+        c = Client(daemon.sock)
+        c.fill_signup("alice", "right password")
+        checks.check(c.submit_and_wait()["ok"] is True, "signup alice")
+        uids = 8 if long else 5
+        for n in range(uids):
+            floods.append(subprocess.Popen(["setpriv", "--reuid=%d" % (42300 + n), "--regid=%d" % (42300 + n), "--clear-groups", sys.executable, "-c", textwrap.dedent(FLOOD), daemon.sock, "4", "16"],
+                                           stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+        refused_flood = sum(int(f.stdout.readline() or 0) for f in floods)
+        results = [login(c, "alice", "right password")[0] for _ in range(8 if not long else 32)]
+        ok = sum(1 for r in results if r.get("ok") is True)
+        codes = sorted({r.get("code") for r in results if r.get("ok") is not True})
+        print("  %d uids x 64 unknown-name logins (%d refused at once); alice's logins: %d of %d succeed %s" % (uids, refused_flood, ok, len(results), codes or ""))
+        checks.check(ok == len(results), "another uid logs in while several uids fill the hash queue: %d of %d (%s)" % (ok, len(results), codes))
+    finally:
+        for f in floods:
+            f.kill()
+            f.wait()
+        checks.check(daemon.stop() == 0, "daemon exits 0")
+
+
+# ---- 19. a check delayed by the budget is answered, not timed out
+def part_19():
+    # 2 checks a second per uid (bursts of 4): the 16th session's check waits ~6 s, twice the timeout.
+    connections = 2 if long else 1
+    daemon = Daemon(binary, args=FAST_HASH + ["--availability-checks-per-second", "2", "--availability-timeout", "3"]).start()
+    try:
+        clients = [Client(daemon.sock, timeout=60) for _ in range(connections)]
+        opened = [[c.open("signup") for _ in range(16)] for c in clients]
+        start = time.monotonic()
+        for number, (c, ids) in enumerate(zip(clients, opened)):
+            for n, sid in enumerate(ids):
+                c.send("set", session=sid, field="username", value="delayed%dx%d" % (number, n))
+        answers = []
+        for c, ids in zip(clients, opened):
+            got = 0
+            while got < len(ids):
+                m = c.read()
+                if m.get("event") == "validation" and m["field"] == "username" and m["state"] in ("ok", "failed"):
+                    got += 1
+                    answers.append((time.monotonic() - start, json.dumps(m)))
+        late = max(t for t, _ in answers)
+        unreachable = [a for a in answers if "availability.unreachable" in a[1]]
+        print("  %d checks past a 2/s budget: last answered after %.1f s, %d unreachable" % (len(answers), late, len(unreachable)))
+        checks.check(len(answers) == 16 * connections and late > 3, "every delayed check is answered, the last after the timeout (%.1f s)" % late)
+        checks.check(not unreachable, "no delayed check is reported unreachable: %s" % unreachable[:3])
+    finally:
+        checks.check(daemon.stop() == 0, "daemon exits 0")
+
+
 failures = []
-for number, part in [("1", part_1), ("2", part_2), ("3", part_3), ("4", part_4), ("5", part_5), ("6", part_6), ("7", part_7), ("8", part_8), ("9", part_9), ("10", part_10), ("11", part_11), ("12", part_12), ("13", part_13), ("14", part_14), ("15", part_15)]:
+for number, part in [("1", part_1), ("2", part_2), ("3", part_3), ("4", part_4), ("5", part_5), ("6", part_6), ("7", part_7), ("8", part_8), ("9", part_9), ("10", part_10), ("11", part_11), ("12", part_12), ("13", part_13), ("14", part_14), ("15", part_15), ("16", part_16), ("17", part_17), ("18", part_18), ("19", part_19)]:
     if os.environ.get("HOSTILE_PARTS") and number not in os.environ["HOSTILE_PARTS"].split(","):
         continue  # HOSTILE_PARTS=10 runs only part 10
     try:

@@ -114,7 +114,8 @@ final class AccountService: Sendable {
             try hashQueue.enqueue(HashQueue.Job(
                 uid: uid, isWanted: isWanted,
                 run: { promise.succeed(work()) },
-                abandon: { onAbandon(); promise.succeed(.storeUnavailable) }
+                abandon: { onAbandon(); promise.succeed(.storeUnavailable) },
+                displace: { onAbandon(); promise.succeed(.rateLimited) }
             ))
         } catch {
             logger.notice("password hashing refused", metadata: ["uid": "\(uid)", "reason": "\(error)"])

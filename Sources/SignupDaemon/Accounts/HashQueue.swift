@@ -4,7 +4,10 @@ import NIOPosix
 /// The Argon2id work queue: one FIFO per peer uid, served round-robin across uids by a
 /// fixed pool of threads, so that one uid flooding submits delays another uid's login by
 /// at most one turn. Each uid and the whole queue have a bound; past it `enqueue` says no
-/// at once (the caller answers "too many attempts"). A job whose session has gone is
+/// at once (the caller answers "too many attempts") — except that when the whole queue
+/// is full, a uid holding fewer jobs than the biggest holder is still admitted and the
+/// biggest holder's newest queued job is displaced (refused) instead: the biggest
+/// offender pays, so several uids together cannot shut another out. A job whose session has gone is
 /// skipped when its turn comes, and `cancelAll` drops every queued job at shutdown.
 final class HashQueue: Sendable {
     struct Job: Sendable {
@@ -15,6 +18,9 @@ final class HashQueue: Sendable {
         let run: @Sendable () -> Void
         /// Called instead of `run` when the job will never start.
         let abandon: @Sendable () -> Void
+        /// Called instead of `run` when a uid with fewer jobs took its place in a full
+        /// queue (the caller answers "too many attempts", as for a refused submit).
+        var displace: @Sendable () -> Void = {}
     }
 
     enum Refusal: Error, Equatable { case userQueueFull, queueFull, stopped }
@@ -49,21 +55,48 @@ final class HashQueue: Sendable {
     private static func refusal(for uid: UInt32, in state: State, maxPerUID: Int, maxTotal: Int) -> Refusal? {
         if state.stopped { return .stopped }
         if state.perUID[uid, default: 0] >= maxPerUID { return .userQueueFull }
-        if state.total >= maxTotal { return .queueFull }
+        if state.total >= maxTotal, displaceable(for: uid, in: state) == nil { return .queueFull }
         return nil
+    }
+
+    /// The uid whose newest queued job gives way to one of `uid`'s when the queue is full:
+    /// the one holding the most jobs, if that is at least two more than `uid` holds (so
+    /// that two uids of about the same size do not take turns displacing each other).
+    private static func displaceable(for uid: UInt32, in state: State) -> UInt32? {
+        let own = state.perUID[uid, default: 0]
+        var biggest: (uid: UInt32, jobs: Int)?
+        for (other, queue) in state.queues where !queue.isEmpty {
+            let jobs = state.perUID[other, default: 0]
+            if jobs > (biggest?.jobs ?? 0) { biggest = (other, jobs) }
+        }
+        guard let biggest, biggest.uid != uid, biggest.jobs >= own + 2 else { return nil }
+        return biggest.uid
     }
 
     /// Queues a job, or says why not (the job is then neither run nor abandoned).
     func enqueue(_ job: Job) throws(Refusal) {
-        let refusal: Refusal? = state.withLockedValue { state in
-            if let refusal = Self.refusal(for: job.uid, in: state, maxPerUID: maxPerUID, maxTotal: maxTotal) { return refusal }
+        let (refusal, displaced): (Refusal?, Job?) = state.withLockedValue { state in
+            if let refusal = Self.refusal(for: job.uid, in: state, maxPerUID: maxPerUID, maxTotal: maxTotal) { return (refusal, nil) }
+            var displaced: Job?
+            if state.total >= maxTotal, let victim = Self.displaceable(for: job.uid, in: state) {
+                displaced = state.queues[victim]!.removeLast()
+                if state.queues[victim]!.isEmpty {
+                    state.queues[victim] = nil
+                    state.ring.removeAll { $0 == victim }
+                }
+                state.perUID[victim, default: 1] -= 1
+                if state.perUID[victim] == 0 { state.perUID[victim] = nil }
+                state.total -= 1
+            }
             if state.queues[job.uid, default: []].isEmpty { state.ring.append(job.uid) }
             state.queues[job.uid, default: []].append(job)
             state.perUID[job.uid, default: 0] += 1
             state.total += 1
-            return nil
+            return (nil, displaced)
         }
         if let refusal { throw refusal }
+        // Its runner (already submitted) takes the next job instead.
+        displaced?.displace()
         // One runner per job; each runner takes whichever job is next in round-robin order.
         pool.submit { [self] _ in runNext() }
     }

@@ -131,6 +131,12 @@ final class ConnectionHandler: ChannelInboundHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        // Input arriving inside our own flush is NIO emptying the socket after a failed
+        // write: the client is gone and what it left is dropped, not handled.
+        if let output, output.flushing {
+            clientGone(output)
+            return
+        }
         guard lifecycle.readsRequests, output != nil else { return }
         lastRequest = shared.services.clock.now()
         let buffer = unwrapInboundIn(data)
@@ -143,6 +149,13 @@ final class ConnectionHandler: ChannelInboundHandler {
                 case .tooLong: backlog.append(.tooLong)
                 }
             }
+        }
+        // A drain is already due (next turn, or when the client has read): it handles
+        // these lines. Reading is paused then, so input still arriving is NIO emptying the
+        // socket of a client that went away — handling it here would serve it all at once.
+        guard !drainScheduled, !waitingForOutput else {
+            output?.setInputHeld(backlogBytes + framer.bufferedBytes)
+            return
         }
         drain(context: context)
     }
@@ -157,6 +170,8 @@ final class ConnectionHandler: ChannelInboundHandler {
     static var recvAllocator: AdaptiveRecvByteBufferAllocator {
         AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 1024, maximum: readBytes)
     }
+    /// SO_SNDBUF of a client socket (the kernel doubles it for its bookkeeping).
+    static let kernelSendBufferBytes = 32 * 1024
     /// Lines handled per turn before the connection yields its event loop to the others.
     static let linesPerTurn = 128
     /// Request handling pauses while this much of the connection's output is unread
@@ -316,6 +331,15 @@ final class ConnectionHandler: ChannelInboundHandler {
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         shared.logger.debug("connection error", metadata: ["error": "\(error)"])
         context.close(promise: nil)
+    }
+
+    /// The client closed its socket (a write to it failed): its pending requests are dropped.
+    private func clientGone(_ output: ConnectionOutput) {
+        guard lifecycle.writeFailed() == .dropInput else { return }
+        backlog.removeAll()
+        backlogHead = 0
+        backlogBytes = 0
+        output.setInputHeld(framer.bufferedBytes)
     }
 
     /// Closes a half-closed connection once its work is done (the lifecycle decides).

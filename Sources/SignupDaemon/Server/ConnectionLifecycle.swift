@@ -100,6 +100,21 @@ struct ConnectionLifecycle {
         return .close
     }
 
+    enum WriteFailedAction: Equatable {
+        /// Drop every request buffered or still arriving: nobody will read the answers.
+        case dropInput
+        case none
+    }
+
+    /// Writing to the client failed: it closed its socket. NIO then hands over everything
+    /// the client had sent before it went (a flooder leaves hundreds of kilobytes in the
+    /// socket); none of it is handled, so a client that leaves costs nothing more.
+    mutating func writeFailed() -> WriteFailedAction {
+        guard state == .open || state == .draining else { return .none }
+        state = .closing
+        return .dropInput
+    }
+
     enum InactiveAction: Equatable {
         /// Unsubscribe from sessions, give back the output budget, leave the registry.
         case release(deregister: Bool)

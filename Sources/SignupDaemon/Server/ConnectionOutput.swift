@@ -17,6 +17,9 @@ final class ConnectionOutput: @unchecked Sendable {
 
     private var writer = JSONWriter(reservingCapacity: 512)
     private var pending: ByteBuffer
+    /// True while `flush` hands a batch to NIO. A read arriving then is NIO draining the
+    /// socket after the write failed (the client has gone): see `ConnectionHandler.channelRead`.
+    private(set) var flushing = false
     /// The last flushed write; writes complete in order, so when it has, nothing is left in NIO's buffer.
     private var lastWrite: EventLoopFuture<Void>?
     /// True while the handler is inside a read batch: flushing waits for its end.
@@ -130,7 +133,9 @@ final class ConnectionOutput: @unchecked Sendable {
         let batch = pending
         pending = channel.allocator.buffer(capacity: 0)
         let promise = eventLoop.makePromise(of: Void.self)
+        flushing = true
         channel.writeAndFlush(batch, promise: promise)
+        flushing = false
         lastWrite = promise.futureResult
         reportUnread()
     }

@@ -144,6 +144,10 @@ final class SignupServer: Service {
             .serverChannelOption(.maxMessagesPerRead, value: 16)
             .childChannelOption(.allowRemoteHalfClosure, value: true)
             .childChannelOption(.writeBufferWaterMark, value: .init(low: outputCap / 2, high: outputCap))
+            // A small kernel send buffer: the daemon counts unread output (and pauses a
+            // client's requests) only once the kernel holds no more, so with the default
+            // (~200 KB) a client that never reads got a thousand `set`s handled first.
+            .childChannelOption(.socketOption(.so_sndbuf), value: ConnectionHandler.kernelSendBufferBytes)
             // One small read per readiness event: a client pipelining thousands of requests
             // is served a few hundred lines at a time between everyone else's I/O, not all
             // at once (ConnectionHandler.drain bounds the turn; the poll is the yield).

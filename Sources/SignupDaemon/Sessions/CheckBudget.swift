@@ -3,7 +3,7 @@ import NIOCore
 
 /// How fast answers about whether a name exists may come: per peer uid (shared by all its
 /// sessions) and per session, token buckets with bursts of twice the rate. A check past
-/// the budget is not refused but started later — and, being superseded by the newest
+/// the budget is not refused but started later, in its turn — and, being superseded by the newest
 /// value meanwhile, a person typing never notices; a script enumerating names gets at most
 /// the rate.
 final class CheckBudget: Sendable {
@@ -22,9 +22,9 @@ final class CheckBudget: Sendable {
             tokens = min(perSecond * 2, tokens + max(0, elapsed) * perSecond)
         }
 
-        /// How long until one token is there (zero: now).
+        /// How long until the debt is paid (zero: no debt).
         func wait(perSecond: Double) -> TimeAmount {
-            tokens >= 1 ? .zero : .nanoseconds(Int64(((1 - tokens) / perSecond * 1e9).rounded(.up)))
+            tokens >= 0 ? .zero : .nanoseconds(Int64((-tokens / perSecond * 1e9).rounded(.up)))
         }
     }
 
@@ -37,23 +37,35 @@ final class CheckBudget: Sendable {
         self.perSessionPerSecond = Double(perSessionPerSecond)
     }
 
-    /// Takes a token from the uid's bucket and the session's, or returns how long to wait
-    /// before asking again (nothing is taken then).
+    /// Takes a token from the uid's bucket and the session's and returns how long to wait
+    /// before the check may start (zero: now). The token is reserved even when it is not
+    /// there yet (the bucket goes into debt): each waiting check has its own turn, so a
+    /// thousand sessions waiting on one uid's budget wake one at a time, never all at once
+    /// to ask again (which is what kept the event loops busy under a `set` flood).
     func take(uid: UInt32, session: inout Bucket, now: NIODeadline = .now()) -> TimeAmount {
         session.refill(perSecond: perSessionPerSecond, now: now)
+        session.tokens -= 1
         let sessionWait = session.wait(perSecond: perSessionPerSecond)
         let perUID = perUIDPerSecond
         let uidWait: TimeAmount = buckets.withLockedValue { buckets in
             var bucket = buckets[uid] ?? Bucket(perSecond: perUID, now: now)
             bucket.refill(perSecond: perUID, now: now)
-            let wait = bucket.wait(perSecond: perUID)
-            if wait == .zero && sessionWait == .zero { bucket.tokens -= 1 }
+            bucket.tokens -= 1
             // A full bucket is the default: forget it, so the table holds only busy uids.
             buckets[uid] = bucket.tokens >= perUID * 2 ? nil : bucket
-            return wait
+            return bucket.wait(perSecond: perUID)
         }
-        guard uidWait == .zero, sessionWait == .zero else { return max(uidWait, sessionWait) }
-        session.tokens -= 1
-        return .zero
+        return max(uidWait, sessionWait)
+    }
+
+    /// Gives back a token reserved for a check that will never start (its session closed
+    /// while it waited), so a uid's gone sessions do not keep its later checks waiting.
+    func refund(uid: UInt32) {
+        let perUID = perUIDPerSecond
+        buckets.withLockedValue { buckets in
+            guard var bucket = buckets[uid] else { return }
+            bucket.tokens = min(perUID * 2, bucket.tokens + 1)
+            buckets[uid] = bucket.tokens >= perUID * 2 ? nil : bucket
+        }
     }
 }

@@ -30,6 +30,10 @@ final class Session: @unchecked Sendable {
     /// superseded one is cancelled, and the latest value is checked next.
     private var checkInFlight: (id: UInt64, cancellation: CheckCancellation)?
     private var nextCheck: (id: UInt64, identity: IdentityValue)?
+    /// True while the check in flight waits for the availability budget: its timeout
+    /// (the engine's deadline) runs only from when it really starts, so a delayed check
+    /// is answered, not reported as "Error contacting server".
+    private var checkWaitingForBudget = false
     /// Password-quality checks (libpwquality, off the event loop): one in flight per
     /// session, the rest waiting; a check a newer value made stale never runs.
     private var passwordCheckInFlight = false
@@ -161,6 +165,10 @@ final class Session: @unchecked Sendable {
         closedFlag.set()
         deadlineTask?.cancel()
         checkInFlight?.cancellation.cancel()
+        if checkWaitingForBudget {
+            checkWaitingForBudget = false
+            services.checkBudget.refund(uid: ownerUID)
+        }
         nextCheck = nil
         passwordChecks.removeAll()
         for subscriber in subscribers.dropFirst() {
@@ -204,23 +212,36 @@ final class Session: @unchecked Sendable {
         }
     }
 
-    private func startCheck(_ checkID: UInt64, _ identity: IdentityValue) {
+    /// Starts a check, or — past the budget — reserves its turn and starts it then
+    /// (`paid`: the turn has come; the newest value takes it if a newer one superseded it).
+    private func startCheck(_ checkID: UInt64, _ identity: IdentityValue, paid: Bool = false) {
         let cancellation = CheckCancellation()
         checkInFlight = (checkID, cancellation)
         // Past the budget the check starts later; a newer value supersedes it meanwhile.
-        let wait = services.checkBudget.take(uid: ownerUID, session: &checkBucket, now: services.clock.now())
+        let wait = paid ? .zero : services.checkBudget.take(uid: ownerUID, session: &checkBucket, now: services.clock.now())
         guard wait == .zero else {
+            checkWaitingForBudget = true
             eventLoop.scheduleTask(in: wait) { [self] in
                 checkInFlight = nil
                 guard !isClosed else { return }
                 if !cancellation.isCancelled {
-                    startCheck(checkID, identity)
+                    startCheck(checkID, identity, paid: true)
                 } else if let next = nextCheck {
                     nextCheck = nil
-                    startCheck(next.id, next.identity)
+                    startCheck(next.id, next.identity, paid: true)
                 }
             }
             return
+        }
+        if checkWaitingForBudget {
+            // It waited for the budget: the timeout runs from now (the engine's deadline
+            // has passed or will have by the time this tick comes: it then times out).
+            checkWaitingForBudget = false
+            let (seconds, attoseconds) = configuration.checkTimeout.components
+            deadlineTask?.cancel()
+            deadlineTask = eventLoop.scheduleTask(in: .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)) { [self] in
+                feed(.tick)
+            }
         }
         services.availability(of: identity, cancellation: cancellation, on: eventLoop).whenComplete { [self] result in
             checkInFlight = nil
@@ -237,6 +258,8 @@ final class Session: @unchecked Sendable {
         case .startCheck(let checkID, let identity, let deadline):
             deadlineTask?.cancel()
             deadlineTask = eventLoop.scheduleTask(deadline: .uptimeNanoseconds(UInt64(deadline.nanoseconds))) { [self] in
+                // A check still waiting for the budget gets its timeout when it starts.
+                guard !checkWaitingForBudget else { return }
                 feed(.tick)
             }
             if let inFlight = checkInFlight {

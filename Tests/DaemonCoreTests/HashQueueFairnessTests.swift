@@ -1,0 +1,42 @@
+import Dispatch
+import NIOConcurrencyHelpers
+import Testing
+@testable import SignupDaemonCore
+
+/// The hash queue when it is full: the biggest holder pays, not the newcomer.
+@Suite struct HashQueueFairnessTests {
+    private func job(_ uid: UInt32, _ name: String, log: NIOLockedValueBox<[String]>, run: @escaping @Sendable () -> Void = {}) -> HashQueue.Job {
+        var job = HashQueue.Job(
+            uid: uid, isWanted: { true }, run: { run(); log.withLockedValue { $0.append("ran \(name)") } },
+            abandon: { log.withLockedValue { $0.append("abandoned \(name)") } }
+        )
+        job.displace = { log.withLockedValue { $0.append("displaced \(name)") } }
+        return job
+    }
+
+    @Test func aFullQueueDisplacesTheBiggestHoldersNewestJob() async throws {
+        let queue = HashQueue(threads: 1, maxPerUID: 10, maxTotal: 4)
+        let log = NIOLockedValueBox<[String]>([])
+        let gate = DispatchSemaphore(value: 0)
+        let started = DispatchSemaphore(value: 0)
+        // uid 1 holds the only thread and two queued jobs; uid 2 one: the queue is full.
+        try queue.enqueue(job(1, "a", log: log) { started.signal(); gate.wait() })
+        started.wait()
+        try queue.enqueue(job(1, "b", log: log))
+        try queue.enqueue(job(1, "c", log: log))
+        try queue.enqueue(job(2, "d", log: log))
+        #expect(queue.depth(uid: 1) == (total: 4, user: 3))
+        // A uid holding nothing is admitted; uid 1's newest queued job gives way.
+        #expect(queue.wouldAccept(uid: 3) == nil)
+        try queue.enqueue(job(3, "e", log: log))
+        #expect(log.withLockedValue { $0 } == ["displaced c"])
+        #expect(queue.depth(uid: 1) == (total: 4, user: 2))
+        // uid 2 (one job) against uid 1 (two): not two more, so no displacing back and forth.
+        #expect(queue.wouldAccept(uid: 2) == .queueFull)
+        #expect(throws: HashQueue.Refusal.queueFull) { try queue.enqueue(job(2, "f", log: log)) }
+        gate.signal()
+        try await queue.shutdown()
+        let entries = log.withLockedValue { $0 }
+        #expect(entries.first == "displaced c" && !entries.contains("ran c") && !entries.contains { $0.hasSuffix(" f") })
+    }
+}
