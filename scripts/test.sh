@@ -14,9 +14,14 @@
 #   6. robustness: hostile peers, faults, load, kill -9, and a 30-second fuzz run
 #   7. several hosts: three daemons in network namespaces on one PostgreSQL server
 #      (Tests/postgres/several_hosts.py; skips where namespaces or the server cannot run)
-#   8. the Swift suite again under ThreadSanitizer and AddressSanitizer
+#   8. with --long only: the robustness suite at full size and the Swift suite again under
+#      ThreadSanitizer and AddressSanitizer (each sanitizer build compiles every package again,
+#      PostgresNIO's TLS stack included: some 10 minutes each on 2 cores)
+#   scripts/test.sh [--long]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+long=()
+[ "${1:-}" = --long ] && long=(--long)
 scripts/install-deps.sh
 swift build --build-tests
 # One run of the whole suite; where no PostgreSQL server can run, pgserver says why and
@@ -32,7 +37,7 @@ python3 Tests/clients/third_party_client.py "$BIN/signupd"
 python3 Tests/clients/forms_and_locales_test.py "$BIN/signupd" "$BIN/signupctl"
 python3 Tests/clients/signupctl_commands.py "$BIN/signupd" "$BIN/signupctl"
 python3 Tests/clients/interactive_form_test.py "$BIN/signupd" "$BIN/signupctl"
-scripts/robustness.sh "$BIN/signupd"
+scripts/robustness.sh "${long[@]}" "$BIN/signupd"
 python3 Tests/postgres/several_hosts.py "$BIN/signupd"
-scripts/sanitizers.sh thread address
+if [ ${#long[@]} -gt 0 ]; then scripts/sanitizers.sh thread address; fi
 echo "scripts/test.sh: all checks passed"
