@@ -175,6 +175,7 @@ public struct SignupDaemonCommand: AsyncParsableCommand {
         }
         try await accounts.shutdown()
         try await group.shutdownGracefully()
+        if server.handedOver { throw ExitCode(SignupServer.handedOverExitStatus) }
     }
 
     private func makeConfiguration(inherited: (fd: Int32, name: String)?) throws -> DaemonConfiguration {

@@ -22,6 +22,13 @@ final class SignupServer: Service {
     private let stop = StopSignal()
     /// Carries sessions across restarts (issue 16); nil when not under systemd.
     private let handover: HandoverCoordinator?
+    private let handedOverBox = NIOLockedValueBox(false)
+    /// Whether this process ended by handing its sessions to the next one: it then exits
+    /// with `handedOverExitStatus`, so that a hand-over nobody asked systemd for (a SIGUSR1
+    /// sent by hand) is followed by a start that picks the sessions up.
+    var handedOver: Bool { handedOverBox.withLockedValue { $0 } }
+    /// The unit lists it in SuccessExitStatus= and RestartForceExitStatus= (EX_TEMPFAIL).
+    static let handedOverExitStatus: Int32 = 75
 
     init(configuration: DaemonConfiguration, services: SessionServices, group: MultiThreadedEventLoopGroup, notifier: ServiceNotifier, logger: Logger, handover: HandoverCoordinator? = nil) {
         self.configuration = configuration
@@ -79,6 +86,7 @@ final class SignupServer: Service {
             try? await serverChannel.close()
             let carried = await handover.handOver(services: services, drain: drain, loop: loop)
             logger.notice("handed over to the next process", metadata: ["sessions": "\(carried.sessions)", "connections": "\(carried.connections)"])
+            handedOverBox.withLockedValue { $0 = true }
             housekeeping.cancel()
             pruning.cancel()
             watchdog?.cancel()
