@@ -40,6 +40,17 @@ struct PostgresOptions: ParsableArguments {
             throw .startup("cannot read the database password from \(path): \(UnixIO.errnoText(errno))")
         }
         defer { fclose(file) }
+        var status = stat()
+        guard fstat(fileno(file), &status) == 0 else {
+            throw .startup("cannot read the database password from \(path): \(UnixIO.errnoText(errno))")
+        }
+        if status.st_mode & S_IFMT == S_IFDIR {
+            throw .startup("the database password file \(path) is a directory; give the file holding the password")
+        }
+        // A secret others can read is not one: refuse, as for the daemon's other private files.
+        if status.st_mode & 0o077 != 0 {
+            throw .startup("the database password file \(path) is readable or writable by group or others (mode \(String(status.st_mode & 0o777, radix: 8))); make it private: chmod 600 \(path)")
+        }
         var bytes: [UInt8] = []
         while bytes.count <= 4096 {
             let c = getc(file)
