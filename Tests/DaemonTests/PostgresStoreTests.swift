@@ -225,6 +225,14 @@ struct PostgresStoreTests {
         #expect(open.log.contains("chmod 600"), "\(open.log)")
     }
 
+    @Test("a pool larger than the server's max_connections is warned about at start")
+    func poolLargerThanServer() throws {
+        let server = try #require(TestPostgres.server)
+        let daemon = DaemonProcess(databasePath: server.url)
+        try daemon.start(.systemd, arguments: ["--idle-exit", "20", "--database-password-file", server.passwordFile, "--database-pool-size", "1000"])
+        #expect(daemon.log.contains("--database-pool-size 1000 is more than the server's max_connections allows"), "\(daemon.log)")
+    }
+
     @Test("a wrong database password is a clear start-up error, exit 1")
     func wrongPassword() throws {
         let server = try #require(TestPostgres.server)
@@ -263,6 +271,16 @@ struct PostgresURLTests {
         #expect(try refusal("postgresql://u@h/db?connect_timeout=3").contains("unsupported URL parameter connect_timeout"))
         #expect(try refusal("postgresql://127.0.0.1/db").contains("no user"))
         #expect(try refusal("postgresql://u@h/db?sslmode=verify-full&sslmode=disable").contains("the URL parameter sslmode is given twice"))
+    }
+
+    @Test("PostgreSQL-only options with an SQLite store are refused, exit 64")
+    func postgresOptionsWithSQLite() throws {
+        for option in [["--database-password-file", "/dev/null"], ["--database-pool-size", "4"]] {
+            let daemon = DaemonProcess()
+            try daemon.start(.byHand, arguments: option, waitForReady: false)
+            #expect(daemon.waitForExit() == 64)
+            #expect(daemon.log.contains("\(option[0]) is for a PostgreSQL store"), "\(daemon.log)")
+        }
     }
 
     @Test("an unreachable server is a clear start-up error naming it")

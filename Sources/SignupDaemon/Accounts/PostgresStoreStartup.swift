@@ -59,6 +59,15 @@ enum PostgresStoreStartup {
             let migrator = try await PostgresConnection.connect(on: eventLoopGroup.any(), configuration: connection, id: 0, logger: logger)
             do {
                 try await PostgresAccountStore.migrate(migrator, logger: logger)
+                // A pool larger than the server allows would fail its last connections later,
+                // under load: say so now.
+                var limit = 0
+                for try await value in try await migrator.query("SELECT current_setting('max_connections')::int - current_setting('superuser_reserved_connections')::int", logger: logger).decode(Int.self) {
+                    limit = value
+                }
+                if settings.poolSize > limit {
+                    logger.warning("--database-pool-size \(settings.poolSize) is more than the server's max_connections allows (\(limit) besides superuser-reserved ones, shared by every host): connections past it will be refused", metadata: ["database": "\(url.redacted)"])
+                }
             } catch {
                 try? await migrator.close()
                 throw error
