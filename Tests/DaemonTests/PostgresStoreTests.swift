@@ -233,6 +233,15 @@ struct PostgresStoreTests {
         #expect(daemon.log.contains("--database-pool-size 1000 is more than the server's max_connections allows"), "\(daemon.log)")
     }
 
+    @Test("--log-level trace never shows the SCRAM exchange (postgres-nio logs at most at debug)")
+    func traceHidesAuthentication() throws {
+        let server = try #require(TestPostgres.server)
+        let daemon = DaemonProcess(databasePath: server.url)
+        try daemon.start(.systemd, arguments: ["--idle-exit", "20", "--log-level", "trace", "--database-password-file", server.passwordFile])
+        #expect(daemon.log.contains("account store"))
+        #expect(!daemon.log.contains("SaslInitialResponse") && !daemon.log.contains("sasl"), "\(daemon.log)")
+    }
+
     @Test("a wrong database password is a clear start-up error, exit 1")
     func wrongPassword() throws {
         let server = try #require(TestPostgres.server)
