@@ -203,6 +203,10 @@ struct PostgresStoreTests {
         #expect(daemon.log.contains("not signed by a trusted CA"), "\(daemon.log)")
         #expect(!daemon.log.contains(".build/"), "\(daemon.log)")
         #expect(!daemon.log.contains("checkouts"), "\(daemon.log)")
+        let missing = DaemonProcess(databasePath: server.url.replacingOccurrences(of: "sslmode=require", with: "sslmode=verify-full&sslrootcert=/nonexistent/ca.pem"))
+        try missing.start(.byHand, arguments: ["--database-password-file", server.passwordFile], waitForReady: false)
+        #expect(missing.waitForExit() == 1)
+        #expect(missing.log.contains("the CA file does not exist (sslrootcert /nonexistent/ca.pem)"), "\(missing.log)")
     }
 
     @Test("no password, a password file that is a directory or readable by others: each said in words")

@@ -378,6 +378,8 @@ final class PostgresAccountStore: AccountStore {
             return "the server's certificate does not name the host"
         }
         if text.contains("Connection refused") { return "connection refused" }
+        if text.contains("noSuchFilesystemObject") { return "the CA file does not exist" }
+        if text.contains("NO_CERTIFICATE_OR_CRL_FOUND") { return "the CA file holds no PEM certificate" }
         if let reason = text.range(of: #"OPENSSL_internal:[A-Z_]+"#, options: .regularExpression) {
             return "TLS: " + text[reason].dropFirst("OPENSSL_internal:".count).lowercased().replacingOccurrences(of: "_", with: " ")
         }
