@@ -36,6 +36,7 @@ scripts/systemd-boot-test.sh dist/signupd_*.deb
 python3 Tests/clients/third_party_client.py "$BIN/signupd"
 python3 Tests/clients/forms_and_locales_test.py "$BIN/signupd" "$BIN/signupctl"
 python3 Tests/clients/signupctl_commands.py "$BIN/signupd" "$BIN/signupctl"
+python3 Tests/clients/signupctl_unavailable.py "$BIN/signupd" "$BIN/signupctl"
 python3 Tests/clients/interactive_form_test.py "$BIN/signupd" "$BIN/signupctl"
 scripts/robustness.sh "${long[@]}" "$BIN/signupd"
 python3 Tests/postgres/several_hosts.py "$BIN/signupd"

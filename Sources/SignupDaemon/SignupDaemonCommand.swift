@@ -52,6 +52,7 @@ public struct SignupDaemonCommand: AsyncParsableCommand {
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level \"\(logLevel)\"") }
         if let threads { try checkRange("--threads", threads, 1...256) }
         if let idleExit { try checkRange("--idle-exit", idleExit, 0...31_536_000) }
+        try postgres.checkOnlyWithPostgres(database: paths.database)
     }
 
     public func run() async throws {
@@ -202,7 +203,7 @@ public struct SignupDaemonCommand: AsyncParsableCommand {
                 throw DaemonError.startup("--database: \(error)")
             }
             store = .postgres(PostgresStoreSettings(
-                url: url, password: try postgres.password(), poolSize: postgres.databasePoolSize,
+                url: url, password: try postgres.password(), poolSize: postgres.databasePoolSize ?? 8,
                 timeout: .milliseconds(Int64(postgres.databaseTimeout * 1000))
             ))
         } else {

@@ -157,12 +157,102 @@ struct PostgresStoreTests {
         _ = try client.next("pong")
     }
 
+    /// This machine's name when it resolves to loopback (127.0.0.1, where the test server
+    /// listens) and the test certificate does not name it; nil elsewhere.
+    static let loopbackAlias: String? = {
+        var name = [CChar](repeating: 0, count: 256)
+        guard gethostname(&name, name.count) == 0 else { return nil }
+        let host = String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        guard !host.isEmpty, host != "localhost", !host.contains("localhost") else { return nil }
+        var hints = addrinfo()
+        hints.ai_family = AF_INET
+        var list: UnsafeMutablePointer<addrinfo>?
+        guard getaddrinfo(host, nil, &hints, &list) == 0, let first = list else { return nil }
+        defer { freeaddrinfo(list) }
+        let address = first.pointee.ai_addr.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { $0.pointee.sin_addr.s_addr }
+        return UInt32(bigEndian: address) == 0x7F00_0001 ? host : nil
+    }()
+
+    @Test(
+        "verify-full refuses a certificate that does not name the URL's host, even if it names the address the host resolves to",
+        .enabled(if: PostgresStoreTests.loopbackAlias != nil, "this machine's name does not resolve to 127.0.0.1")
+    )
+    func verifyFullChecksTheName() throws {
+        let server = try #require(TestPostgres.server)
+        let ca = try #require(ProcessInfo.processInfo.environment["SIGNUPD_TEST_POSTGRES_CA"], "the test server has no TLS")
+        let alias = try #require(Self.loopbackAlias)
+        // The certificate names 127.0.0.1 and localhost, not this machine's name.
+        let url = server.url.replacingOccurrences(of: "@127.0.0.1:", with: "@\(alias):")
+            .replacingOccurrences(of: "sslmode=require", with: "sslmode=verify-full&sslrootcert=\(ca)")
+        let daemon = DaemonProcess(databasePath: url)
+        try daemon.start(.byHand, arguments: ["--database-password-file", server.passwordFile], waitForReady: false)
+        #expect(daemon.waitForExit() == 1)
+        #expect(daemon.log.contains("the server's certificate does not name \(alias)"), "\(daemon.log)")
+        // verify-ca checks the chain only: the same URL is accepted.
+        let chainOnly = DaemonProcess(databasePath: url.replacingOccurrences(of: "verify-full", with: "verify-ca"))
+        try chainOnly.start(.systemd, arguments: ["--idle-exit", "20", "--database-password-file", server.passwordFile])
+        #expect(try chainOnly.connect().hello()["event"] == .string("hello"))
+    }
+
+    @Test("sslmode=require with an sslrootcert verifies the chain (libpq's rule); TLS errors name no build path")
+    func requireWithRootCert() throws {
+        let server = try #require(TestPostgres.server)
+        let daemon = DaemonProcess(databasePath: server.url.replacingOccurrences(of: "sslmode=require", with: "sslmode=require&sslrootcert=/etc/ssl/certs/ca-certificates.crt"))
+        try daemon.start(.byHand, arguments: ["--database-password-file", server.passwordFile], waitForReady: false)
+        #expect(daemon.waitForExit() == 1)
+        #expect(daemon.log.contains("not signed by a trusted CA"), "\(daemon.log)")
+        #expect(!daemon.log.contains(".build/"), "\(daemon.log)")
+        #expect(!daemon.log.contains("checkouts"), "\(daemon.log)")
+        let missing = DaemonProcess(databasePath: server.url.replacingOccurrences(of: "sslmode=require", with: "sslmode=verify-full&sslrootcert=/nonexistent/ca.pem"))
+        try missing.start(.byHand, arguments: ["--database-password-file", server.passwordFile], waitForReady: false)
+        #expect(missing.waitForExit() == 1)
+        #expect(missing.log.contains("the CA file does not exist (sslrootcert /nonexistent/ca.pem)"), "\(missing.log)")
+    }
+
+    @Test("no password, a password file that is a directory or readable by others: each said in words")
+    func passwordFileMistakes() throws {
+        let server = try #require(TestPostgres.server)
+        let none = DaemonProcess(databasePath: server.url)
+        try none.start(.byHand, arguments: [], waitForReady: false)
+        #expect(none.waitForExit() == 1)
+        #expect(none.log.contains("--database-password-file") && none.log.contains("PGPASSWORD is deliberately not read"), "\(none.log)")
+        let directory = DaemonProcess(databasePath: server.url)
+        try directory.start(.byHand, arguments: ["--database-password-file", directory.directory], waitForReady: false)
+        #expect(directory.waitForExit() == 1)
+        #expect(directory.log.contains("is a directory"), "\(directory.log)")
+        let open = DaemonProcess(databasePath: server.url)
+        let file = "\(open.directory)/open-password"
+        try "x\n".write(toFile: file, atomically: true, encoding: .utf8)
+        chmod(file, 0o644)
+        try open.start(.byHand, arguments: ["--database-password-file", file], waitForReady: false)
+        #expect(open.waitForExit() == 1)
+        #expect(open.log.contains("chmod 600"), "\(open.log)")
+    }
+
+    @Test("a pool larger than the server's max_connections is warned about at start")
+    func poolLargerThanServer() throws {
+        let server = try #require(TestPostgres.server)
+        let daemon = DaemonProcess(databasePath: server.url)
+        try daemon.start(.systemd, arguments: ["--idle-exit", "20", "--database-password-file", server.passwordFile, "--database-pool-size", "1000"])
+        #expect(daemon.log.contains("--database-pool-size 1000 is more than the server's max_connections allows"), "\(daemon.log)")
+    }
+
+    @Test("--log-level trace never shows the SCRAM exchange (postgres-nio logs at most at debug)")
+    func traceHidesAuthentication() throws {
+        let server = try #require(TestPostgres.server)
+        let daemon = DaemonProcess(databasePath: server.url)
+        try daemon.start(.systemd, arguments: ["--idle-exit", "20", "--log-level", "trace", "--database-password-file", server.passwordFile])
+        #expect(daemon.log.contains("account store"))
+        #expect(!daemon.log.contains("SaslInitialResponse") && !daemon.log.contains("sasl"), "\(daemon.log)")
+    }
+
     @Test("a wrong database password is a clear start-up error, exit 1")
     func wrongPassword() throws {
         let server = try #require(TestPostgres.server)
         let daemon = DaemonProcess(databasePath: server.url)
         let file = "\(daemon.directory)/wrong-password"
         try "not the password\n".write(toFile: file, atomically: true, encoding: .utf8)
+        chmod(file, 0o600)
         try daemon.start(.byHand, arguments: ["--database-password-file", file], waitForReady: false)
         #expect(daemon.waitForExit() == 1)
         #expect(daemon.log.contains("28P01"), "PostgreSQL's SQLSTATE for a failed password: \(daemon.log)")
@@ -193,6 +283,17 @@ struct PostgresURLTests {
         #expect(try refusal("postgresql://u@h:99999/db").contains("--database:"))
         #expect(try refusal("postgresql://u@h/db?connect_timeout=3").contains("unsupported URL parameter connect_timeout"))
         #expect(try refusal("postgresql://127.0.0.1/db").contains("no user"))
+        #expect(try refusal("postgresql://u@h/db?sslmode=verify-full&sslmode=disable").contains("the URL parameter sslmode is given twice"))
+    }
+
+    @Test("PostgreSQL-only options with an SQLite store are refused, exit 64")
+    func postgresOptionsWithSQLite() throws {
+        for option in [["--database-password-file", "/dev/null"], ["--database-pool-size", "4"]] {
+            let daemon = DaemonProcess()
+            try daemon.start(.byHand, arguments: option, waitForReady: false)
+            #expect(daemon.waitForExit() == 64)
+            #expect(daemon.log.contains("\(option[0]) is for a PostgreSQL store"), "\(daemon.log)")
+        }
     }
 
     @Test("an unreachable server is a clear start-up error naming it")
@@ -200,5 +301,6 @@ struct PostgresURLTests {
         // Port 1 on loopback: nothing listens there.
         let log = try refusal("postgresql://signupd@127.0.0.1:1/db?sslmode=disable")
         #expect(log.contains("cannot open the account store: postgresql://signupd@127.0.0.1:1/db?sslmode=disable"))
+        #expect(log.contains("connection refused by 127.0.0.1:1"), "\(log)")
     }
 }

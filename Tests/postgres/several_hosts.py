@@ -326,6 +326,20 @@ def restart_postgres(checks, server, database, hosts):
     wait_until(lambda: len(acknowledged) >= 30, 60, "signups acknowledged before the stop")
     server.stop("fast")
     down_at = time.monotonic()
+    # Two seconds into the outage (past any first failure), a refused connection must be
+    # answered at once, not after --database-timeout: the store's circuit breaker is open.
+    while time.monotonic() - down_at < 2:
+        time.sleep(0.1)
+    probe = Client(hosts[0].sock)
+    waits = []
+    for i in range(3):
+        started = time.monotonic()
+        outcome = signup_once(probe, "pgdownprobe%d" % i)
+        waits.append(time.monotonic() - started)
+        checks.check(outcome[0] == "refused", "a signup while PostgreSQL is down is refused (%s)" % (outcome,))
+    probe.close()
+    checks.check(max(waits) < 1.0, "while PostgreSQL refuses connections, signups are refused at once (%s s)" % ", ".join("%.2f" % w for w in waits))
+    print("  PostgreSQL down, 2 s in: a signup attempt answered in %s s" % ", ".join("%.3f" % w for w in waits))
     while time.monotonic() - down_at < 5:
         time.sleep(0.1)  # PostgreSQL stays down for 5 s while the load goes on
     refused_while_down = len(refusals)
@@ -356,6 +370,10 @@ def restart_postgres(checks, server, database, hosts):
         outcome = signup_once(c, "afterrestart%d" % host.index)
         checks.check(outcome == ("ok", "afterrestart%d" % host.index), "host %d serves again without restart (%s)" % (host.index + 1, outcome))
         c.close()
+        log = host.log()
+        down = [l for l in log.splitlines() if "account store unavailable" in l]
+        checks.check(len(down) == 1 and "connection refused" in down[0], "host %d logged the outage once, with its cause: %s" % (host.index + 1, down))
+        checks.check(log.count("account store available again") == 1, "host %d logged once that the store is back" % (host.index + 1))
     print("  PostgreSQL down 5 s: %d acknowledged, %d refused with %s" % (len(acknowledged), len(refusals), sorted(set(refusals))))
 
 

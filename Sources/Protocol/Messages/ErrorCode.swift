@@ -38,6 +38,8 @@ public enum ErrorCode: String, Sendable, CaseIterable, Codable {
     case shuttingDown = "shutting_down"
     /// The server failed; the request may be retried.
     case `internal` = "internal"
+    /// The account store cannot be reached (e.g. PostgreSQL is down): try again later.
+    case storeUnavailable = "store_unavailable"
 }
 
 /// A request identifier chosen by the client and echoed on its replies.

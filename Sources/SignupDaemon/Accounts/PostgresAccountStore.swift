@@ -18,18 +18,19 @@ final class PostgresAccountStore: AccountStore {
     let client: PostgresClient
     private let timeout: Duration
     private let logger: Logger
-    /// Until when (monotonic nanoseconds) calls fail at once: set after a connection failure,
-    /// so that keystroke checks do not each wait `timeout` for a server that is down.
-    private let failFastUntil = Atomic<UInt64>(0)
-    /// The reason of the last connection failure, for the fail-fast answers.
-    private let lastFailure = NIOLockedValueBox<String>("")
+    /// Open while the server cannot be reached: calls fail at once instead of each waiting
+    /// `timeout` for a server that is down; one probe at a time asks whether it is back.
+    private let breaker = NIOLockedValueBox(StoreCircuitBreaker())
+    /// Where the server is, for probes and for saying which server refused.
+    private let probe: PostgresProbe
 
     /// The advisory lock key serialising schema migrations across hosts ("signupd" in ASCII).
     static let migrationLockKey: Int64 = 0x7369_676e_7570_64
 
-    init(client: PostgresClient, timeout: Duration, logger: Logger) {
+    init(client: PostgresClient, timeout: Duration, probe: PostgresProbe, logger: Logger) {
         self.client = client
         self.timeout = timeout
+        self.probe = probe
         self.logger = logger
     }
 
@@ -295,12 +296,20 @@ final class PostgresAccountStore: AccountStore {
     // MARK: Blocking bridge
 
     /// Runs `body` as a task and waits for it, at most `timeout`; any failure is the store
-    /// being unavailable. A connection failure makes the next calls fail at once for a
-    /// second, so that a down server answers keystrokes quickly.
+    /// being unavailable. While the server cannot be reached (`StoreCircuitBreaker`), calls
+    /// fail at once with the real cause ("connection refused by host:port").
     func blocking<T: Sendable>(_ body: @escaping @Sendable (PostgresClient) async throws -> T) throws(AccountStoreError) -> T {
-        let now = DispatchTime.now().uptimeNanoseconds
-        if now < failFastUntil.load(ordering: .relaxed) {
-            throw .unavailable(lastFailure.withLockedValue { $0 })
+        switch breaker.withLockedValue({ $0.admit() }) {
+        case .proceed: break
+        case .refuse(let cause): throw .unavailable("PostgreSQL unreachable: \(cause)")
+        case .refuseAndProbe(let cause):
+            let probe = self.probe
+            let breaker = self.breaker
+            Task {
+                let failure = await probe.reach()
+                breaker.withLockedValue { $0.probed(failure: failure) }
+            }
+            throw .unavailable("PostgreSQL unreachable: \(cause)")
         }
         let result = NIOLockedValueBox<Result<T, any Error>?>(nil)
         let done = DispatchSemaphore(value: 0)
@@ -313,35 +322,67 @@ final class PostgresAccountStore: AccountStore {
         let nanoseconds = timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000
         if done.wait(timeout: .now() + .nanoseconds(Int(nanoseconds))) == .timedOut {
             task.cancel()
-            throw failed("PostgreSQL did not answer within \(timeout)", connection: true)
+            // Refused connections leave the pool retrying and the call waiting: ask the socket.
+            throw unreachable(probe.reachNow() ?? "PostgreSQL did not answer within \(timeout)")
         }
         switch result.withLockedValue({ $0 }) {
-        case .success(let value): return value
-        case .failure(let error as AccountStoreError): throw error
-        case .failure(let error as PSQLError):
-            let connection = error.code != .server
-            throw failed(Self.describe(error), connection: connection)
-        case .failure(let error): throw failed("\(error)", connection: true)
-        case nil: throw failed("no result", connection: true)
+        case .success(let value):
+            reached()
+            return value
+        case .failure(let error as AccountStoreError):
+            reached()
+            throw error
+        case .failure(let error as PSQLError) where error.code == .server:
+            reached()
+            throw .unavailable(Self.describe(error))
+        case .failure(let error as PSQLError): throw unreachable(Self.describe(error, endpoint: probe.endpoint))
+        case .failure(let error): throw unreachable(Self.describeTLS(error))
+        case nil: throw unreachable("no result")
         }
     }
 
-    private func failed(_ reason: String, connection: Bool) -> AccountStoreError {
-        if connection {
-            lastFailure.withLockedValue { $0 = "PostgreSQL unreachable: \(reason)" }
-            failFastUntil.store(DispatchTime.now().uptimeNanoseconds + 1_000_000_000, ordering: .relaxed)
-            return .unavailable("PostgreSQL unreachable: \(reason)")
+    private func reached() {
+        if case .becameAvailable(let cause) = breaker.withLockedValue({ $0.succeeded() }) {
+            logger.notice("account store available again", metadata: ["database": "\(probe.endpoint)", "wasUnavailable": "\(cause)"])
         }
-        return .unavailable(reason)
+    }
+
+    private func unreachable(_ cause: String) -> AccountStoreError {
+        if case .becameUnavailable(let cause) = breaker.withLockedValue({ $0.failed(cause) }) {
+            logger.warning("account store unavailable: requests are refused at once until it answers again", metadata: ["database": "\(probe.endpoint)", "cause": "\(cause)"])
+        }
+        return .unavailable("PostgreSQL unreachable: \(cause)")
     }
 
     /// The server's SQLSTATE and message, never the statement's bound values.
-    static func describe(_ error: PSQLError) -> String {
+    static func describe(_ error: PSQLError, endpoint: String? = nil) -> String {
         if let info = error.serverInfo {
             return "PostgreSQL error \(info[.sqlState] ?? "?"): \(info[.message] ?? "unknown")"
         }
+        if let endpoint, let underlying = error.underlying, "\(underlying)".contains("Connection refused") {
+            return "connection refused by \(endpoint)"
+        }
         // Connection and TLS failures: what the socket or the certificate check said.
-        if let underlying = error.underlying { return "PostgreSQL \(error.code): \(underlying)" }
+        if let underlying = error.underlying { return "PostgreSQL \(error.code): \(describeTLS(underlying))" }
         return "PostgreSQL \(error.code)"
+    }
+
+    /// A TLS or socket error in words, without BoringSSL's source paths (the build's
+    /// `.build/checkouts/…` must never reach an administrator's log).
+    static func describeTLS(_ error: any Error) -> String {
+        let text = "\(error)"
+        if text.contains("CERTIFICATE_VERIFY_FAILED") {
+            return "the server's certificate is not signed by a trusted CA (sslrootcert, or the system's trust store without it)"
+        }
+        if text.contains("failedToValidateHostname") {
+            return "the server's certificate does not name the host"
+        }
+        if text.contains("Connection refused") { return "connection refused" }
+        if text.contains("noSuchFilesystemObject") { return "the CA file does not exist" }
+        if text.contains("NO_CERTIFICATE_OR_CRL_FOUND") { return "the CA file holds no PEM certificate" }
+        if let reason = text.range(of: #"OPENSSL_internal:[A-Z_]+"#, options: .regularExpression) {
+            return "TLS: " + text[reason].dropFirst("OPENSSL_internal:".count).lowercased().replacingOccurrences(of: "_", with: " ")
+        }
+        return text.replacingOccurrences(of: #" at /[^ \])]*"#, with: "", options: .regularExpression)
     }
 }

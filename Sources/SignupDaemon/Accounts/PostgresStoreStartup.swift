@@ -14,7 +14,11 @@ struct PostgresStoreSettings: Sendable {
 /// Opens the PostgreSQL store: migrates the schema on a connection of its own (under the
 /// advisory lock), then returns the store on a pool the caller runs as a service.
 enum PostgresStoreStartup {
-    static func open(_ settings: PostgresStoreSettings, eventLoopGroup: any EventLoopGroup, logger: Logger) async throws(AccountStoreError) -> PostgresAccountStore {
+    static func open(_ settings: PostgresStoreSettings, eventLoopGroup: any EventLoopGroup, logger daemonLogger: Logger) async throws(AccountStoreError) -> PostgresAccountStore {
+        // postgres-nio logs the SCRAM exchange (nonces, salt, proof) at trace: it never gets
+        // a logger more verbose than debug, whatever --log-level says.
+        var logger = daemonLogger
+        if logger.logLevel < .debug { logger.logLevel = .debug }
         let url = settings.url
         let tls = makeTLS(url)
         var client: PostgresClient.Configuration
@@ -25,16 +29,23 @@ enum PostgresStoreStartup {
         } else {
             client = .init(host: url.host, port: url.port, username: url.user, password: settings.password, database: url.database, tls: tls)
             let connectionTLS: PostgresConnection.Configuration.TLS
+            var verifyingContext: NIOSSLContext?
             do {
-                connectionTLS = switch url.sslMode {
-                case .disable: .disable
-                case .prefer: .prefer(try NIOSSLContext(configuration: makeTLSConfiguration(url, verify: false)))
-                default: .require(try NIOSSLContext(configuration: makeTLSConfiguration(url, verify: url.sslMode != .require)))
+                switch url.sslMode {
+                case .disable: connectionTLS = .disable
+                case .prefer: connectionTLS = .prefer(try NIOSSLContext(configuration: makeTLSConfiguration(url, verify: false)))
+                default:
+                    let context = try NIOSSLContext(configuration: makeTLSConfiguration(url, verify: url.sslMode != .require))
+                    verifyingContext = context
+                    connectionTLS = .require(context)
                 }
             } catch {
-                throw .unavailable("\(url.redacted): TLS: \(error)\(url.sslRootCert.map { " (sslrootcert \($0))" } ?? "")")
+                throw .unavailable("\(url.redacted): TLS: \(PostgresAccountStore.describeTLS(error))\(url.sslRootCert.map { " (sslrootcert \($0))" } ?? "")")
             }
             connection = .init(host: url.host, port: url.port, username: url.user, password: settings.password, database: url.database, tls: connectionTLS)
+            if url.sslMode == .verifyFull, let context = verifyingContext {
+                try await checkServerName(url, context: context, eventLoop: eventLoopGroup.any(), timeout: settings.timeout)
+            }
         }
         let milliseconds = settings.timeout.components.seconds * 1000 + settings.timeout.components.attoseconds / 1_000_000_000_000_000
         // A hung server or a blocked lock must not pin sessions busy: the server gives up too.
@@ -48,6 +59,15 @@ enum PostgresStoreStartup {
             let migrator = try await PostgresConnection.connect(on: eventLoopGroup.any(), configuration: connection, id: 0, logger: logger)
             do {
                 try await PostgresAccountStore.migrate(migrator, logger: logger)
+                // A pool larger than the server allows would fail its last connections later,
+                // under load: say so now.
+                var limit = 0
+                for try await value in try await migrator.query("SELECT current_setting('max_connections')::int - current_setting('superuser_reserved_connections')::int", logger: logger).decode(Int.self) {
+                    limit = value
+                }
+                if settings.poolSize > limit {
+                    logger.warning("--database-pool-size \(settings.poolSize) is more than the server's max_connections allows (\(limit) besides superuser-reserved ones, shared by every host): connections past it will be refused", metadata: ["database": "\(url.redacted)"])
+                }
             } catch {
                 try? await migrator.close()
                 throw error
@@ -55,16 +75,34 @@ enum PostgresStoreStartup {
             try? await migrator.close()
         } catch let error as AccountStoreError {
             throw error
+        } catch let error as PSQLError where error.code == .authMechanismRequiresPassword {
+            throw .unavailable("\(url.redacted): the server asks for a password and none was given: put it in a file given by --database-password-file, or in a systemd credential named \(PostgresOptions.credentialName) (LoadCredential=); PGPASSWORD is deliberately not read (a process's environment is too easily exposed)")
         } catch let error as PSQLError {
-            throw .unavailable("\(url.redacted): \(PostgresAccountStore.describe(error))")
+            throw .unavailable("\(url.redacted): \(PostgresAccountStore.describe(error, endpoint: url.isUnixSocket ? url.unixSocketPath : "\(url.host):\(url.port)"))")
         } catch {
             throw .unavailable("\(url.redacted): \(error)")
         }
         logger.info("account store", metadata: ["database": "\(url.redacted)", "poolSize": "\(settings.poolSize)"])
         return PostgresAccountStore(
             client: PostgresClient(configuration: client, eventLoopGroup: eventLoopGroup, backgroundLogger: logger),
-            timeout: settings.timeout, logger: logger
+            timeout: settings.timeout, probe: PostgresProbe(url: url, group: eventLoopGroup, timeout: settings.timeout), logger: logger
         )
+    }
+
+    /// verify-full: the certificate must name the URL's host (libpq's rule, see
+    /// `PostgresServerName`), checked on a connection of its own before any other.
+    private static func checkServerName(_ url: PostgresURL, context: NIOSSLContext, eventLoop: any EventLoop, timeout: Duration) async throws(AccountStoreError) {
+        let certificate: NIOSSLCertificate
+        do {
+            certificate = try await PostgresServerName.serverCertificate(
+                host: url.host, port: url.port, context: context, eventLoop: eventLoop, timeout: .nanoseconds(Int64(timeout.components.seconds) * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000)
+            )
+        } catch {
+            throw .unavailable("\(url.redacted): TLS: \(PostgresAccountStore.describeTLS(error))")
+        }
+        guard PostgresServerName.matches(certificate, host: url.host) else {
+            throw .unavailable("\(url.redacted): TLS: the server's certificate does not name \(url.host) (sslmode=verify-full checks the host name written in the URL against the certificate's subjectAltName)")
+        }
     }
 
     private static func makeTLS(_ url: PostgresURL) -> PostgresClient.Configuration.TLS {

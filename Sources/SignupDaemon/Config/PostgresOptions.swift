@@ -11,15 +11,25 @@ struct PostgresOptions: ParsableArguments {
         valueName: "path"))
     var databasePasswordFile: String?
 
-    @Option(help: ArgumentHelp("With --database postgresql://…: connections to PostgreSQL this daemon keeps at most.", valueName: "n"))
-    var databasePoolSize: Int = 8
+    @Option(help: ArgumentHelp("With --database postgresql://…: connections to PostgreSQL this daemon keeps at most (default 8).", valueName: "n"))
+    var databasePoolSize: Int?
 
     @Option(help: ArgumentHelp("With --database postgresql://…: seconds a statement, or waiting for a connection, may take before the request is answered as the store being unavailable (also PostgreSQL's statement_timeout).", valueName: "seconds"))
     var databaseTimeout: Double = 5
 
     func validate() throws {
-        try checkRange("--database-pool-size", databasePoolSize, 1...1000)
+        if let databasePoolSize { try checkRange("--database-pool-size", databasePoolSize, 1...1000) }
         guard databaseTimeout >= 0.1, databaseTimeout <= 600 else { throw ValidationError("--database-timeout must be between 0.1 and 600 seconds") }
+    }
+
+    /// Options that only mean something for PostgreSQL, refused with another store rather
+    /// than silently ignored.
+    func checkOnlyWithPostgres(database: String?) throws {
+        if let database, PostgresURL.isPostgres(database) { return }
+        let given = [databasePasswordFile.map { _ in "--database-password-file" }, databasePoolSize.map { _ in "--database-pool-size" }].compactMap { $0 }
+        if let first = given.first {
+            throw ValidationError("\(first) is for a PostgreSQL store (--database postgresql://…); this daemon uses \(database == ":memory:" ? "an in-memory" : "an SQLite") store")
+        }
     }
 
     /// The systemd credential name read when no `--database-password-file` is given.
@@ -40,6 +50,17 @@ struct PostgresOptions: ParsableArguments {
             throw .startup("cannot read the database password from \(path): \(UnixIO.errnoText(errno))")
         }
         defer { fclose(file) }
+        var status = stat()
+        guard fstat(fileno(file), &status) == 0 else {
+            throw .startup("cannot read the database password from \(path): \(UnixIO.errnoText(errno))")
+        }
+        if status.st_mode & S_IFMT == S_IFDIR {
+            throw .startup("the database password file \(path) is a directory; give the file holding the password")
+        }
+        // A secret others can read is not one: refuse, as for the daemon's other private files.
+        if status.st_mode & 0o077 != 0 {
+            throw .startup("the database password file \(path) is readable or writable by group or others (mode \(String(status.st_mode & 0o777, radix: 8))); make it private: chmod 600 \(path)")
+        }
         var bytes: [UInt8] = []
         while bytes.count <= 4096 {
             let c = getc(file)

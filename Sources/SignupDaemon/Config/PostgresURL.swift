@@ -45,6 +45,8 @@ struct PostgresURL: Sendable, Equatable {
         var query: [String: String] = [:]
         for item in components.queryItems ?? [] {
             guard let value = item.value else { throw Invalid(description: "the URL parameter \(item.name) has no value") }
+            // libpq takes the last; a URL saying two things about TLS is a mistake to name.
+            if query[item.name] != nil { throw Invalid(description: "the URL parameter \(item.name) is given twice") }
             query[item.name] = value
         }
         for name in query.keys where !["sslmode", "sslrootcert", "host", "port", "user", "dbname"].contains(name) {
@@ -65,8 +67,9 @@ struct PostgresURL: Sendable, Equatable {
         guard let mode = SSLMode(rawValue: modeText == "allow" ? "prefer" : modeText) else {
             throw Invalid(description: "sslmode \(modeText) is not one of disable, allow, prefer, require, verify-ca, verify-full")
         }
-        sslMode = mode
         sslRootCert = nonEmpty(query["sslrootcert"]) ?? nonEmpty(environment("PGSSLROOTCERT"))
+        // libpq: with a root CA file, `require` verifies the chain as `verify-ca` does.
+        sslMode = mode == .require && sslRootCert != nil ? .verifyCA : mode
         if isUnixSocket && (mode == .require || mode == .verifyCA || mode == .verifyFull) {
             throw Invalid(description: "sslmode \(modeText) needs a TCP host; \(host) is a Unix socket directory")
         }

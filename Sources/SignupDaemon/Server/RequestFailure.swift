@@ -64,7 +64,7 @@ enum RequestFailure: Error, Equatable {
         case .sessionsPerConnection, .tooManyConnections, .tooManyConnectionsForUser, .draining: .limitExceeded
         case .shuttingDown: .shuttingDown
         case .invalidToken: .invalidToken
-        case .storeUnavailable: .internal
+        case .storeUnavailable: .storeUnavailable
         }
     }
 

@@ -177,9 +177,10 @@ extension CommandFailure {
         case .success(.error(let code, let text, _, _)):
             let status: ExitStatus = switch code {
             case .invalidToken, .notReady, .finished, .rateLimited, .shuttingDown, .forbidden, .unknownSession: .refused
+            case .storeUnavailable: .unavailable
             default: .protocolError
             }
-            return CommandFailure(status, "\(text) (\(code.rawValue))", code: code.rawValue)
+            return CommandFailure(status, "\(text) (\(code.rawValue))", code: status == .unavailable ? ExitStatus.unavailable.defaultCode : code.rawValue)
         case .failure(.unknownErrorCode(let code, let text)):
             // A code this signupctl does not know (a newer daemon's) is a protocol error.
             return CommandFailure(.protocolError, "\(text) (\(code))", code: code)

@@ -12,6 +12,9 @@ enum ExitStatus: Int32 {
     case unreachable = 3
     /// The conversation broke: timeout, unexpected reply, or the daemon closed the connection.
     case protocolError = 4
+    /// The account store is unavailable (e.g. PostgreSQL down): nothing was decided, try
+    /// again later (sysexits EX_TEMPFAIL).
+    case unavailable = 75
     /// Bad usage: unknown command or option, a missing or invalid argument (sysexits EX_USAGE).
     case usage = 64
     /// The interactive form was left with Esc or Ctrl-C (128 + SIGINT, as shells report it).
@@ -27,6 +30,7 @@ enum ExitStatus: Int32 {
         case .invalidInput: "invalid_input"
         case .unreachable: "unreachable"
         case .protocolError: "protocol_error"
+        case .unavailable: "unavailable"
         case .usage: "usage"
         case .cancelled: "cancelled"
         }
@@ -39,10 +43,17 @@ struct CommandFailure: Error, CustomStringConvertible {
     let status: ExitStatus
     let code: String
     let description: String
+    /// The daemon's message id (e.g. `store.unavailable`) when the failure came from one.
+    var messageId: String?
 
-    init(_ status: ExitStatus, _ description: String, code: String? = nil) {
+    init(_ status: ExitStatus, _ description: String, code: String? = nil, messageId: String? = nil) {
         self.status = status
         self.code = code ?? status.defaultCode
         self.description = description
+        self.messageId = messageId
     }
+
+    /// The message ids that mean "the account store is unavailable, try again later" rather
+    /// than a decision about the input.
+    static let unavailableMessageIds: Set<String> = ["store.unavailable", "availability.unreachable"]
 }

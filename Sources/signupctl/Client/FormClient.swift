@@ -61,6 +61,9 @@ final class FormClient {
         while !view.enabled {
             if !view.validating, let problem = view.firstProblem {
                 let reason = problem.state.state == "empty" ? "is required" : "— \(problem.state.message)"
+                if CommandFailure.unavailableMessageIds.contains(problem.state.messageId) {
+                    throw CommandFailure(.unavailable, "\(problem.field.label.lowercased()) \(reason)", messageId: problem.state.messageId)
+                }
                 throw CommandFailure(.invalidInput, "\(problem.field.label.lowercased()) \(reason)")
             }
             try pump()

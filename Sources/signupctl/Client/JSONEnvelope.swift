@@ -22,11 +22,12 @@ struct JSONEnvelope {
     }
 
     private init(failure: CommandFailure, command: String) {
-        let error = JSONObject([
+        var error = JSONObject([
             .init(key: "code", value: .string(failure.code)),
             .init(key: "message", value: .string(failure.description)),
             .init(key: "exitCode", value: .number(String(failure.status.rawValue))),
         ])
+        if let messageId = failure.messageId { error.members.append(.init(key: "messageId", value: .string(messageId))) }
         object = JSONObject([
             .init(key: "ok", value: .bool(false)), .init(key: "command", value: .string(command)),
             .init(key: "error", value: .object(error)),

@@ -5,11 +5,13 @@ struct SessionView {
     struct FieldState: Equatable {
         var state = "empty"
         var message = ""
+        var messageId = ""
     }
 
     struct Result: Equatable {
         var ok: Bool
         var message: String
+        var messageId = ""
         var user: String?
         var token: String?
     }
@@ -34,11 +36,11 @@ struct SessionView {
         if !session.isEmpty, sessionID != session { return false }
         switch event {
         case .validation(let field, let state, let message):
-            fields[field] = FieldState(state: state.rawValue, message: message.text)
+            fields[field] = FieldState(state: state.rawValue, message: message.text, messageId: message.id)
         case .enabled(let value): enabled = value
         case .busy(let value): busy = value
         case .result(let ok, let message, let user, let token):
-            result = Result(ok: ok, message: message.text, user: user, token: token)
+            result = Result(ok: ok, message: message.text, messageId: message.id, user: user, token: token)
         }
         return true
     }

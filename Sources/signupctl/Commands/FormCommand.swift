@@ -121,7 +121,12 @@ enum ScriptedForm {
                 values[field.name] = String(assignment[assignment.index(after: equals)...])
             }
             let result = try client.fillAndSubmit(values: values)
-            guard result.ok else { throw CommandFailure(.refused, result.message, code: "refused") }
+            guard result.ok else {
+                if CommandFailure.unavailableMessageIds.contains(result.messageId) {
+                    throw CommandFailure(.unavailable, result.message, messageId: result.messageId)
+                }
+                throw CommandFailure(.refused, result.message, code: "refused", messageId: result.messageId.isEmpty ? nil : result.messageId)
+            }
             FormOutput.print(result, form: form, session: client.view.session, json: options.json, printToken: printToken, tty: nil)
         } catch {
             Report.fail(error)

@@ -1,0 +1,56 @@
+import NIOCore
+import NIOPosix
+
+/// Asks whether PostgreSQL accepts connections at all: a bare TCP (or Unix socket) connect,
+/// closed at once. It tells "connection refused by host:port" from "did not answer", which
+/// a query waiting in the pool cannot.
+struct PostgresProbe: Sendable {
+    /// `host:port`, or the socket path: what logs and errors name.
+    let endpoint: String
+    private let url: PostgresURL
+    private let group: any EventLoopGroup
+    private let timeout: TimeAmount
+
+    init(url: PostgresURL, group: any EventLoopGroup, timeout: Duration) {
+        self.url = url
+        self.group = group
+        self.endpoint = url.isUnixSocket ? url.unixSocketPath : "\(url.host):\(url.port)"
+        self.timeout = .nanoseconds(Int64(timeout.components.seconds) * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000)
+    }
+
+    private func connect(within limit: TimeAmount? = nil) -> EventLoopFuture<any Channel> {
+        let bootstrap = ClientBootstrap(group: group).connectTimeout(limit ?? timeout)
+        return url.isUnixSocket ? bootstrap.connect(unixDomainSocketPath: url.unixSocketPath) : bootstrap.connect(host: url.host, port: url.port)
+    }
+
+    private func cause(_ error: any Error) -> String {
+        let text = "\(error)"
+        if text.contains("Connection refused") || text.contains("ECONNREFUSED") { return "connection refused by \(endpoint)" }
+        if error is ChannelError { return "no answer from \(endpoint) within \(timeout.nanoseconds / 1_000_000) ms" }
+        if text.contains("No such file") { return "no PostgreSQL socket at \(endpoint)" }
+        return "cannot connect to \(endpoint): \(text)"
+    }
+
+    /// nil: the server accepts connections; else why not.
+    func reach() async -> String? {
+        do {
+            let channel = try await connect().get()
+            try? await channel.close()
+            return nil
+        } catch {
+            return cause(error)
+        }
+    }
+
+    /// `reach()` for a blocking thread (never an event loop), after a call already waited
+    /// its timeout: at most a second more.
+    func reachNow() -> String? {
+        do {
+            let channel = try connect(within: min(timeout, .seconds(1))).wait()
+            channel.close(promise: nil)
+            return nil
+        } catch {
+            return cause(error)
+        }
+    }
+}

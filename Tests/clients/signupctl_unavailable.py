@@ -1,0 +1,70 @@
+#!/usr/bin/env python3
+"""signupctl while the account store is down (PostgreSQL stopped under a running daemon):
+signup, login and verify exit 75 (EX_TEMPFAIL) with code "unavailable" and the daemon's
+messageId, never the answers that mean "no" (1 refused, 2 invalid input). Skips where no
+PostgreSQL server can run.
+
+usage: signupctl_unavailable.py path/to/signupd path/to/signupctl
+"""
+import json
+import os
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "robustness"))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "postgres"))
+from harness import FAST_HASH, Checks, Daemon  # noqa: E402
+import pgserver  # noqa: E402
+
+SIGNUPD, CTL = sys.argv[1], sys.argv[2]
+try:
+    server = pgserver.PostgresServer().init().start()
+except pgserver.Unavailable as why:
+    print("SKIP: no PostgreSQL server: %s" % why)
+    sys.exit(0)
+checks = Checks("signupctl while the account store is unavailable")
+daemon = None
+try:
+    server.create_database("ctl")
+    daemon = Daemon(SIGNUPD, database=server.url("ctl"), args=FAST_HASH + ["--database-password-file", server.password_file, "--database-timeout", "2"]).start()
+    env = {"PATH": "/usr/bin:/bin", "SIGNUPD_SOCKET": daemon.sock}
+
+    def ctl(*args, stdin=None):
+        return subprocess.run([CTL, "--json"] + list(args), input=stdin, capture_output=True, text=True, env=env, timeout=60)
+
+    r = ctl("signup", "--username", "before", "--password-stdin", stdin="pass word\n")
+    checks.check(r.returncode == 0, "signup works while the store is up: %r %r" % (r.stdout, r.stderr))
+    r = ctl("login", "--username", "before", "--password-stdin", stdin="pass word\n")
+    checks.check(r.returncode == 0, "login works while the store is up: %r" % r.stderr)
+    token = json.loads(r.stdout)["token"]
+
+    server.stop("fast")
+    for name, args, stdin in (
+        ("signup", ["signup", "--username", "during", "--password-stdin"], "pass word\n"),
+        ("login", ["login", "--username", "before", "--password-stdin"], "pass word\n"),
+        ("verify", ["verify"], token + "\n"),
+    ):
+        r = ctl(*args, stdin=stdin)
+        lines = r.stdout.strip().splitlines()
+        envelope = json.loads(lines[0]) if len(lines) == 1 else {}
+        error = envelope.get("error", {})
+        checks.check(r.returncode == 75, "%s while the store is down: exit 75, got %d %r %r" % (name, r.returncode, r.stdout, r.stderr))
+        checks.check(error.get("code") == "unavailable" and error.get("exitCode") == 75, "%s --json: code unavailable: %s" % (name, envelope))
+        if name != "verify":
+            checks.check(error.get("messageId") in ("store.unavailable", "availability.unreachable"), "%s --json keeps the daemon's messageId: %s" % (name, envelope))
+    # Past the first failures, with no load to keep anything warm: still answered at once,
+    # not after --database-timeout (2 s here), for as long as the server stays down.
+    time.sleep(1.5)
+    for i in range(3):
+        started = time.monotonic()
+        r = ctl("signup", "--username", "later%d" % i, "--password-stdin", stdin="pass word\n")
+        took = time.monotonic() - started
+        checks.check(r.returncode == 75 and took < 1.0, "signup 1.5 s into the outage: exit 75 within 1 s, got %d after %.2f s" % (r.returncode, took))
+        print("  signupctl signup during the outage answered in %.3f s" % took)
+    server.start()
+finally:
+    if daemon:
+        daemon.stop()
+    server.destroy()
+checks.done()
