@@ -372,7 +372,10 @@ def restart_postgres(checks, server, database, hosts):
         c.close()
         log = host.log()
         down = [l for l in log.splitlines() if "account store unavailable" in l]
-        checks.check(len(down) == 1 and "connection refused" in down[0], "host %d logged the outage once, with its cause: %s" % (host.index + 1, down))
+        # The cause depends on what the host tried first: a new connection (refused) or one the
+        # stopping server closed under it; either way it is named, never PSQLError's placeholder.
+        checks.check(len(down) == 1 and ("connection refused" in down[0] or "was closed" in down[0]) and "Generic description" not in down[0],
+                     "host %d logged the outage once, with its cause: %s" % (host.index + 1, down))
         checks.check(log.count("account store available again") == 1, "host %d logged once that the store is back" % (host.index + 1))
     print("  PostgreSQL down 5 s: %d acknowledged, %d refused with %s" % (len(acknowledged), len(refusals), sorted(set(refusals))))
 

@@ -362,8 +362,15 @@ final class PostgresAccountStore: AccountStore {
         if let endpoint, let underlying = error.underlying, "\(underlying)".contains("Connection refused") {
             return "connection refused by \(endpoint)"
         }
-        // Connection and TLS failures: what the socket or the certificate check said.
-        if let underlying = error.underlying { return "PostgreSQL \(error.code): \(describeTLS(underlying))" }
+        // A server shutting down closes its connections before it refuses new ones.
+        if error.code == .serverClosedConnection || error.code == .clientClosedConnection {
+            return "the connection to \(endpoint ?? "PostgreSQL") was closed (the server stopped or restarted)"
+        }
+        // Connection and TLS failures: what the socket or the certificate check said;
+        // PSQLError's own text is a placeholder, so it is never quoted.
+        if let underlying = error.underlying, !(underlying is PSQLError) {
+            return "PostgreSQL \(error.code): \(describeTLS(underlying))"
+        }
         return "PostgreSQL \(error.code)"
     }
 
