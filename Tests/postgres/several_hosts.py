@@ -373,10 +373,13 @@ def restart_postgres(checks, server, database, hosts):
         log = host.log()
         down = [l for l in log.splitlines() if "account store unavailable" in l]
         # The cause depends on what the host tried first: a new connection (refused) or one the
-        # stopping server closed under it; either way it is named, never PSQLError's placeholder.
-        checks.check(len(down) == 1 and ("connection refused" in down[0] or "was closed" in down[0]) and "Generic description" not in down[0],
-                     "host %d logged the outage once, with its cause: %s" % (host.index + 1, down))
-        checks.check(log.count("account store available again") == 1, "host %d logged once that the store is back" % (host.index + 1))
+        # stopping server closed under it — and a stopping server can do both, one after the
+        # other (seen: closed, then refused 2 s later), so one stop may be logged twice. Each
+        # line names its cause, never PSQLError's placeholder; a warning per request would be
+        # thousands here.
+        named = all(("connection refused" in l or "was closed" in l) and "Generic description" not in l for l in down)
+        checks.check(1 <= len(down) <= 2 and named, "host %d logged the outage once or twice, with its cause: %s" % (host.index + 1, down))
+        checks.check(1 <= log.count("account store available again") <= 2, "host %d logged that the store is back" % (host.index + 1))
     print("  PostgreSQL down 5 s: %d acknowledged, %d refused with %s" % (len(acknowledged), len(refusals), sorted(set(refusals))))
 
 
