@@ -135,16 +135,11 @@ final class PostgresAccountStore: AccountStore {
             .decode((Int64, String, String?).self) {
             rows.append(row)
         }
-        var owners: [[UInt8]: Int64] = [:]
+        var owners = SimilarityKeyOwners()
         for (id, username, legacyKey) in rows {
-            guard let identity = Usernames.storedIdentity(of: username, legacyKey: legacyKey ?? "") else {
-                throw AccountStoreError.unavailable("ICU cannot compute the key of account \(id)")
-            }
-            var collidesWith: Int64?
-            for similarity in identity.similarityKeys {
-                let owner = owners[Array(similarity.utf8)]
-                if owner == nil { owners[Array(similarity.utf8)] = id }
-                collidesWith = collidesWith ?? owner
+            let identity = try SimilarityKeyOwners.identity(ofAccount: id, username: username, legacyKey: legacyKey)
+            let (keyOwners, collidesWith) = owners.claim(identity.similarityKeys, for: id)
+            for (similarity, owner) in zip(identity.similarityKeys, keyOwners) {
                 _ = try await connection.query(
                     "INSERT INTO similarity_key (key, account_id, collides_with) VALUES (\(similarity), \(id), \(owner))", logger: logger
                 ).collect()

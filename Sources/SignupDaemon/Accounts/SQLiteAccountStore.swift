@@ -119,20 +119,12 @@ final class SQLiteAccountStore: AccountStore {
         guard stored != Usernames.keyVersion else { return }
         try db.execute(sql: "DELETE FROM similarityKey")
         let rows = try Row.fetchAll(db, sql: "SELECT id, username, legacyKey FROM account ORDER BY id")
-        // Keyed by bytes: Swift's String == compares canonically, the store compares bytes.
-        var owners: [[UInt8]: Int64] = [:]
+        var owners = SimilarityKeyOwners()
         for row in rows {
             let id: Int64 = row["id"]
-            let username: String = row["username"]
-            let legacyKey: String? = row["legacyKey"]
-            guard let identity = Usernames.storedIdentity(of: username, legacyKey: legacyKey ?? "") else {
-                throw AccountStoreError.unavailable("ICU cannot compute the key of account \(id)")
-            }
-            var collidesWith: Int64?
-            for similarity in identity.similarityKeys {
-                let owner = owners[Array(similarity.utf8)]
-                if owner == nil { owners[Array(similarity.utf8)] = id }
-                collidesWith = collidesWith ?? owner
+            let identity = try SimilarityKeyOwners.identity(ofAccount: id, username: row["username"], legacyKey: row["legacyKey"])
+            let (keyOwners, collidesWith) = owners.claim(identity.similarityKeys, for: id)
+            for (similarity, owner) in zip(identity.similarityKeys, keyOwners) {
                 try db.execute(
                     sql: "INSERT INTO similarityKey (key, accountId, collidesWith) VALUES (?, ?, ?)",
                     arguments: [similarity, id, owner]
