@@ -20,6 +20,8 @@ final class ConnectionHandler: ChannelInboundHandler {
         let idleConnectionTimeout: TimeAmount?
         /// Unhandled input and unread output of all connections together.
         let bufferBudget: BufferBudget
+        /// Each event loop's handling, shared per uid (`FairTurns`).
+        let fairTurns: FairTurnsByLoop
         /// "signupd/VERSION", for `hello`.
         let serverName: String
         let logger: Logger
@@ -67,6 +69,7 @@ final class ConnectionHandler: ChannelInboundHandler {
     }
 
     func channelActive(context: ChannelHandlerContext) {
+        turns = shared.fairTurns.turns(on: context.eventLoop)
         let output = ConnectionOutput(channel: context.channel, clock: shared.services.clock)
         self.output = output
         output.peer = Self.peerCredentials(of: context.channel)
@@ -153,7 +156,7 @@ final class ConnectionHandler: ChannelInboundHandler {
         // A drain is already due (next turn, or when the client has read): it handles
         // these lines. Reading is paused then, so input still arriving is NIO emptying the
         // socket of a client that went away — handling it here would serve it all at once.
-        guard !drainScheduled, !waitingForOutput else {
+        guard !waitingForTurn, !waitingForOutput else {
             output?.setInputHeld(backlogBytes + framer.bufferedBytes)
             return
         }
@@ -172,26 +175,32 @@ final class ConnectionHandler: ChannelInboundHandler {
     }
     /// SO_SNDBUF of a client socket (the kernel doubles it for its bookkeeping).
     static let kernelSendBufferBytes = 32 * 1024
-    /// Lines handled per turn before the connection yields its event loop to the others.
+    /// Lines handled per turn before the connection yields its event loop to the others
+    /// (and at most its uid's share of the turn, `FairTurns`).
     static let linesPerTurn = 128
     /// Request handling pauses while this much of the connection's output is unread
     /// (NIO's buffer; the kernel's socket buffer comes on top).
     private var outputPauseBytes: Int { min(shared.limits.maxOutputBytes / 2, 64 * 1024) }
-    private var drainScheduled = false
+    /// This loop's turns; set when the connection becomes active.
+    private var turns: FairTurns?
+    /// Waiting for the next turn (`FairTurns`): the backlog's lines are handled then.
+    private var waitingForTurn = false
     private var waitingForOutput = false
 
     /// Handles buffered request lines, in order, while no answer is awaited, at most
-    /// `linesPerTurn` of them, and only while the client reads its answers: a client that
+    /// `linesPerTurn` of them and no more than its uid's share of this loop's turn, and
+    /// only while the client reads its answers: a client that
     /// pipelines requests and never reads stops being served (and read) instead of making
     /// the daemon render output for it at the expense of everyone on its event loop.
     /// Reading resumes once the backlog is empty.
     func drain(context: ChannelHandlerContext) {
         // Paused for a handover: the lines wait, and go to the next process.
-        guard let output, context.channel.isActive, !handover.paused else { return }
+        guard let output, let turns, context.channel.isActive, !handover.paused else { return }
         let wasBatching = output.batching
         output.batching = true
+        let share = turns.share(of: output.peer.uid, upTo: backlogHead < backlog.count ? Self.linesPerTurn : 0)
         var handled = 0
-        while !awaitingReply, backlogHead < backlog.count, handled < Self.linesPerTurn, output.unreadBytes <= outputPauseBytes {
+        while !awaitingReply, backlogHead < backlog.count, share.allows(handled), output.unreadBytes <= outputPauseBytes {
             let frame = backlog[backlogHead]
             backlogHead += 1
             handled += 1
@@ -202,6 +211,7 @@ final class ConnectionHandler: ChannelInboundHandler {
             case .tooLong: lineTooLong(output)
             }
         }
+        turns.spend(share, lines: handled)
         if backlogHead == backlog.count {
             backlog.removeAll(keepingCapacity: false)
             backlogHead = 0
@@ -226,13 +236,13 @@ final class ConnectionHandler: ChannelInboundHandler {
                 waitingForOutput = false
                 drain(context: context)
             }
-        } else if !drainScheduled {
-            // A full turn: let the loop's other connections (and I/O) in first. A delay,
-            // not `execute`: NIO runs immediate tasks until none are left before polling.
-            drainScheduled = true
+        } else if !waitingForTurn {
+            // A full turn, or the uid's share of it: the loop's other connections (and
+            // I/O) go first; `FairTurns` resumes this one in its uid's place.
+            waitingForTurn = true
             output.flush()
-            context.eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(1)) { [self] in
-                drainScheduled = false
+            turns.waitForTurn(ObjectIdentifier(self), uid: output.peer.uid) { [self] in
+                waitingForTurn = false
                 drain(context: context)
             }
         }

@@ -139,6 +139,7 @@ final class SignupServer: Service {
             expensiveRequestsPerSecond: configuration.expensiveRequestsPerSecond,
             idleConnectionTimeout: configuration.idleConnectionSeconds.map { TimeAmount.seconds(Int64($0)) },
             bufferBudget: BufferBudget(limit: configuration.maxBufferedBytes, clock: services.clock),
+            fairTurns: FairTurnsByLoop(clock: services.clock),
             serverName: "signupd/\(configuration.serverVersion)",
             logger: logger,
             handover: handover

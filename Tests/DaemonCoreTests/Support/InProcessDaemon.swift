@@ -43,7 +43,8 @@ final class InProcessDaemon: Sendable {
         expensiveRequestsPerSecond: Int = 50,
         idleConnectionTimeout: TimeAmount? = nil,
         maxConnections: Int = 100,
-        connectsPerUIDPerSecond: Int? = nil
+        connectsPerUIDPerSecond: Int? = nil,
+        linesPerUIDPerTurn: Int = 256
     ) throws {
         try PasswordHasher.initialise()
         let loop = NIOAsyncTestingEventLoop()
@@ -91,6 +92,11 @@ final class InProcessDaemon: Sendable {
             expensiveRequestsPerSecond: expensiveRequestsPerSecond,
             idleConnectionTimeout: idleConnectionTimeout,
             bufferBudget: BufferBudget(limit: 256 << 20, clock: services.clock),
+            // Shares counted in lines only: the work clock is virtual too, so a slow test
+            // machine cannot change what a test sees. A turn every virtual millisecond.
+            fairTurns: FairTurnsByLoop(
+                linesPerUIDPerTurn: linesPerUIDPerTurn, turnInterval: .milliseconds(1), clock: services.clock, workClock: { [loop] in loop.now }
+            ),
             serverName: "signupd/test",
             logger: logger
         )
@@ -141,6 +147,7 @@ struct UnavailableStore: StubStore {}
 
 /// A store whose reads (availability, and the account a login looks up) wait until the
 /// test opens the gate, then find nothing.
+/// A store whose reads wait until the test lets them go: `InProcessDaemon.withStalledStore`.
 final class StalledStore: StubStore {
     let gate = DispatchSemaphore(value: 0)
 
@@ -152,5 +159,19 @@ final class StalledStore: StubStore {
     func account(for identity: UsernameIdentity) throws(AccountStoreError) -> StoredAccount? {
         gate.wait()
         return nil
+    }
+}
+
+extension InProcessDaemon {
+    /// Runs `body` with a daemon whose store reads never end while it runs and a client that
+    /// has opened `form`; then lets the stalled reads end and stops the daemon.
+    static func withStalledStore(form: String, _ body: (InProcessDaemon, TestClient) async throws -> Void) async throws {
+        let store = StalledStore()
+        let daemon = try InProcessDaemon(store: .custom(store))
+        let client = try await daemon.connect()
+        try await client.send(#"{"op":"open","form":"\#(form)"}"#)
+        try await body(daemon, client)
+        store.gate.signal()  // a stalled read may end now; its answer is ignored
+        try await daemon.stop()
     }
 }

@@ -1,0 +1,126 @@
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOEmbedded
+import Protocol
+import Testing
+@testable import SignupDaemonCore
+
+/// An event loop's request handling is shared per uid, not per connection: a uid
+/// pipelining on many connections gets its share of a turn, and another uid's request is
+/// answered at once, in the same virtual instant.
+@Suite struct FairTurnsTests {
+    private func makeTurns(_ loop: NIOAsyncTestingEventLoop, lines: Int, time: TimeAmount = .seconds(3600), work: @escaping @Sendable () -> NIODeadline) -> FairTurns {
+        FairTurns(
+            eventLoop: loop, linesPerUIDPerTurn: lines, timePerUIDPerTurn: time, turnInterval: .milliseconds(1),
+            clock: DaemonClock { loop.now }, workClock: work
+        )
+    }
+
+    @Test func waitingConnectionsAreServedUIDByUIDWithinTheirShare() async throws {
+        let loop = NIOAsyncTestingEventLoop()
+        let log = NIOLockedValueBox<[String]>([])
+        let idle = try await loop.executeInContext {
+            let turns = makeTurns(loop, lines: 4) { loop.now }
+            let share = turns.share(of: 1, upTo: 10)
+            #expect(share.allows(3) && !share.allows(4))
+            turns.spend(share, lines: 4)
+            #expect(!turns.share(of: 1, upTo: 10).allows(0))
+            #expect(turns.share(of: 2, upTo: 10).allows(3))
+            // uid 1: connections a, b, c, each handling 2 lines when resumed; uid 2: d.
+            let connections = ["a", "b", "c", "d"].map { ($0, Marker()) }
+            for ((name, marker), uid) in zip(connections, [UInt32(1), 1, 1, 2]) {
+                turns.waitForTurn(ObjectIdentifier(marker), uid: uid) {
+                    let share = turns.share(of: uid, upTo: 2)
+                    turns.spend(share, lines: 2)
+                    log.withLockedValue { $0.append(name) }
+                }
+            }
+            // Asking twice keeps one place.
+            turns.waitForTurn(ObjectIdentifier(connections[0].1), uid: 1) { log.withLockedValue { $0.append("a again") } }
+            #expect(turns.waitingConnections == 4)
+            return NIOLoopBound((turns, connections.map(\.1)), eventLoop: loop)
+        }
+        #expect(log.withLockedValue { $0 }.isEmpty)
+        await loop.advanceTime(by: .milliseconds(1))
+        // A new turn: uid 1's share (4) covers a and b; uid 2's covers d; c waits, first next time.
+        #expect(log.withLockedValue { $0 } == ["a", "b", "d"])
+        await loop.advanceTime(by: .milliseconds(1))
+        #expect(log.withLockedValue { $0 } == ["a", "b", "d", "c"])
+        // Nobody waits: a turn's time after the last one, the shares are whole again.
+        #expect(try await loop.executeInContext { () -> Bool in
+            let share = idle.value.0.share(of: 1, upTo: 10)
+            idle.value.0.spend(share, lines: 4)
+            return idle.value.0.share(of: 1, upTo: 10).allows(0)
+        } == false)
+        await loop.advanceTime(by: .microseconds(999))
+        #expect(try await loop.executeInContext { idle.value.0.share(of: 1, upTo: 10).allows(0) } == false)
+        await loop.advanceTime(by: .microseconds(1))
+        #expect(try await loop.executeInContext { idle.value.0.share(of: 1, upTo: 10).allows(3) } == true)
+        await loop.shutdownGracefully()
+    }
+
+    @Test func aShareEndsWhenItsTimeIsSpentWhateverTheLines() async throws {
+        let loop = NIOAsyncTestingEventLoop()
+        // The work clock: moved by hand, as slow handling would move it.
+        let work = NIOLockedValueBox(NIODeadline.uptimeNanoseconds(1_000_000_000))
+        let clock: @Sendable () -> NIODeadline = { work.withLockedValue { $0 } }
+        try await loop.executeInContext {
+            let turns = makeTurns(loop, lines: 1000, time: .milliseconds(2), work: clock)
+            let share = turns.share(of: 7, upTo: 128)
+            // The first line is always allowed; then lines while time is left.
+            #expect(share.allows(0) && share.allows(1))
+            work.withLockedValue { $0 = $0 + .microseconds(1500) }
+            #expect(share.allows(5))
+            work.withLockedValue { $0 = $0 + .microseconds(500) }
+            #expect(share.allows(0) && !share.allows(6))
+            turns.spend(share, lines: 6)
+            // The uid has spent its time: none left this turn, another uid's is whole.
+            #expect(!turns.share(of: 7, upTo: 128).allows(0))
+            #expect(turns.share(of: 8, upTo: 128).allows(100))
+        }
+        await loop.shutdownGracefully()
+    }
+
+    @Test func anotherUIDsPingIsAnsweredWhileOneUIDFloodsOnManyConnections() async throws {
+        let daemon = try InProcessDaemon(linesPerUIDPerTurn: 8)
+        // Three connections of uid 1000, each pipelining 40 pings it has not read answers to.
+        var flooders: [TestClient] = []
+        for _ in 0..<3 { flooders.append(try await daemon.connect()) }
+        let victim = try await daemon.connect()
+        // The testing channel has no peer credentials: the flooders are uid 1000, the victim 2000.
+        let victimChannel = victim.channel
+        try await daemon.loop.executeInContext {
+            for output in daemon.services.registry.allConnections { output.peer.uid = output.channel === victimChannel ? 2000 : 1000 }
+        }
+        for (index, flooder) in flooders.enumerated() {
+            let burst = (0..<40).map { #"{"op":"ping","id":"f\#(index)-\#($0)"}"# }.joined(separator: "\n") + "\n"
+            try await flooder.sendRaw(burst)
+        }
+        // Without time passing, uid 1000 got its share of this turn: 8 lines of 120.
+        var answered = 0
+        for flooder in flooders { answered += try await flooder.written().count }
+        #expect(answered == 8)
+        // uid 2000 is answered at once.
+        try await victim.send(#"{"op":"ping","id":"victim"}"#)
+        let pong = try await victim.written()
+        #expect(pong.count == 1 && pong.first?.string("id") == "victim")
+
+        // Each turn serves uid 1000 another share, connection by connection, in order.
+        var ids: [[String]] = [[], [], []]
+        var turns = 0
+        while ids.map(\.count).reduce(0, +) < 120 - answered, turns < 100 {
+            await daemon.advance(by: .milliseconds(1))
+            turns += 1
+            for (index, flooder) in flooders.enumerated() { ids[index] += try await flooder.written().compactMap { $0.string("id") } }
+        }
+        #expect(turns == (120 - 8) / 8)
+        for (index, list) in ids.enumerated() {
+            let numbers = list.compactMap { Int($0.split(separator: "-").last ?? "") }
+            #expect(numbers == numbers.sorted(), "connection \(index) answered out of order")
+            #expect(list.allSatisfy { $0.hasPrefix("f\(index)-") })
+        }
+        try await daemon.stop()
+    }
+}
+
+private final class Marker: Sendable {}
