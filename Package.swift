@@ -19,6 +19,9 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
         // The PostgreSQL account store (several hosts, one database); brings NIOSSL.
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+        // https availability URLs: postgres-nio's own TLS package, named so that the daemon
+        // may import it (the same checkout and version; nothing new is fetched).
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
     ],
     targets: [
         // libsystemd (Debian: libsystemd-dev): sd_listen_fds, sd_notify, sd_journal_sendv.
@@ -65,6 +68,8 @@ let package = Package(
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                // https availability URLs; already built for postgres-nio, no new package.
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             path: "Sources/SignupDaemon",
             exclude: ["Main"],
@@ -93,6 +98,8 @@ let package = Package(
         .testTarget(
             name: "DaemonTests",
             dependencies: ["Protocol", "UnixIO", "CSodium", "CICU", .product(name: "GRDB", package: "GRDB.swift")],
+            // Fixtures/: files the tests read by path (a frozen v1 database schema).
+            exclude: ["Fixtures"],
             swiftSettings: strict
         ),
         // The daemon in process: the connection handler on NIO's testing channel, with
@@ -104,6 +111,7 @@ let package = Package(
                 "SignupDaemonCore", "Protocol", "FormEngine", "UsernameIdentity",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict

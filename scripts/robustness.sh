@@ -10,6 +10,7 @@ long=0
 BIN=${1:-$(swift build --show-bin-path)/signupd}
 run() { echo "== $*"; python3 "$@"; }
 run Tests/robustness/http_availability.py "$BIN"
+run Tests/robustness/https_availability.py "$BIN"
 run Tests/robustness/race_two_daemons.py "$BIN"
 run Tests/robustness/sigterm_under_load.py "$BIN"
 run Tests/robustness/store_faults.py "$BIN"

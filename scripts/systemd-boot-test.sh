@@ -14,6 +14,8 @@
 # non-member gets exit 3 with a hint naming the group; root works; StatusText shows the
 # counts; the journal has no warning; the database is 0600 in a 0700 directory; the socket's
 # directory keeps its owner; `systemctl help signupd`, `man signupctl` and completions work;
+# an https availability service is trusted through a CA file in /etc/signupd and through
+# /etc/ssl/certs, and an unknown CA is refused;
 # installing a newer package while a client pings in a loop fails no ping and keeps the
 # accounts; 50 clients mid-form carry on across `systemctl restart` and a package upgrade,
 # stop says bye shutdown, kill -9 gets bye restarted from the next process; purge removes
@@ -240,6 +242,53 @@ wait_for ActiveState inactive || fail "the service did not exit when idle"
 out=$(printf 'p4ssword\n' | as alice signupctl login --username alice --password-stdin 2>&1) || fail "alice's login after idle exit: $out"
 [ "$(show ActiveState)" = active ] || fail "the service was not started again on demand"
 [ "$(show NRestarts)" = 0 ] || fail "the service restarted after a failure"
+pass
+
+# 7b. An https availability service, set up as README says ("The availability service over
+# https"): first with the CA file in /etc/signupd, then through the system's trust store in
+# /etc/ssl/certs — both must be readable by the sandboxed service (ProtectSystem=strict,
+# ProtectHome=yes, PrivateTmp=yes). The service listens on localhost (IPAddressAllow=).
+tls=/var/tmp/signupd-tls
+ns_exec mkdir -p $tls || fail "mkdir $tls"
+ns_exec openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=signupd boot test CA" -keyout $tls/ca.key -out $tls/ca.pem \
+  -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign >/dev/null 2>&1 || fail "openssl: the test CA"
+ns_exec openssl req -newkey rsa:2048 -nodes -subj /CN=localhost -keyout $tls/server.key -out $tls/server.csr >/dev/null 2>&1 || fail "openssl: the server key"
+ns_exec bash -c "printf 'subjectAltName=DNS:localhost\nextendedKeyUsage=serverAuth\n' > $tls/server.ext" || fail "server.ext"
+ns_exec openssl x509 -req -in $tls/server.csr -CA $tls/ca.pem -CAkey $tls/ca.key -CAcreateserial -days 2 -extfile $tls/server.ext -out $tls/server.pem >/dev/null 2>&1 || fail "openssl: the server certificate"
+ns_exec install -m 0644 $tls/ca.pem /etc/signupd/availability-ca.pem || fail "installing the CA file in /etc/signupd"
+exec {service_out}< <(timeout -s KILL 300 nsenter -t "$PID1" -a python3 "$(cd "$(dirname "$0")/.." && pwd)/Tests/robustness/https_service.py" $tls/server.pem $tls/server.key 2>&1)
+read -r -t 30 -u $service_out https_port https_pid || fail "the https availability service did not start"
+case "$https_port" in ''|*[!0-9]*) fail "the https availability service did not start: $https_port" ;; esac
+availability_dropin() {
+  printf '[Service]\nExecStart=\nExecStart=/usr/sbin/signupd --idle-exit 2 --availability-url https://localhost:%s/users/{username}%s\n' "$https_port" "$1" \
+    | ns_exec tee /etc/systemd/system/signupd.service.d/override.conf >/dev/null
+  ns_exec systemctl daemon-reload || fail "daemon-reload"
+  ns_exec systemctl restart signupd.service || fail "systemctl restart signupd with an https availability URL: $(ns_exec journalctl -u signupd.service -n 5 --no-pager)"
+}
+availability_dropin " --availability-ca-file /etc/signupd/availability-ca.pem"
+out=$(printf 'p4ssword\n' | as alice signupctl signup --username takenbob --password-stdin 2>&1); code=$?
+[ $code = 2 ] && echo "$out" | grep -q "Username already taken" || fail "https with the CA file in /etc/signupd: takenbob got exit $code: $out"
+out=$(printf 'p4ssword\n' | as alice signupctl signup --username freecarol --password-stdin 2>&1) || fail "https with the CA file in /etc/signupd: freecarol: $out"
+# Without the CA file the system's store does not know the test CA: refused, logged once.
+availability_dropin ""
+out=$(printf 'p4ssword\n' | as alice signupctl signup --username freedave --password-stdin 2>&1); code=$?
+[ $code != 0 ] && echo "$out" | grep -q "Error contacting server" || fail "https, CA unknown to the system's store: freedave got exit $code: $out"
+if [ "$(ns_exec systemctl is-active systemd-journald.service)" = active ]; then
+  ns_exec journalctl -u signupd.service -o verbose --no-pager -q | grep -q "SIGNUPD_CAUSE=the service's certificate is not signed by a trusted CA" \
+    || fail "the untrusted certificate is not logged with its reason: $(ns_exec journalctl -u signupd.service -n 5 --no-pager)"
+fi
+# The administrator adds the CA to the system's store (ca-certificates): /etc/ssl/certs.
+ns_exec install -m 0644 $tls/ca.pem /usr/local/share/ca-certificates/signupd-boot-test.crt || fail "installing the CA in the system's store"
+ns_exec update-ca-certificates >/dev/null 2>&1 || fail "update-ca-certificates"
+ns_exec systemctl restart signupd.service || fail "systemctl restart signupd"
+out=$(printf 'p4ssword\n' | as alice signupctl signup --username freedave --password-stdin 2>&1) || fail "https through the system's trust store (/etc/ssl/certs): freedave: $out"
+ns_exec kill "$https_pid"
+exec {service_out}<&-
+ns_exec rm -f /usr/local/share/ca-certificates/signupd-boot-test.crt /etc/signupd/availability-ca.pem
+ns_exec update-ca-certificates --fresh >/dev/null 2>&1
+printf '[Service]\nExecStart=\nExecStart=/usr/sbin/signupd --idle-exit 2\n' | ns_exec tee /etc/systemd/system/signupd.service.d/override.conf >/dev/null
+ns_exec systemctl daemon-reload || fail "daemon-reload"
+ns_exec systemctl restart signupd.service || fail "systemctl restart signupd"
 pass
 
 # 8. A newer package is installed while alice pings in a loop: no ping fails (connections

@@ -137,9 +137,21 @@ public struct SignupDaemonCommand: AsyncParsableCommand {
             store: store, configuration: configuration, logger: logger,
             sharedLoginFailures: (store as? PostgresAccountStore).map { PostgresLoginFailures(store: $0) }
         )
+        if let url = configuration.availabilityURL {
+            logger.info("availability service", metadata: [
+                "service": "\(url.isHTTPS ? "https" : "http")://\(url.hostHeader)",
+                "trust": "\(configuration.availabilityTLS?.trust ?? "none (http)")",
+            ])
+            for warning in configuration.availabilityTLS?.warnings ?? [] { logger.warning("\(warning)") }
+            if url.isHTTPS, availability.availabilityCAFile == nil, !AvailabilityTLS.systemStoreFound {
+                logger.warning("no system trust store to verify the availability service's certificate with (install ca-certificates, or give --availability-ca-file): every check will answer \"Error contacting server\"", metadata: ["lookedAt": "\(AvailabilityTLS.systemBundles.joined(separator: ", "))"])
+            }
+        }
         let services = SessionServices(
             accounts: accounts,
-            http: configuration.availabilityURL.map { HTTPAvailabilityClient(template: $0, timeout: configuration.availabilityTimeout, group: group) },
+            http: configuration.availabilityURL.map {
+                HTTPAvailabilityClient(template: $0, timeout: configuration.availabilityTimeout, tls: configuration.availabilityTLS, group: group, logger: logger)
+            },
             formConfiguration: Self.formConfiguration(configuration, logger: logger),
             forms: FormLibraryHolder(library),
             registry: ConnectionRegistry(
@@ -170,10 +182,13 @@ public struct SignupDaemonCommand: AsyncParsableCommand {
         do {
             try await serviceGroup.run()
         } catch {
+            await services.http?.shutdown()
             try? await accounts.shutdown()
             try? await group.shutdownGracefully()
             throw error
         }
+        // The availability client's connections and timers end while the loops still run.
+        await services.http?.shutdown()
         try await accounts.shutdown()
         try await group.shutdownGracefully()
         if server.handedOver { throw ExitCode(SignupServer.handedOverExitStatus) }
@@ -187,7 +202,7 @@ public struct SignupDaemonCommand: AsyncParsableCommand {
             let explicit = paths.socket ?? DefaultPaths.environment("SIGNUPD_SOCKET")
             let path = try explicit ?? DefaultPaths.socket()
             // Clients must be able to reach a socket meant for a group: its directory is 0755.
-            try PrivateDirectory.prepare(parentOf: path, create: explicit == nil, mode: 0o755, option: paths.socket != nil ? "--socket" : (explicit != nil ? "SIGNUPD_SOCKET" : "socket"))
+            try PrivateDirectory.prepare(parentOf: path, create: explicit == nil, mode: 0o755, option: paths.socket != nil ? "--socket" : (explicit != nil ? "SIGNUPD_SOCKET" : "socket"), sharedSticky: true)
             // Before anything starts: a live daemon on the path is a clear refusal.
             try SocketPath.prepare(path)
             listener = .path(path, mode: paths.socketModeValue)
@@ -243,6 +258,9 @@ public struct SignupDaemonCommand: AsyncParsableCommand {
                 configuration.availabilityURL = try AvailabilityURLTemplate(template)
             } catch {
                 throw DaemonError.startup("--availability-url: \(error)")
+            }
+            if configuration.availabilityURL?.isHTTPS == true {
+                configuration.availabilityTLS = try AvailabilityTLS.load(caFile: availability.availabilityCAFile)
             }
         }
         return configuration

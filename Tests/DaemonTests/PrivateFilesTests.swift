@@ -93,7 +93,24 @@ struct PrivateFilesTests {
         try daemon.start(.byHand, waitForReady: false)
         #expect(daemon.waitForExit() == 1)
         #expect(daemon.log.contains("refusing \(shared): it is writable by group or others (mode 01777)"))
+        // A sticky shared directory must stay writable by all: no chmod advice for it.
+        #expect(daemon.log.contains("it is a shared directory; use a directory of signupd's own in it"))
+        #expect(!daemon.log.contains("chmod"))
         #expect(!FileManager.default.fileExists(atPath: "\(shared)/accounts.sqlite"))
+    }
+
+    @Test("a socket directly in /tmp (sticky, root's) is accepted: nobody else can remove or replace it there")
+    func socketInStickyTmp() throws {
+        let directory = DaemonProcess.makeDirectory()
+        let socket = "/tmp/signupd-sticky-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).sock"
+        defer { unlink(socket) }
+        let daemon = DaemonProcess(directory: directory)
+        try daemon.start(.byHand, arguments: ["--socket", socket], passSocket: false)
+        #expect(!daemon.log.contains("refusing"))
+        let client = try UnixSocket.connect(to: socket)
+        close(client)
+        daemon.signal(SIGTERM)
+        #expect(daemon.waitForExit() == 0)
     }
 
     @Test("an explicit --database whose directory does not exist exits 1 and names it")

@@ -1,11 +1,13 @@
 """Shared pieces of the robustness checks: start signupd as a separate process (ready
 when it says READY=1 over NOTIFY_SOCKET), and a small protocol client."""
+import http.server
 import json
 import os
 import signal
 import socket
 import subprocess
 import tempfile
+import threading
 import time
 
 FAST_HASH = ["--argon2-ops", "1", "--argon2-memory-kib", "8"]
@@ -13,29 +15,42 @@ SLOW_HASH = ["--argon2-ops", "4", "--argon2-memory-kib", "262144"]
 
 
 class Daemon:
-    def __init__(self, binary, directory=None, database=None, args=(), socket_name="signupd.sock"):
+    """signupd as a separate process, ready when it says READY=1. A subclass changes how it
+    is run (`command`, `env_path`) and what a failure calls it (`label`)."""
+
+    label = "signupd"
+    env_path = "/usr/bin:/bin"
+
+    def __init__(self, binary, directory=None, database=None, args=(), socket_name="signupd.sock", log_name="signupd.log"):
         self.binary = binary
         self.directory = directory or tempfile.mkdtemp(prefix="signupd-rb-")
         self.sock = os.path.join(self.directory, socket_name)
         self.database = database or os.path.join(self.directory, "accounts.sqlite")
         self.args = list(args)
-        self.log_path = os.path.join(self.directory, "signupd.log")
+        self.log_path = os.path.join(self.directory, log_name)
         self.proc = None
 
-    def start(self):
-        notify_path = os.path.join(self.directory, "notify-%d.sock" % time.monotonic_ns())
+    def command(self):
+        return [self.binary, "--socket", self.sock, "--database", self.database] + self.args
+
+    def start(self, timeout=60):
+        """Starts it and waits for READY=1; fails at once, with its log, if it exits first."""
+        notify_path = os.path.join(self.directory, "notify-%x-%d.sock" % (id(self), time.monotonic_ns()))
         notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         notify.bind(notify_path)
-        notify.settimeout(60)
+        notify.settimeout(0.5)
         self.proc = subprocess.Popen(
-            [self.binary, "--socket", self.sock, "--database", self.database] + self.args,
-            env={"NOTIFY_SOCKET": notify_path, "PATH": "/usr/bin:/bin"},
+            self.command(), env={"NOTIFY_SOCKET": notify_path, "PATH": self.env_path},
             stdout=subprocess.DEVNULL, stderr=open(self.log_path, "a"))
+        deadline = time.monotonic() + timeout
         try:
-            while b"READY=1" not in notify.recv(4096):
-                pass
-        except socket.timeout:
-            raise AssertionError("signupd did not become ready; log:\n" + self.log())
+            while True:
+                try:
+                    if b"READY=1" in notify.recv(4096):
+                        break
+                except socket.timeout:
+                    if self.proc.poll() is not None or time.monotonic() > deadline:
+                        raise AssertionError("%s did not become ready; log:\n%s" % (self.label, self.log()))
         finally:
             notify.close()
             os.unlink(notify_path)
@@ -157,10 +172,57 @@ class Client:
         self.barrier()
         return state
 
+    def race_signup(self, name, password, barrier=None, timeout=None):
+        """Fills a signup, waits at `barrier` (if any) with the other racers, then submits if
+        the name looked free: ("ok", name), or ("refused", the message that said why not)."""
+        state = self.fill_signup(name, password)
+        if barrier:
+            barrier.wait(timeout=timeout)
+        if state["state"] != "ok":
+            return "refused", state["message"]
+        result = self.submit_and_wait()
+        return ("ok", name) if result.get("ok") else ("refused", result.get("message"))
+
     def submit_and_wait(self):
         self.send("submit")
         result, _ = self.until(lambda m: m.get("event") in ("result", "error"))
         return result
+
+
+def race_signups(clients, names, password, timeout=None):
+    """Client i signs up names[i % len(names)] with password(i), all submitting together;
+    each client is closed after. Returns their `race_signup` outcomes, in the order they came."""
+    outcomes = []
+    lock = threading.Lock()
+    barrier = threading.Barrier(len(clients))
+
+    def racer(index):
+        outcome = clients[index].race_signup(names[index % len(names)], password(index), barrier, timeout)
+        clients[index].close()
+        with lock:
+            outcomes.append(outcome)
+
+    threads = [threading.Thread(target=racer, args=(i,)) for i in range(len(clients))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return outcomes
+
+
+class QuietHandler(http.server.BaseHTTPRequestHandler):
+    """An HTTP handler that keeps its request log off the test's output."""
+
+    def log_message(self, *args):
+        pass
+
+
+def serve_http(handler):
+    """A threaded HTTP service on a free 127.0.0.1 port, served until the test exits."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
 
 
 class Checks:

@@ -8,11 +8,12 @@ usage: http_availability.py path/to/signupd
 """
 import http.server
 import socket
+import subprocess
 import sys
 import threading
 import time
 
-from harness import FAST_HASH, Checks, Client, Daemon
+from harness import FAST_HASH, Checks, Client, Daemon, QuietHandler, serve_http
 
 checks = Checks("HTTP availability faults")
 
@@ -23,7 +24,7 @@ asked = []
 keys_asked = []
 
 
-class Handler(http.server.BaseHTTPRequestHandler):
+class Handler(QuietHandler):
     def do_GET(self):
         name = self.path.rsplit("/", 1)[-1]
         if self.path.startswith("/keys/"):
@@ -53,14 +54,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.send_response(302)
             self.end_headers()
 
-    def log_message(self, *args):
-        pass
 
-
-server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-server.daemon_threads = True
-threading.Thread(target=server.serve_forever, daemon=True).start()
-port = server.server_address[1]
+port = serve_http(Handler).server_address[1]
 
 # A port nothing listens on: connection refused.
 probe = socket.socket()
@@ -75,7 +70,47 @@ keyed = Daemon(binary, args=FAST_HASH + ["--availability-url", "http://127.0.0.1
                                          "--availability-timeout", "1"]).start()
 refusing = Daemon(binary, args=FAST_HASH + ["--availability-url", "http://127.0.0.1:%d/u/{username}" % refused_port,
                                             "--availability-timeout", "1"]).start()
+# Its first failure a hang: nothing else has marked the service unreachable yet.
+timing_out = Daemon(binary, args=FAST_HASH + ["--availability-url", "http://127.0.0.1:%d/users/{username}" % port,
+                                              "--availability-timeout", "1"]).start()
+
+
+def settled(client, name):
+    client.send("set", field="username", value=name)
+    got, _ = client.until(lambda m: m.get("event") == "validation" and m["field"] == "username" and m["state"] in ("ok", "failed"))
+    return got["state"], got["message"]
+
+
+def log_lines(daemon, text, count=1, seconds=10):
+    """The daemon's log lines holding `text`, once there are `count` (polled: the log is
+    written as the check ends, the client may hear first)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        lines = [line for line in daemon.log().splitlines() if text in line]
+        if len(lines) >= count or time.monotonic() > deadline:
+            return lines
+        time.sleep(0.05)
+
+
 try:
+    t = Client(timing_out.sock)
+    t.open("signup")
+    checks.check(settled(t, "hang9") == ("failed", "Error contacting server"), "a hung service: Error contacting server")
+    lines = log_lines(timing_out, "availability service unreachable")
+    checks.check(len(lines) == 1 and "no answer within 1 s" in lines[0] and "warning" in lines[0],
+                 "a check that timed out is logged as a warning with the reason: %s" % lines)
+    # Another cause while it is still unreachable: logged once, not once per keystroke.
+    for name in ["broken9", "broken10", "hang10"]:
+        checks.check(settled(t, name) == ("failed", "Error contacting server"), "%s: Error contacting server" % name)
+    lines = log_lines(timing_out, "still unreachable, for another reason")
+    checks.check(len(lines) == 1 and "HTTP 500" in lines[0] and "no answer within 1 s" in lines[0],
+                 "a new cause is logged once, naming the one before: %s" % lines)
+    checks.check(settled(t, "free9") == ("ok", "Username available"), "the service answers again")
+    lines = log_lines(timing_out, "availability service answers again")
+    checks.check(len(lines) == 1 and "no answer within 1 s" in lines[0],
+                 "the recovery notice names the latest cause (the last hang): %s" % lines)
+    checks.check(len(log_lines(timing_out, "still unreachable", seconds=0)) == 1, "no warning per keystroke")
+
     c = Client(daemon.sock)
     c.open("signup")
     for name, state, message in [
@@ -93,6 +128,10 @@ try:
         elapsed = time.monotonic() - started
         checks.check((got["state"], got["message"]) == (state, message), "%s: got %s" % (name, got))
         checks.check(elapsed < 1.9, "%s answered within the 1 s timeout (+ slack): %.2f s" % (name, elapsed))
+
+    garbage = log_lines(daemon, "cause=the service's answer is not HTTP")
+    checks.check(len(garbage) == 1 and "invalid constant string" not in daemon.log(),
+                 "a garbage answer is logged as not HTTP: %s" % garbage)
 
     # The service is asked about the name in NFC, whatever the client sent.
     c.send("set", field="username", value="free\u0075\u0308ser")
@@ -141,8 +180,42 @@ try:
     got, _ = r.until(lambda m: m.get("event") == "validation" and m["state"] in ("ok", "failed"))
     checks.check(got["message"] == "Error contacting server", "connection refused: %s" % got)
     checks.check(time.monotonic() - started < 1.9, "connection refused answered in time")
+    refused_at = time.monotonic()
+    # Fail fast: for 1 s after a refused connection, checks answer without connecting, even
+    # once something listens there again; after it, the service is asked again.
+    revived_asked = []
+
+    class Revived(QuietHandler):
+        def do_GET(self):
+            revived_asked.append(self.path)
+            self.send_response(404)
+            self.end_headers()
+
+    revived = http.server.ThreadingHTTPServer(("127.0.0.1", refused_port), Revived)
+    revived.daemon_threads = True
+    threading.Thread(target=revived.serve_forever, daemon=True).start()
+    got = settled(r, "anyone2")
+    within = time.monotonic() - refused_at
+    checks.check(within < 1.0 and got == ("failed", "Error contacting server") and revived_asked == [],
+                 "within the back-off (%.2f s): answered without connecting: %s, asked %s" % (within, got, revived_asked))
+    time.sleep(max(0.0, 1.2 - (time.monotonic() - refused_at)))  # the documented 1 s back-off runs out
+    checks.check(settled(r, "anyone3") == ("ok", "Username available") and len(revived_asked) == 1,
+                 "after the back-off the service is asked again: %s" % revived_asked)
+    lines = log_lines(refusing, "availability service answers again")
+    checks.check(len(lines) == 1 and "connection refused" in lines[0], "the recovery is logged: %s" % lines)
+    revived.shutdown()
 finally:
     checks.check(daemon.stop() == 0, "daemon exits 0")
+    checks.check(timing_out.stop() == 0, "daemon with the timing-out service exits 0")
     checks.check(refusing.stop() == 0, "second daemon exits 0")
     checks.check(keyed.stop() == 0, "daemon with {key} exits 0")
+
+# A malformed URL, or one with a password in it, is a usage error (exit 64) that does not
+# repeat the password.
+for template, says in [("http://127.0.0.1:99999/u/{key}", "bad port"), ("http://127.0.0.1/u/", "{username} or {key}"),
+                       ("http://admin:s3cret@127.0.0.1:%d/u/{key}" % port, "user name or password in the URL")]:
+    run = subprocess.run([binary, "--socket", "/nonexistent/s.sock", "--database", ":memory:", "--availability-url", template],
+                         env={"PATH": "/usr/bin:/bin"}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60, text=True)
+    checks.check(run.returncode == 64 and says in run.stderr and "s3cret" not in run.stderr + run.stdout,
+                 "%s refused at start: exit %d %s" % (says, run.returncode, run.stderr.strip()[-200:]))
 checks.done()

@@ -5,6 +5,7 @@ import NIOConcurrencyHelpers
 final class CheckCancellation: Sendable {
     private struct State {
         var cancelled = false
+        var timedOut = false
         var onCancel: (@Sendable () -> Void)?
     }
 
@@ -12,10 +13,16 @@ final class CheckCancellation: Sendable {
 
     var isCancelled: Bool { state.withLockedValue { $0.cancelled } }
 
-    func cancel() {
+    /// Whether it was cancelled because the session's timeout ran out (the service did not
+    /// answer in time: a failure to log), not because a newer value superseded it.
+    var timedOut: Bool { state.withLockedValue { $0.timedOut } }
+
+    /// `timedOut`: the session gave up waiting (its timeout), rather than no longer needing it.
+    func cancel(timedOut: Bool = false) {
         let action = state.withLockedValue { state -> (@Sendable () -> Void)? in
             guard !state.cancelled else { return nil }
             state.cancelled = true
+            state.timedOut = timedOut
             defer { state.onCancel = nil }
             return state.onCancel
         }

@@ -1,56 +1,128 @@
 import FormEngine
+import Logging
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import NIOSSL
 
 /// The seed's GitHub check, made configurable: GET the template URL for the name;
 /// 404 means available, any 2xx taken, anything else (or no answer in time) unreachable.
 ///
 /// Connections are kept alive and reused, at most `maxConnections` open at once for the
 /// whole daemon; a check waits for a free one (within its timeout). A cancelled check
-/// closes its connection, aborting the request (or leaves the wait).
+/// closes its connection, aborting the request (or leaves the wait). For `https://` each
+/// connection does its TLS handshake (certificate verified for the URL's host) before it
+/// carries a request; a failed one is one more way of not answering.
+///
+/// The service going unreachable is logged once, with the reason, and its coming back once.
 final class HTTPAvailabilityClient: Sendable {
     let template: AvailabilityURLTemplate
     let timeout: Duration
     let maxConnections: Int
+    /// How long a kept-alive connection may wait unused before it is closed.
+    let idleTimeout: TimeAmount
+    private let tls: AvailabilityTLS?
+    private let logger: Logger
+    private let health = NIOLockedValueBox(AvailabilityServiceHealth())
+    /// Until when checks answer "Error contacting server" without connecting, after a
+    /// connection to the service failed (refused, unreachable): a dead service costs one
+    /// attempt a second, not one per keystroke, like the store's circuit breaker.
+    private let failFastUntil = NIOLockedValueBox<NIODeadline?>(nil)
+    static let failFastPeriod = TimeAmount.seconds(1)
+    /// The cause of a check ended by the daemon stopping: not the service's failure.
+    static let stopping = "signupd is stopping"
+
+    /// What the pool gives a check: a connection ready for a request, or why there is none.
+    private enum Lease {
+        case ready(Channel)
+        case failed(String)
+    }
+
+    /// How a check ended: an answer of the service's, or why there is none.
+    private enum Outcome {
+        case answered(Availability)
+        case failed(String)
+    }
 
     private struct Waiter {
         let id: UInt64
-        let start: @Sendable (Channel?) -> Void
+        let start: @Sendable (Lease) -> Void
+    }
+
+    /// A kept-alive connection waiting for the next check, closed when it has waited
+    /// `idleTimeout` (the service or a middlebox may have dropped it silently meanwhile).
+    private struct Idle {
+        let channel: Channel
+        let expiry: Scheduled<Void>
     }
 
     private struct Pool {
         var open = 0
-        var idle: [Channel] = []
+        var idle: [Idle] = []
         var waiters: [Waiter] = []
         var nextWaiter: UInt64 = 0
+        /// Every connected channel, idle or carrying a request (closed at shutdown).
+        var channels: [ObjectIdentifier: Channel] = [:]
+        /// The daemon is stopping: no new connection, no new check.
+        var stopped = false
     }
 
     private let pool = NIOLockedValueBox(Pool())
     private let group: EventLoopGroup
 
-    init(template: AvailabilityURLTemplate, timeout: Duration, maxConnections: Int = 16, group: EventLoopGroup) {
+    /// `tls` is required for an `https://` template.
+    init(
+        template: AvailabilityURLTemplate, timeout: Duration, maxConnections: Int = 16, idleTimeout: TimeAmount = .seconds(30),
+        tls: AvailabilityTLS? = nil, group: EventLoopGroup, logger: Logger = Logger(label: "signupd.availability")
+    ) {
+        precondition(template.isHTTPS == (tls != nil), "an https:// availability URL needs its TLS configuration")
         self.template = template
         self.timeout = timeout
         self.maxConnections = maxConnections
+        self.idleTimeout = idleTimeout
+        self.tls = tls
         self.group = group
+        self.logger = logger
     }
 
     /// Connections open now (for tests and logs).
     var openConnections: Int { pool.withLockedValue { $0.open } }
 
+    /// The service as the log names it: scheme, host and port (the path may hold a key).
+    var serviceName: String { "\(template.isHTTPS ? "https" : "http")://\(template.hostHeader)" }
+
+    private var timeoutText: String {
+        let milliseconds = timeout.nanoseconds / 1_000_000
+        return milliseconds % 1000 == 0 ? "\(milliseconds / 1000)" : "\(Double(milliseconds) / 1000)"
+    }
+
     /// Asks the service about a name: `username` in NFC as typed, `key` its identity key
     /// (`AvailabilityURLTemplate`).
     func check(username: String, key: String, cancellation: CheckCancellation, on eventLoop: EventLoop) -> EventLoopFuture<Availability> {
-        let promise = eventLoop.makePromise(of: Availability.self)
-        let deadline = eventLoop.scheduleTask(in: .nanoseconds(timeout.nanoseconds)) { promise.succeed(.unreachable) }
+        // Stopping: the loops may be shutting down; nothing is scheduled on them any more.
+        guard !pool.withLockedValue({ $0.stopped }) else { return eventLoop.makeSucceededFuture(.unreachable) }
+        if let until = failFastUntil.withLockedValue({ $0 }), NIODeadline.now() < until {
+            return eventLoop.makeSucceededFuture(.unreachable)  // already logged as unreachable
+        }
+        let promise = eventLoop.makePromise(of: Outcome.self)
+        let deadline = eventLoop.scheduleTask(in: .nanoseconds(timeout.nanoseconds)) { [timeoutText] in
+            promise.succeed(.failed("no answer within \(timeoutText) s"))
+        }
         let target = template.target(username: username, key: key)
-        acquire(cancellation: cancellation, promise: promise) { [self] channel in
-            guard let channel else { return promise.succeed(.unreachable) }
+        acquire(cancellation: cancellation, promise: promise) { [self] lease in
+            let channel: Channel
+            switch lease {
+            case .failed(let cause): return promise.succeed(.failed(cause))
+            case .ready(let ready): channel = ready
+            }
             let exchange = Exchange(promise: promise)
-            // Abort: closing the connection ends the request; the pool forgets it.
-            cancellation.onCancel { channel.close(promise: nil) }
+            // Abort: closing the connection ends the request; the pool forgets it. A check
+            // the session gave up on (its timeout) failed for want of an answer.
+            cancellation.onCancel { [timeoutText] in
+                if cancellation.timedOut { promise.succeed(.failed("no answer within \(timeoutText) s")) }
+                channel.close(promise: nil)
+            }
             promise.futureResult.whenComplete { _ in
                 cancellation.clear()
                 // An answered request leaves a reusable connection; anything else closes it.
@@ -59,28 +131,56 @@ final class HTTPAvailabilityClient: Sendable {
                 }
             }
             channel.eventLoop.execute { [self] in
-                guard channel.isActive, let handler = try? channel.pipeline.syncOperations.handler(type: ResponseHandler.self) else {
-                    return promise.succeed(.unreachable)
+                guard let handler = try? channel.pipeline.syncOperations.handler(type: ResponseHandler.self) else {
+                    return promise.succeed(.failed("the service closed the connection"))
                 }
+                guard channel.isActive else { return promise.succeed(.failed(handler.closedBecause ?? "the service closed the connection")) }
                 handler.begin(exchange)
                 var headers = HTTPHeaders()
-                headers.add(name: "Host", value: template.port == 80 ? template.host : "\(template.host):\(template.port)")
+                headers.add(name: "Host", value: template.hostHeader)
                 headers.add(name: "User-Agent", value: "signupd/\(signupdVersion)")
                 let head = HTTPRequestHead(version: .http1_1, method: .GET, uri: target, headers: headers)
                 channel.write(HTTPClientRequestPart.head(head), promise: nil)
                 channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: nil)
             }
         }
-        promise.futureResult.whenComplete { _ in deadline.cancel() }
-        return promise.futureResult
+        return promise.futureResult.map { [self] outcome in
+            deadline.cancel()
+            switch outcome {
+            case .answered(let availability):
+                report(health.withLockedValue { $0.answered() })
+                return availability
+            case .failed(let cause):
+                // A superseded check did not fail: it was no longer wanted. One the session
+                // gave up waiting for did (the session's timeout and this one are the same).
+                if (!cancellation.isCancelled || cancellation.timedOut) && cause != Self.stopping {
+                    report(health.withLockedValue { $0.failed(cause) })
+                }
+                return .unreachable
+            }
+        }
+    }
+
+    private func report(_ action: AvailabilityServiceHealth.Action) {
+        switch action {
+        case .none: break
+        case .logUnreachable(let cause):
+            logger.warning("availability service unreachable: username checks answer \"Error contacting server\" until it answers again", metadata: ["service": "\(serviceName)", "cause": "\(cause)"])
+        case .logCauseChanged(let cause, let was):
+            logger.warning("availability service still unreachable, for another reason", metadata: ["service": "\(serviceName)", "cause": "\(cause)", "was": "\(was)"])
+        case .logAnswering(let cause):
+            logger.notice("availability service answers again", metadata: ["service": "\(serviceName)", "wasUnreachable": "\(cause)"])
+        }
     }
 
     /// Gives `start` an idle connection, a new one within the cap, or queues it.
-    private func acquire(cancellation: CheckCancellation, promise: EventLoopPromise<Availability>, start: @escaping @Sendable (Channel?) -> Void) {
-        enum Next { case reuse(Channel), connect, wait(UInt64) }
+    private func acquire(cancellation: CheckCancellation, promise: EventLoopPromise<Outcome>, start: @escaping @Sendable (Lease) -> Void) {
+        enum Next { case reuse(Channel), connect, wait(UInt64), stopped }
         let next: Next = pool.withLockedValue { pool in
-            while let channel = pool.idle.popLast() {
-                if channel.isActive { return .reuse(channel) }
+            if pool.stopped { return .stopped }
+            while let idle = pool.idle.popLast() {
+                idle.expiry.cancel()
+                if idle.channel.isActive { return .reuse(idle.channel) }
             }
             if pool.open < maxConnections {
                 pool.open += 1
@@ -91,7 +191,8 @@ final class HTTPAvailabilityClient: Sendable {
             return .wait(pool.nextWaiter)
         }
         switch next {
-        case .reuse(let channel): start(channel)
+        case .reuse(let channel): start(.ready(channel))
+        case .stopped: start(.failed(Self.stopping))
         case .connect: connect(start)
         case .wait(let id):
             // Leaving the queue: cancelled, or timed out.
@@ -101,52 +202,120 @@ final class HTTPAvailabilityClient: Sendable {
                     pool.waiters.removeAll { $0.id == id }
                     return pool.waiters.count < before
                 }
-                if removed { promise.succeed(.unreachable) }
+                if removed { promise.succeed(.failed("all \(maxConnections) connections to the service busy")) }
             }
             cancellation.onCancel(leave)
             promise.futureResult.whenComplete { _ in leave() }
         }
     }
 
-    private func connect(_ start: @escaping @Sendable (Channel?) -> Void) {
+    private func connect(_ start: @escaping @Sendable (Lease) -> Void) {
+        let host = template.host
+        let handshakeTimeout = TimeAmount.nanoseconds(timeout.nanoseconds)
         ClientBootstrap(group: group)
             .connectTimeout(.nanoseconds(timeout.nanoseconds))
-            .channelInitializer { channel in
+            .channelInitializer { [tls] channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHTTPClientHandlers()
-                    try channel.pipeline.syncOperations.addHandler(ResponseHandler())
+                    let operations = channel.pipeline.syncOperations
+                    if let tls {
+                        try operations.addHandler(try tls.handler(host: host))
+                        try operations.addHandler(TLSGate(host: host, promise: channel.eventLoop.makePromise()))
+                    }
+                    try operations.addHTTPClientHandlers()
+                    try operations.addHandler(ResponseHandler(https: tls != nil))
                 }
             }
             .connect(host: template.host, port: template.port)
-            .whenComplete { [self] result in
+            .whenComplete { [self, timeoutText] result in
                 switch result {
                 case .success(let channel):
+                    failFastUntil.withLockedValue { $0 = nil }
+                    let stopped = pool.withLockedValue { pool in
+                        if !pool.stopped { pool.channels[ObjectIdentifier(channel)] = channel }
+                        return pool.stopped
+                    }
                     channel.closeFuture.whenComplete { [self] _ in connectionClosed(channel) }
-                    start(channel)
-                case .failure:
+                    if stopped {
+                        channel.close(promise: nil)
+                        return start(.failed(Self.stopping))
+                    }
+                    guard let gate = try? channel.pipeline.syncOperations.handler(type: TLSGate.self) else {
+                        return start(.ready(channel))
+                    }
+                    // Ready once the handshake is done and the certificate names the host.
+                    let bound = NIOLoopBound(gate, eventLoop: channel.eventLoop)
+                    let expiry = channel.eventLoop.scheduleTask(in: handshakeTimeout) {
+                        bound.value.fail(AvailabilityFailure.HandshakeTimeout(seconds: timeoutText))
+                        channel.close(promise: nil)
+                    }
+                    gate.promise.futureResult.whenComplete { result in
+                        expiry.cancel()
+                        switch result {
+                        case .success: start(.ready(channel))
+                        case .failure(let error):
+                            channel.close(promise: nil)
+                            start(.failed(AvailabilityFailure.describe(error)))
+                        }
+                    }
+                case .failure(let error):
+                    failFastUntil.withLockedValue { $0 = .now() + Self.failFastPeriod }
                     connectionClosed(nil)
-                    start(nil)
+                    start(.failed(AvailabilityFailure.describe(error)))
                 }
             }
     }
 
+    /// Closes every connection and ends the checks waiting for one, before the event loops
+    /// stop: nothing of the client's is left to run on a loop that has shut down.
+    func shutdown() async {
+        let (channels, waiters) = pool.withLockedValue { pool in
+            pool.stopped = true
+            for idle in pool.idle { idle.expiry.cancel() }
+            pool.idle = []
+            defer { pool.waiters = [] }
+            return (Array(pool.channels.values), pool.waiters)
+        }
+        for waiter in waiters { waiter.start(.failed(Self.stopping)) }
+        for channel in channels { try? await channel.close().get() }
+    }
+
     /// Back to the pool, or straight to a waiting check.
     private func release(_ channel: Channel) {
-        let waiter: Waiter? = pool.withLockedValue { pool in
+        let waiter: Waiter? = pool.withLockedValue { pool -> Waiter? in
+            if pool.stopped {
+                channel.close(promise: nil)
+                return nil
+            }
             if pool.waiters.isEmpty {
-                pool.idle.append(channel)
+                let expiry = channel.eventLoop.scheduleTask(in: idleTimeout) { [self] in
+                    // Taken out of the pool first: no check can pick it up while it closes.
+                    let expired = self.pool.withLockedValue { pool in
+                        guard let index = pool.idle.firstIndex(where: { $0.channel === channel }) else { return false }
+                        pool.idle.remove(at: index)
+                        return true
+                    }
+                    if expired { channel.close(promise: nil) }
+                }
+                pool.idle.append(Idle(channel: channel, expiry: expiry))
                 return nil
             }
             return pool.waiters.removeFirst()
         }
-        waiter?.start(channel)
+        waiter?.start(.ready(channel))
     }
 
     /// A connection (or an attempt, nil) ended: its slot goes to a waiting check.
     private func connectionClosed(_ channel: Channel?) {
         let waiter: Waiter? = pool.withLockedValue { pool in
-            if let channel { pool.idle.removeAll { $0 === channel } }
-            if pool.waiters.isEmpty {
+            if let channel {
+                pool.channels[ObjectIdentifier(channel)] = nil
+                pool.idle.removeAll { idle in
+                    guard idle.channel === channel else { return false }
+                    idle.expiry.cancel()
+                    return true
+                }
+            }
+            if pool.waiters.isEmpty || pool.stopped {
                 pool.open -= 1
                 return nil
             }
@@ -157,12 +326,76 @@ final class HTTPAvailabilityClient: Sendable {
 
     /// One request and its answer on a kept-alive connection.
     private final class Exchange: Sendable {
-        let promise: EventLoopPromise<Availability>
+        let promise: EventLoopPromise<Outcome>
         private let complete = NIOLockedValueBox(false)
-        init(promise: EventLoopPromise<Availability>) { self.promise = promise }
+        init(promise: EventLoopPromise<Outcome>) { self.promise = promise }
         /// Whether the whole response was read (the connection can carry another request).
         var reusable: Bool { complete.withLockedValue { $0 } }
         func finished() { complete.withLockedValue { $0 = true } }
+    }
+
+    /// Holds a new TLS connection back until its handshake is done and the certificate
+    /// names the URL's host, so that no request, and no name typed into a form, goes to a
+    /// server that is not the service. NIOSSL's check (`.fullVerification`) comes first; it
+    /// also takes an IP address entry equal to the address a name resolved to, which
+    /// `PostgresServerName`'s rule (the one of libpq's verify-full) does not.
+    private final class TLSGate: ChannelInboundHandler, RemovableChannelHandler {
+        typealias InboundIn = ByteBuffer
+        let host: String
+        let promise: EventLoopPromise<Void>
+        private var pending = true
+
+        init(host: String, promise: EventLoopPromise<Void>) {
+            self.host = host
+            self.promise = promise
+        }
+
+        func fail(_ error: any Error) {
+            guard pending else { return }
+            pending = false
+            promise.fail(error)
+        }
+
+        func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+            // The handshake's completion is the TLS handler's first event: from then on it
+            // knows the negotiated version and the (chain-verified) certificate.
+            if pending, let tls = try? context.pipeline.syncOperations.handler(type: NIOSSLClientHandler.self), tls.tlsVersion != nil {
+                if let certificate = tls.peerCertificate, PostgresServerName.matches(certificate, host: host) {
+                    pending = false
+                    promise.succeed()
+                } else {
+                    fail(AvailabilityFailure.WrongName(host: host, certificate: tls.peerCertificate))
+                    context.close(promise: nil)
+                }
+            }
+            context.fireUserInboundEventTriggered(event)
+        }
+
+        func errorCaught(context: ChannelHandlerContext, error: any Error) {
+            // BoringSSL says only CERTIFICATE_VERIFY_FAILED; the certificate it got (kept
+            // after the failure) tells an expired or not yet valid one apart.
+            if pending, let error = error as? NIOSSLExtraError, error == .failedToValidateHostname {
+                let tls = try? context.pipeline.syncOperations.handler(type: NIOSSLClientHandler.self)
+                fail(AvailabilityFailure.WrongName(host: host, certificate: tls?.peerCertificate))
+            } else if pending, "\(error)".contains("CERTIFICATE_VERIFY_FAILED"),
+                let certificate = try? context.pipeline.syncOperations.handler(type: NIOSSLClientHandler.self).peerCertificate,
+                let dated = AvailabilityFailure.OutOfDate(certificate)
+            {
+                fail(dated)
+            } else {
+                fail(error)
+            }
+            context.fireErrorCaught(error)
+        }
+
+        func channelInactive(context: ChannelHandlerContext) {
+            fail(AvailabilityFailure.ClosedDuringHandshake())
+            context.fireChannelInactive()
+        }
+
+        func handlerRemoved(context: ChannelHandlerContext) {
+            fail(AvailabilityFailure.ClosedDuringHandshake())
+        }
     }
 
     /// Reads one response per request: the status decides, the body is skipped; the
@@ -170,19 +403,24 @@ final class HTTPAvailabilityClient: Sendable {
     private final class ResponseHandler: ChannelInboundHandler, RemovableChannelHandler {
         typealias InboundIn = HTTPClientResponsePart
         private var exchange: Exchange?
-        private var answer: Availability = .unreachable
+        private var outcome: Outcome = .failed("no answer")
         private var keepAlive = true
+        /// Why the connection failed while no request was on it.
+        private(set) var closedBecause: String?
+        private let https: Bool
+
+        init(https: Bool) { self.https = https }
 
         func begin(_ exchange: Exchange) {
             self.exchange = exchange
-            answer = .unreachable
+            outcome = .failed("no answer")
         }
 
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
             switch unwrapInboundIn(data) {
             case .head(let head):
                 let code = head.status.code
-                answer = code == 404 ? .available : (200..<300).contains(code) ? .taken : .unreachable
+                outcome = code == 404 ? .answered(.available) : (200..<300).contains(code) ? .answered(.taken) : .failed("the service answered HTTP \(code) (only 404 and 2xx are answers)")
                 keepAlive = head.isKeepAlive
             case .body:
                 break
@@ -190,18 +428,23 @@ final class HTTPAvailabilityClient: Sendable {
                 guard let exchange else { return }
                 self.exchange = nil
                 if keepAlive { exchange.finished() }
-                exchange.promise.succeed(answer)
+                exchange.promise.succeed(outcome)
             }
         }
 
         func errorCaught(context: ChannelHandlerContext, error: any Error) {
-            exchange?.promise.succeed(.unreachable)
+            let cause = AvailabilityFailure.describe(error, https: https)
+            if let exchange {
+                exchange.promise.succeed(.failed(cause))
+            } else if closedBecause == nil {
+                closedBecause = cause
+            }
             exchange = nil
             context.close(promise: nil)
         }
 
         func channelInactive(context: ChannelHandlerContext) {
-            exchange?.promise.succeed(.unreachable)
+            exchange?.promise.succeed(.failed("the service closed the connection before answering"))
             exchange = nil
         }
     }

@@ -1,9 +1,11 @@
-/// A URL template such as `http://users.example.org/users/{username}`: the HTTP
-/// availability service. 404 means available, any 2xx taken, anything else an error.
+/// A URL template such as `https://users.example.org/users/{username}`: the HTTP
+/// availability service, over TLS for `https://` (port 443 unless given; 80 for `http://`). 404 means available, any 2xx taken, anything else an error.
 /// `{username}` is replaced by the name in NFC as typed (case kept: BOB, not bob), `{key}`
 /// by its identity key (NFKC_Casefold: bob for BOB, ｂｏｂ and 𝐛𝐨𝐛), both percent-encoded;
 /// the template has at least one of them.
 struct AvailabilityURLTemplate: Sendable, Equatable {
+    /// `https://`: TLS, the certificate verified for `host`.
+    var isHTTPS: Bool
     var host: String
     var port: Int
     /// The path and query with `{username}` or `{key}` in it.
@@ -13,13 +15,18 @@ struct AvailabilityURLTemplate: Sendable, Equatable {
         case unsupportedScheme(String)
         case missingPlaceholder
         case invalid(String)
+        /// `user:password@` in the authority: never sent (the service's own rule for
+        /// credentials is unknown) and never logged.
+        case userinfo
 
         var description: String {
             switch self {
             case .unsupportedScheme(let scheme):
-                "unsupported scheme \"\(scheme)\": only http:// is built in; put a TLS-terminating proxy on loopback for https"
+                "unsupported scheme \"\(scheme)\": use http:// or https://"
             case .missingPlaceholder: "the URL template must contain {username} or {key}"
             case .invalid(let why): "invalid URL template: \(why)"
+            case .userinfo:
+                "a user name or password in the URL (user:password@host) is not supported: signupd sends no credentials; restrict the service by address instead"
             }
         }
     }
@@ -27,11 +34,13 @@ struct AvailabilityURLTemplate: Sendable, Equatable {
     init(_ text: String) throws(ParseError) {
         guard let schemeEnd = text.firstRange(of: "://") else { throw .invalid("no scheme") }
         let scheme = text[..<schemeEnd.lowerBound].lowercased()
-        guard scheme == "http" else { throw .unsupportedScheme(scheme) }
+        guard scheme == "http" || scheme == "https" else { throw .unsupportedScheme(scheme) }
+        isHTTPS = scheme == "https"
         guard text.contains("{username}") || text.contains("{key}") else { throw .missingPlaceholder }
         let rest = text[schemeEnd.upperBound...]
         let authority = rest.prefix { $0 != "/" && $0 != "?" }
         let path = rest.dropFirst(authority.count)
+        guard !authority.contains("@") else { throw .userinfo }
         guard !authority.isEmpty, !authority.contains("{") else { throw .invalid("no host") }
         if let colon = authority.lastIndex(of: ":"), !authority.hasSuffix("]") {
             guard let port = Int(authority[authority.index(after: colon)...]), (1...65535).contains(port) else {
@@ -41,10 +50,20 @@ struct AvailabilityURLTemplate: Sendable, Equatable {
             self.port = port
         } else {
             host = String(authority)
-            port = 80
+            port = isHTTPS ? 443 : 80
         }
         if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        guard !host.isEmpty else { throw .invalid("no host") }
         pathTemplate = path.isEmpty ? "/" : String(path)
+    }
+
+    /// The scheme's own port (80, or 443 for https).
+    var defaultPort: Int { isHTTPS ? 443 : 80 }
+
+    /// The Host header: the port only when it is not the scheme's, an IPv6 address in brackets.
+    var hostHeader: String {
+        let name = host.contains(":") ? "[\(host)]" : host
+        return port == defaultPort ? name : "\(name):\(port)"
     }
 
     /// The request target for a name (`username`: NFC as typed, `key`: its identity key),

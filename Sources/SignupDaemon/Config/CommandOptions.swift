@@ -30,15 +30,27 @@ struct PathOptions: ParsableArguments {
 /// The optional outside availability check.
 struct AvailabilityOptions: ParsableArguments {
     @Option(help: ArgumentHelp(
-        "HTTP service asked whether a name is free, e.g. http://127.0.0.1:8080/users/{key}: {username} is the name in NFC as typed, {key} its identity key (case-folded, NFKC); 404 means available, 2xx taken, anything else an error.",
+        "HTTP service asked whether a name is free, e.g. http://127.0.0.1:8080/users/{key} or https://users.example.org/users/{key}: {username} is the name in NFC as typed, {key} its identity key (case-folded, NFKC); 404 means available, 2xx taken, anything else an error. https:// verifies the service's certificate for the URL's host against the system's trust store (or --availability-ca-file).",
         valueName: "template"))
     var availabilityURL: String?
+
+    @Option(help: ArgumentHelp(
+        "With an https:// --availability-url: PEM file of the CA certificates the service's certificate must chain to, instead of the system's trust store (/etc/ssl/certs). Read once at start; under the packaged service keep it in /etc/signupd.",
+        valueName: "path"))
+    var availabilityCAFile: String?
 
     @Option(help: ArgumentHelp("Seconds an availability check may take before it counts as \"Error contacting server\".", valueName: "seconds"))
     var availabilityTimeout: Double = 3
 
     func validate() throws {
         guard availabilityTimeout > 0, availabilityTimeout <= 60 else { throw ValidationError("--availability-timeout must be in (0, 60]") }
+        if availabilityCAFile != nil, !(availabilityURL?.lowercased().hasPrefix("https://") ?? false) {
+            throw ValidationError("--availability-ca-file is for an https:// --availability-url")
+        }
+        if let availabilityURL {
+            // A usage error (exit 64) that never repeats the URL: it may hold a password.
+            do { _ = try AvailabilityURLTemplate(availabilityURL) } catch { throw ValidationError("--availability-url: \(error)") }
+        }
     }
 }
 

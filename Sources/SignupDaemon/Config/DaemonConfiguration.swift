@@ -42,6 +42,8 @@ struct DaemonConfiguration: Sendable {
     /// Exit after this many seconds without connections; nil: never.
     var idleExitSeconds: Int?
     var availabilityURL: AvailabilityURLTemplate?
+    /// For an `https://` availability URL: its trust, loaded at start.
+    var availabilityTLS: AvailabilityTLS?
     var availabilityTimeout: Duration = .seconds(3)
     var hashCost: HashCost
     var hashConcurrency: Int

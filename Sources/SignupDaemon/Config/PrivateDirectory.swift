@@ -13,7 +13,9 @@ enum PrivateDirectory {
     /// Checks the directory that will hold `path`. With `create`, missing directories are
     /// made first (the last one with `mode`, ancestors 0700); without it a missing
     /// directory is an error that names it and the option it came from.
-    static func prepare(parentOf path: String, create: Bool, mode: mode_t, option: String) throws(DaemonError) {
+    /// `sharedSticky`: the directory itself may be a sticky, root-owned shared one such as
+    /// `/tmp` (for the socket: nobody else can remove or replace it there).
+    static func prepare(parentOf path: String, create: Bool, mode: mode_t, option: String, sharedSticky: Bool = false) throws(DaemonError) {
         let directory = parent(of: path)
         if !exists(directory) {
             guard create else {
@@ -21,11 +23,12 @@ enum PrivateDirectory {
             }
             try makeDirectories(directory, mode: mode)
         }
-        try check(directory)
+        try check(directory, sharedSticky: sharedSticky)
     }
 
     /// Refuses `directory` unless it and every directory above it are safe (see the type).
-    static func check(_ directory: String) throws(DaemonError) {
+    /// `sharedSticky`: `directory` itself may be sticky, root-owned and writable by all.
+    static func check(_ directory: String, sharedSticky: Bool = false) throws(DaemonError) {
         guard let resolved = realpath(directory, nil) else {
             throw .startup("cannot resolve \(directory): \(UnixIO.errnoText(errno))")
         }
@@ -44,11 +47,30 @@ enum PrivateDirectory {
                 throw .startup("refusing \(shown): it belongs to uid \(info.st_uid), not to root or to uid \(me) that signupd runs as; nothing in it was read")
             }
             let sticky = info.st_mode & S_ISVTX != 0
-            if info.st_mode & (S_IWGRP | S_IWOTH) != 0 && (isLast || !sticky) {
+            let sharedAllowed = sticky && (!isLast || (sharedSticky && info.st_uid == 0))
+            if info.st_mode & (S_IWGRP | S_IWOTH) != 0 && !sharedAllowed {
                 let mode = String(info.st_mode & 0o7777, radix: 8)
-                throw .startup("refusing \(shown): it is writable by group or others (mode 0\(mode)); run chmod go-w on it; nothing in it was read")
+                // A shared directory such as /tmp must stay writable by all: the advice is
+                // a private directory in it, never a chmod of it.
+                let advice = sticky ? "it is a shared directory; use a directory of signupd's own in it (mode 0700)" : "run chmod go-w on it"
+                throw .startup("refusing \(shown): it is writable by group or others (mode 0\(mode)); \(advice); nothing in it was read")
             }
         }
+    }
+
+    /// Why a file signupd reads its configuration or trust from (a form, a CA file) must be
+    /// refused: it belongs to someone other than root or signupd's user, or others could
+    /// rewrite it. Nil when it is safe to read.
+    static func fileRefusal(_ info: stat) -> String? {
+        let me = geteuid()
+        guard info.st_uid == 0 || info.st_uid == me else {
+            return "refusing it: it belongs to uid \(info.st_uid), not to root or to uid \(me) that signupd runs as"
+        }
+        guard info.st_mode & (S_IWGRP | S_IWOTH) == 0 else {
+            let mode = String(info.st_mode & 0o7777, radix: 8)
+            return "refusing it: it is writable by group or others (mode 0\(mode)); run chmod go-w on it"
+        }
+        return nil
     }
 
     /// Refuses a database whose files belong to another user — root included: a database
@@ -82,7 +104,7 @@ enum PrivateDirectory {
         return narrowed
     }
 
-    private static func parent(of path: String) -> String {
+    static func parent(of path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return "." }
         return slash == path.startIndex ? "/" : String(path[..<slash])
     }

@@ -87,14 +87,7 @@ struct FormDirectories: Sendable {
         defer { close(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return .failure(ReadFailure("not a regular file")) }
-        let me = geteuid()
-        guard info.st_uid == 0 || info.st_uid == me else {
-            return .failure(ReadFailure("refusing it: it belongs to uid \(info.st_uid), not to root or to uid \(me) that signupd runs as"))
-        }
-        guard info.st_mode & (S_IWGRP | S_IWOTH) == 0 else {
-            let mode = String(info.st_mode & 0o7777, radix: 8)
-            return .failure(ReadFailure("refusing it: it is writable by group or others (mode 0\(mode)); run chmod go-w on it"))
-        }
+        if let refusal = PrivateDirectory.fileRefusal(info) { return .failure(ReadFailure(refusal)) }
         guard info.st_size <= 1 << 20 else { return .failure(ReadFailure("larger than 1 MiB")) }
         var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
         var filled = 0
