@@ -1,6 +1,8 @@
 /// The forms signupd serves without configuration, in the operators' file format
 /// (`FormFile`; README "Forms"). An operator's `/etc/signupd/forms.d/NAME.form` with the
-/// same `name` replaces one. Kept as text so that they are read exactly like an operator's.
+/// same `name` replaces one. Kept as text so that they are read exactly like an operator's;
+/// the four are built from the parts below, so that a label or a rule they share is
+/// written once.
 public enum BuiltinForms {
     /// By file name, in the order `describe` lists them.
     public static let files: [(name: String, text: String)] = [
@@ -8,125 +10,84 @@ public enum BuiltinForms {
     ]
 
     /// The sign-up form of the RxSwift GitHubSignup example.
-    static let signup = """
-        [form]
-        name = signup
-        title = Sign up
-        title.zh-CN = 注册
-        action = signup
-        identity = username
-        secret = password
-        submit = Sign up
-        submit.zh-CN = 注册
+    static let signup = form(
+        name: "signup", title: "Sign up", titleZh: "注册", action: .signup, identity: .username,
+        passwordRules: [], extra: """
 
-        [field username]
-        kind = username
-        label = Username
-        label.zh-CN = 用户名
-        rule = username
-        rule = available
+            [field repeatedPassword]
+            kind = secret
+            label = Repeat password
+            label.zh-CN = 再次输入密码
+            rule = equals password
+            ok = password.repeated
 
-        [field password]
-        kind = secret
-        label = Password
-        label.zh-CN = 密码
-        rule = max-bytes 4096
-        rule = max-length 1024
-        rule = min-length 5
-        ok = password.acceptable
-
-        [field repeatedPassword]
-        kind = secret
-        label = Repeat password
-        label.zh-CN = 再次输入密码
-        rule = equals password
-        ok = password.repeated
-
-        """
+            """)
 
     /// The login form of the RxSwift login demos.
-    static let login = """
-        [form]
-        name = login
-        title = Log in
-        title.zh-CN = 登录
-        action = login
-        identity = username
-        secret = password
-        submit = Log in
-        submit.zh-CN = 登录
-
-        [field username]
-        kind = username
-        label = Username
-        label.zh-CN = 用户名
-        rule = username
-
-        [field password]
-        kind = secret
-        label = Password
-        label.zh-CN = 密码
-        rule = max-bytes 4096
-        ok = password.entered
-
-        """
+    static let login = form(name: "login", title: "Log in", titleZh: "登录", action: .login, identity: .username, passwordRules: [])
 
     /// RxLoginTest's phone number sign-up: at least 11 digits, a password of at least 6.
-    static let phoneSignup = """
-        [form]
-        name = phone-signup
-        title = Sign up with a phone number
-        title.zh-CN = 手机号注册
-        action = signup
-        identity = phone
-        secret = password
-        submit = Sign up
-        submit.zh-CN = 注册
-
-        [field phone]
-        kind = phone
-        label = Phone number
-        label.zh-CN = 手机号码
-        rule = phone 11 15
-        rule = available
-
-        [field password]
-        kind = secret
-        label = Password
-        label.zh-CN = 密码
-        rule = max-bytes 4096
-        rule = max-length 1024
-        rule = min-length 6 as password.short
-        ok = password.acceptable
-
-        """
+    static let phoneSignup = form(
+        name: "phone-signup", title: "Sign up with a phone number", titleZh: "手机号注册", action: .signup, identity: .phone,
+        passwordRules: ["min-length 6 as password.short"])
 
     /// RxLoginTest's login: a phone number of at least 11 digits ("号码长度不足") and a
     /// password of at least 6 characters ("密码长度不足"); login returns a token.
-    static let phoneLogin = """
-        [form]
-        name = phone-login
-        title = Log in with a phone number
-        title.zh-CN = 手机号登录
-        action = login
-        identity = phone
-        secret = password
-        submit = Log in
-        submit.zh-CN = 登录
+    static let phoneLogin = form(
+        name: "phone-login", title: "Log in with a phone number", titleZh: "手机号登录", action: .login, identity: .phone,
+        passwordRules: ["min-length 6 as password.short"])
 
-        [field phone]
-        kind = phone
-        label = Phone number
-        label.zh-CN = 手机号码
-        rule = phone 11 15
+    /// What a form does; it decides the submit button, whether the identity must be
+    /// available, and how much the password field checks.
+    enum Action: String {
+        case signup, login
 
-        [field password]
-        kind = secret
-        label = Password
-        label.zh-CN = 密码
-        rule = max-bytes 4096
-        rule = min-length 6 as password.short
-        ok = password.entered
+        var submit: (en: String, zh: String) { self == .signup ? ("Sign up", "注册") : ("Log in", "登录") }
+    }
 
-        """
+    /// The identity field: its name (also its kind), label and rule.
+    struct Identity {
+        let name: String, label: String, labelZh: String, rule: String
+        static let username = Identity(name: "username", label: "Username", labelZh: "用户名", rule: "username")
+        static let phone = Identity(name: "phone", label: "Phone number", labelZh: "手机号码", rule: "phone 11 15")
+    }
+
+    /// A form of an identity field and a `password` secret. A sign-up form also asks that the
+    /// identity be available, caps the password's length and answers `password.acceptable`;
+    /// a login form answers `password.entered`. A sign-up form without its own minimum
+    /// password length gets `min-length 5`. `extra` holds further field sections.
+    static func form(
+        name: String, title: String, titleZh: String, action: Action, identity: Identity,
+        passwordRules: [String], extra: String = ""
+    ) -> String {
+        let signup = action == .signup
+        let identityRules = [identity.rule] + (signup ? ["available"] : [])
+        let secretRules = ["max-bytes 4096"] + (signup ? ["max-length 1024"] : [])
+            + (passwordRules.isEmpty && signup ? ["min-length 5"] : passwordRules)
+        return """
+            [form]
+            name = \(name)
+            title = \(title)
+            title.zh-CN = \(titleZh)
+            action = \(action.rawValue)
+            identity = \(identity.name)
+            secret = password
+            submit = \(action.submit.en)
+            submit.zh-CN = \(action.submit.zh)
+
+            [field \(identity.name)]
+            kind = \(identity.name)
+            label = \(identity.label)
+            label.zh-CN = \(identity.labelZh)
+            \(identityRules.map { "rule = \($0)" }.joined(separator: "\n"))
+
+            [field password]
+            kind = secret
+            label = Password
+            label.zh-CN = 密码
+            \(secretRules.map { "rule = \($0)" }.joined(separator: "\n"))
+            ok = password.\(signup ? "acceptable" : "entered")
+
+            """ + extra
+    }
 }

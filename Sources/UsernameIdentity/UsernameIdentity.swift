@@ -28,14 +28,7 @@ public struct UsernameIdentity: Sendable, Hashable {
     public let similarityKeys: [String]
     public let skeleton: String
     public let legacyKey: String
-
-    public init(display: String, key: String, similarityKeys: [String], skeleton: String, legacyKey: String) {
-        self.display = display
-        self.key = key
-        self.similarityKeys = similarityKeys
-        self.skeleton = skeleton
-        self.legacyKey = legacyKey
-    }
+    // Made only by `Usernames` in this module: the synthesised memberwise initialiser serves.
 }
 
 /// Why a name cannot be a username. The rule is applied to the normalised name.

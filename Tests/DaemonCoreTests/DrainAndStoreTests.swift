@@ -50,27 +50,23 @@ import Testing
     /// A login that never finishes holds the drain for the grace period of virtual time, no
     /// longer: then every client gets `bye`.
     @Test func theDrainWaitsForSubmitsAtMostTheGracePeriod() async throws {
-        let store = StalledStore()
-        let daemon = try InProcessDaemon(store: .custom(store))
-        let client = try await daemon.connect()
-        try await client.send(#"{"op":"open","form":"login"}"#)
-        try await client.send(#"{"op":"set","field":"username","value":"frank"}"#)
-        try await client.send(#"{"op":"set","field":"password","value":"secret words"}"#)
-        try await client.send(#"{"op":"submit","id":"s"}"#)
-        #expect(try await client.sync().contains { $0.event == "busy" && $0["value"] == .bool(true) })
+        try await InProcessDaemon.withStalledStore(form: "login") { daemon, client in
+            try await client.send(#"{"op":"set","field":"username","value":"frank"}"#)
+            try await client.send(#"{"op":"set","field":"password","value":"secret words"}"#)
+            try await client.send(#"{"op":"submit","id":"s"}"#)
+            #expect(try await client.sync().contains { $0.event == "busy" && $0["value"] == .bool(true) })
 
-        let drain = ShutdownDrain(registry: daemon.services.registry, grace: .seconds(20)).begin(on: daemon.loop)
-        async let finished: Void = drain.finish(reason: "shutdown")
-        // The login holds the drain: no bye before the grace period has passed.
-        await daemon.advance(by: .seconds(19))
-        #expect(try await client.written().isEmpty)
-        await daemon.advance(by: .seconds(1))
-        let bye = try await client.next("bye").match
-        #expect(bye.string("reason") == "shutdown")
-        await finished
-        #expect(!client.isOpen)
-        store.gate.signal()  // the stalled store read may end now
-        try await daemon.stop()
+            let drain = ShutdownDrain(registry: daemon.services.registry, grace: .seconds(20)).begin(on: daemon.loop)
+            async let finished: Void = drain.finish(reason: "shutdown")
+            // The login holds the drain: no bye before the grace period has passed.
+            await daemon.advance(by: .seconds(19))
+            #expect(try await client.written().isEmpty)
+            await daemon.advance(by: .seconds(1))
+            let bye = try await client.next("bye").match
+            #expect(bye.string("reason") == "shutdown")
+            await finished
+            #expect(!client.isOpen)
+        }
     }
 
     @Test func aHalfClosedClientIsAnsweredThenClosed() async throws {

@@ -7,23 +7,18 @@ import Testing
 /// never answers is given up exactly when virtual time passes the check timeout.
 @Suite struct VirtualTimeTests {
     @Test func aStalledCheckFailsAtTheTimeoutOfVirtualTime() async throws {
-        let store = StalledStore()
-        let daemon = try InProcessDaemon(store: .custom(store))
-        let client = try await daemon.connect()
-        try await client.send(#"{"op":"open","form":"signup"}"#)
-        try await client.send(#"{"op":"set","field":"username","value":"erin"}"#)
-        let checking = try await client.sync().last { $0.string("field") == "username" }
-        #expect(checking?.string("state") == "validating")
+        try await InProcessDaemon.withStalledStore(form: "signup") { daemon, client in
+            try await client.send(#"{"op":"set","field":"username","value":"erin"}"#)
+            let checking = try await client.sync().last { $0.string("field") == "username" }
+            #expect(checking?.string("state") == "validating")
 
-        // The default check timeout is 3 s: just before it, nothing; at it, the verdict.
-        await daemon.advance(by: .milliseconds(2999))
-        #expect(try await client.sync().isEmpty)
-        await daemon.advance(by: .milliseconds(1))
-        let verdict = try await client.sync()
-        #expect(verdict.count == 1)
-        #expect(verdict.first?.string("state") == "failed" && verdict.first?.string("message") == "Error contacting server")
-
-        store.gate.signal()  // the cancelled read may end now; its answer is ignored
-        try await daemon.stop()
+            // The default check timeout is 3 s: just before it, nothing; at it, the verdict.
+            await daemon.advance(by: .milliseconds(2999))
+            #expect(try await client.sync().isEmpty)
+            await daemon.advance(by: .milliseconds(1))
+            let verdict = try await client.sync()
+            #expect(verdict.count == 1)
+            #expect(verdict.first?.string("state") == "failed" && verdict.first?.string("message") == "Error contacting server")
+        }
     }
 }

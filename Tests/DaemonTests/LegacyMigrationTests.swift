@@ -13,26 +13,12 @@ struct LegacyMigrationTests {
     /// A login token issued before the migration, to the decomposed twin.
     static let oldToken = String(repeating: "A", count: 42) + "Q"
 
-    /// The v1 migration exactly as SQLiteAccountStore registered it (migrations are never
-    /// edited, so this copy stays true).
+    /// A database as a v1 daemon left it: its schema is frozen in Fixtures/v1-schema.sql
+    /// (migrations are never edited, so that file stays true).
     static func writeV1Database(at path: String) throws {
-        var migrator = DatabaseMigrator()
-        migrator.registerMigration("v1: accounts and tokens") { db in
-            try db.create(table: "account") { table in
-                table.autoIncrementedPrimaryKey("id")
-                table.column("username", .text).notNull()
-                table.column("usernameKey", .text).notNull().unique()
-                table.column("passwordHash", .text).notNull()
-                table.column("createdAt", .integer).notNull()
-            }
-            try db.create(table: "token") { table in
-                table.primaryKey("hash", .blob)
-                table.belongsTo("account", onDelete: .cascade).notNull()
-                table.column("expiresAt", .integer).notNull().indexed()
-            }
-        }
+        let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/v1-schema.sql")
         let queue = try DatabaseQueue(path: path)
-        try migrator.migrate(queue)
+        try queue.write { db in try db.execute(sql: try String(contentsOf: fixture, encoding: .utf8)) }
         let accounts: [(String, String)] = [
             (koreanNFC, "first password"), (koreanNFD, "second password"),
             ("stra\u{00DF}e", "third password"), ("STRASSE", "fourth password"), ("alice", "alice password"),

@@ -11,11 +11,13 @@ usage: interactive_form_test.py path/to/signupd path/to/signupctl
 """
 import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "robustness"))
+from harness import FAST_HASH, SLOW_HASH, Daemon  # noqa: E402
 
 SIGNUPD, SIGNUPCTL = sys.argv[1], sys.argv[2]
 directory = tempfile.mkdtemp(prefix="signupd-tty-")
@@ -51,17 +53,14 @@ def check(condition, what):
 
 
 def start_daemon(slow):
-    notify_path = os.path.join(directory, "notify-%d.sock" % time.monotonic_ns())
-    notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-    notify.bind(notify_path)
-    notify.settimeout(30)
-    cost = ["--argon2-ops", "4", "--argon2-memory-kib", "262144"] if slow else ["--argon2-ops", "1", "--argon2-memory-kib", "8"]
-    daemon = subprocess.Popen([SIGNUPD, "--socket", SOCK, "--database", os.path.join(directory, "accounts.sqlite")] + cost,
-                              env={"NOTIFY_SOCKET": notify_path, "PATH": "/usr/bin:/bin"},
-                              stderr=open(os.path.join(directory, "signupd.log"), "a"))
-    while b"READY=1" not in notify.recv(4096):
-        pass
-    return daemon
+    return Daemon(SIGNUPD, directory=directory, args=SLOW_HASH if slow else FAST_HASH).start()
+
+
+def end_forms(daemon):
+    """The last form's tmux server and the daemon go, however the checks ended."""
+    if servers:
+        tmux("kill-server", check=False)
+    daemon.stop()
 
 
 def open_form(env_prefix="", args="signup", wait_text="Repeat password", size=(80, 24), then="", run=None):
@@ -130,17 +129,13 @@ try:
 
     # The daemon going away mid-form ends the form cleanly.
     open_form()
-    daemon.kill()
+    daemon.proc.kill()
     daemon.wait()
     keys("x")
     text = wait_for(lambda s: "EXIT=" in s and "icanon" in s, "exit after the daemon died")
     check("EXIT=4" in text and "signupd" in text and restored(text), "a vanished daemon restores the terminal, exit 4")
 finally:
-    if servers:
-        tmux("kill-server", check=False)
-    if daemon.poll() is None:
-        daemon.terminate()
-        daemon.wait(timeout=30)
+    end_forms(daemon)
 
 
 def lines():
@@ -414,10 +409,6 @@ try:
         text = wait_for(lambda s: "EXIT=" in s and "icanon" in s, "exit after SIG%s" % sig)
         check(restored(text), "SIG%s during %r restores the terminal:\n%s" % (sig, args, text))
 finally:
-    if servers:
-        tmux("kill-server", check=False)
-    if daemon.poll() is None:
-        daemon.terminate()
-        daemon.wait(timeout=30)
+    end_forms(daemon)
 
 print("interactive form in tmux: %d passed, 0 failed" % passed)

@@ -19,7 +19,6 @@ usage: several_hosts.py path/to/signupd [--measure]
 """
 import os
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -28,7 +27,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "robustness"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import FAST_HASH, Checks  # noqa: E402
+from harness import FAST_HASH, Checks, Daemon, race_signups  # noqa: E402
 from harness import Client as PlainClient  # noqa: E402
 
 
@@ -88,68 +87,27 @@ def remove_network():
         sh("ip", "netns", "delete", ns, check=False)
 
 
-class Host:
+class Host(Daemon):
     """signupd in a network namespace, on its own socket, ready when it says READY=1."""
 
+    env_path = "/usr/sbin:/usr/bin:/sbin:/bin"
+
     def __init__(self, index, directory, url, password_file, args):
+        Daemon.__init__(self, binary, directory=directory, database=url, socket_name="host%d.sock" % (index + 1),
+                        log_name="host%d.log" % (index + 1), args=["--database-password-file", password_file] + list(args))
         self.index = index
         self.ns = HOST_NS[index]
-        self.directory = directory
-        self.sock = os.path.join(directory, "host%d.sock" % (index + 1))
-        self.log_path = os.path.join(directory, "host%d.log" % (index + 1))
-        self.argv = ["ip", "netns", "exec", self.ns, binary, "--socket", self.sock, "--database", url,
-                     "--database-password-file", password_file] + list(args)
-        self.proc = None
+        self.label = "host %d" % (index + 1)
 
-    def start(self):
-        notify_path = os.path.join(self.directory, "notify%d-%d.sock" % (self.index, time.monotonic_ns()))
-        notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-        notify.bind(notify_path)
-        notify.settimeout(0.5)
-        self.proc = subprocess.Popen(self.argv, env={"NOTIFY_SOCKET": notify_path, "PATH": "/usr/sbin:/usr/bin:/sbin:/bin"},
-                                     stdout=subprocess.DEVNULL, stderr=open(self.log_path, "a"))
-        deadline = time.monotonic() + 60
-        try:
-            while True:
-                try:
-                    if b"READY=1" in notify.recv(4096):
-                        break
-                except socket.timeout:
-                    if self.proc.poll() is not None or time.monotonic() > deadline:
-                        raise AssertionError("host %d did not become ready; log:\n%s" % (self.index + 1, self.log()))
-        finally:
-            notify.close()
-            os.unlink(notify_path)
-        return self
-
-    def log(self):
-        with open(self.log_path, errors="replace") as f:
-            return f.read()
-
-    def stop(self):
-        if self.proc and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            return self.proc.wait(timeout=60)
-        return self.proc.returncode
+    def command(self):
+        return ["ip", "netns", "exec", self.ns] + Daemon.command(self)
 
 
 def signup_once(client, name):
     """One signup on an open connection; returns ("ok", name) or ("refused", message)."""
-    client.open("signup")
-    client.send("set", field="username", value=name)
-    state, _ = client.until(lambda m: m.get("event") == "validation" and m["field"] == "username" and m["state"] in ("ok", "failed"))
-    client.send("set", field="password", value=PASSWORD)
-    client.send("set", field="repeatedPassword", value=PASSWORD)
-    client.barrier()
-    if state["state"] != "ok":
-        client.send("close")
-        return "refused", state["message"]["text"] if isinstance(state["message"], dict) else state["message"]
-    result = client.submit_and_wait()
+    outcome = client.race_signup(name, PASSWORD)
     client.send("close")
-    if result.get("ok"):
-        return "ok", name
-    message = result.get("message")
-    return "refused", message["text"] if isinstance(message, dict) else message
+    return outcome[0], text(outcome[1])
 
 
 def text(message):
@@ -227,38 +185,10 @@ def main():
 
 def race(checks, server, database, hosts):
     names = ["racer%d" % i for i in range(10)]
-    outcomes = []
-    lock = threading.Lock()
-    barrier = threading.Barrier(300)
-
     # Connected one after another: 300 connects at once would overflow the daemons' short
     # accept queue (64, README "--max-connects-per-user-per-second"); the race is the submits.
     clients = [Client(hosts[index % 3].sock, timeout=120) for index in range(300)]
-
-    def racer(index):
-        c = clients[index]
-        name = names[index % 10]
-        c.open("signup")
-        c.send("set", field="username", value=name)
-        state, _ = c.until(lambda m: m.get("event") == "validation" and m["field"] == "username" and m["state"] in ("ok", "failed"))
-        c.send("set", field="password", value=PASSWORD)
-        c.send("set", field="repeatedPassword", value=PASSWORD)
-        c.barrier()
-        barrier.wait(timeout=120)  # everyone submits together
-        if state["state"] == "ok":
-            result = c.submit_and_wait()
-            outcome = ("ok", name) if result.get("ok") else ("refused", text(result.get("message")))
-        else:
-            outcome = ("refused", text(state["message"]))
-        c.close()
-        with lock:
-            outcomes.append(outcome)
-
-    threads = [threading.Thread(target=racer, args=(i,)) for i in range(300)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    outcomes = [(kind, text(what)) for kind, what in race_signups(clients, names, lambda _: PASSWORD, timeout=120)]
     winners = sorted(name for kind, name in outcomes if kind == "ok")
     losers = [message for kind, message in outcomes if kind == "refused"]
     checks.check(len(outcomes) == 300, "all 300 clients got an answer (%d)" % len(outcomes))

@@ -2,10 +2,6 @@ import FormEngine
 import Logging
 import UnixSignals
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// `systemctl reload signupd` (SIGHUP): re-reads the form and message directories. New
 /// sessions get the new definitions; open sessions keep the ones they were opened with.
 /// A configuration with errors is refused as a whole (each error logged with its
@@ -32,9 +28,7 @@ struct FormReloader: Sendable {
     /// One reload; returns whether the new configuration was applied.
     @discardableResult
     func reload() -> Bool {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        notifier.reloading(monotonicMicroseconds: UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec) / 1000)
+        notifier.reloading()
         defer { notifier.readyAgain() }
         switch directories.load() {
         case .success(let library):

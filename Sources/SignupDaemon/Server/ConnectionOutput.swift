@@ -8,7 +8,9 @@ import Synchronization
 /// another event loop) are flushed at once.
 ///
 /// Mutable state is confined to `eventLoop`; that is what makes it `@unchecked Sendable`.
-/// The event-loop-only methods assert it (debug builds and tests).
+/// Every event-loop-only method checks it with `preconditionInEventLoop` (release builds
+/// too); the `on…` hooks are set by the handler on this loop and called only from checked
+/// methods or `inEventLoop` branches.
 final class ConnectionOutput: @unchecked Sendable {
     let channel: Channel
     let eventLoop: EventLoop
@@ -22,8 +24,13 @@ final class ConnectionOutput: @unchecked Sendable {
     private(set) var flushing = false
     /// The last flushed write; writes complete in order, so when it has, nothing is left in NIO's buffer.
     private var lastWrite: EventLoopFuture<Void>?
-    /// True while the handler is inside a read batch: flushing waits for its end.
-    var batching = false
+    /// True while the handler is inside a read batch: flushing waits for its end. Set per
+    /// read, so checked like the methods.
+    var batching: Bool {
+        get { eventLoop.preconditionInEventLoop(); return inBatch }
+        set { eventLoop.preconditionInEventLoop(); inBatch = newValue }
+    }
+    private var inBatch = false
     /// Called after every delivery from outside a read batch (used to close a half-closed
     /// connection once its work is done).
     var afterDelivery: (() -> Void)?
@@ -70,7 +77,7 @@ final class ConnectionOutput: @unchecked Sendable {
     func deliver(_ event: ServerEvent) {
         if eventLoop.inEventLoop {
             enqueue(event)
-            if !batching {
+            if !inBatch {
                 flush()
                 afterDelivery?()
             }
@@ -101,6 +108,7 @@ final class ConnectionOutput: @unchecked Sendable {
     /// Sends `event` now, whatever the batch, and closes the connection: the last words
     /// (`bye`) of a close the daemon decided. Event loop only.
     func close(saying event: ServerEvent) {
+        eventLoop.preconditionInEventLoop()
         enqueue(event)
         flush()
         channel.close(promise: nil)
@@ -109,7 +117,7 @@ final class ConnectionOutput: @unchecked Sendable {
     /// Bytes a previous process encoded for this client and had not sent (a handover, issue
     /// 16): they go first, by the same path as every reply. Event loop only.
     func resend(_ bytes: [UInt8]) {
-        eventLoop.assertInEventLoop()
+        eventLoop.preconditionInEventLoop()
         guard !bytes.isEmpty else { return }
         if pending.capacity == 0 { pending = channel.allocator.buffer(capacity: bytes.count) }
         pending.writeBytes(bytes)
@@ -119,7 +127,7 @@ final class ConnectionOutput: @unchecked Sendable {
     /// Encodes an event into the pending batch. Event loop only: everything else sends
     /// with `deliver` (batched inside a read, at once outside) or `close(saying:)`.
     private func enqueue(_ event: ServerEvent) {
-        eventLoop.assertInEventLoop()
+        eventLoop.preconditionInEventLoop()
         writer.reset()
         event.encode(into: &writer)
         if pending.capacity == 0 { pending = channel.allocator.buffer(capacity: 256) }
@@ -128,7 +136,7 @@ final class ConnectionOutput: @unchecked Sendable {
 
     /// Writes and flushes the pending batch. Event loop only.
     func flush() {
-        eventLoop.assertInEventLoop()
+        eventLoop.preconditionInEventLoop()
         guard pending.readableBytes > 0 else { return }
         let batch = pending
         pending = channel.allocator.buffer(capacity: 0)
@@ -142,6 +150,7 @@ final class ConnectionOutput: @unchecked Sendable {
 
     /// Output encoded or written but not yet taken by the kernel. Event loop only.
     var unreadBytes: Int {
+        eventLoop.preconditionInEventLoop()
         let buffered = channel.isActive ? ((try? channel.syncOptions?.getOption(.bufferedWritableBytes)) ?? 0) : 0
         return pending.readableBytes + buffered
     }
@@ -149,7 +158,7 @@ final class ConnectionOutput: @unchecked Sendable {
     /// Flushes, then calls `body` on this loop once everything written so far has left
     /// NIO's buffer (or failed: the connection closed). Event loop only.
     func whenWritten(_ body: @escaping () -> Void) {
-        eventLoop.assertInEventLoop()
+        eventLoop.preconditionInEventLoop()
         flush()
         guard let lastWrite else { return body() }
         lastWrite.assumeIsolated().whenComplete { _ in body() }
@@ -157,6 +166,7 @@ final class ConnectionOutput: @unchecked Sendable {
 
     /// Request bytes read but not handled yet (a partial line, lines waiting). Event loop only.
     func setInputHeld(_ bytes: Int) {
+        eventLoop.preconditionInEventLoop()
         guard bytes != inputHeld else { return }
         inputHeld = bytes
         reportUnread()
@@ -166,7 +176,7 @@ final class ConnectionOutput: @unchecked Sendable {
     /// client has not read; while output is pending, again a second later (a client that
     /// reads it gives it back). Event loop only.
     func reportUnread() {
-        eventLoop.assertInEventLoop()
+        eventLoop.preconditionInEventLoop()
         guard let bufferBudget else { return }
         let unread = channel.isActive ? ((try? channel.syncOptions?.getOption(.bufferedWritableBytes)) ?? 0) : 0
         // Progress is output shrinking; the clock is read only while output is pending.
@@ -200,7 +210,7 @@ final class ConnectionOutput: @unchecked Sendable {
 
     /// Gives this connection's share back (it closed). Event loop only.
     func releaseBudget() {
-        eventLoop.assertInEventLoop()
+        eventLoop.preconditionInEventLoop()
         resample?.cancel()
         resample = nil
         _ = bufferBudget?.add(-reported)

@@ -9,7 +9,8 @@ import Synchronization
 /// effects and fans its events out to the connections holding it.
 ///
 /// Confined to `eventLoop` (the opening connection's): every method must run there,
-/// which is what makes it `@unchecked Sendable`.
+/// which is what makes it `@unchecked Sendable`. Every entry point, the callbacks of its
+/// timers and checks included, checks it with `preconditionInEventLoop` (release builds too).
 final class Session: @unchecked Sendable {
     let id: String
     let eventLoop: EventLoop
@@ -25,6 +26,8 @@ final class Session: @unchecked Sendable {
     /// The owner first, then attached connections.
     private var subscribers: [ConnectionOutput] = []
     private var deadlineTask: Scheduled<Void>?
+    /// Set while the check deadline's tick is fed: a check it cancels timed out.
+    private var timingOut = false
     /// The availability check in flight (at most one per session) and the newest value
     /// waiting to be checked after it: a burst of `set`s costs one check at a time, each
     /// superseded one is cancelled, and the latest value is checked next.
@@ -43,7 +46,11 @@ final class Session: @unchecked Sendable {
     private let services: SessionServices
     /// The forms' catalogues and rules as they were at open: a reload does not change them.
     private let configuration: FormConfiguration
-    private(set) var isClosed = false
+    private var closed = false
+    var isClosed: Bool {
+        eventLoop.preconditionInEventLoop()
+        return closed
+    }
     /// `isClosed`, readable from the hash queue's threads.
     private let closedFlag = ClosedFlag()
 
@@ -85,7 +92,7 @@ final class Session: @unchecked Sendable {
     /// arriving later are ignored: the next process asks again (`resumeAfterHandover`).
     func freezeForHandover() -> (state: FormSession, seq: UInt64, age: TimeAmount, subscribers: [ConnectionOutput]) {
         eventLoop.preconditionInEventLoop()
-        isClosed = true
+        closed = true
         closedFlag.set()
         deadlineTask?.cancel()
         checkInFlight?.cancellation.cancel()
@@ -105,7 +112,10 @@ final class Session: @unchecked Sendable {
 
     /// Whether the session waits for a check or a submit (a half-closed client is kept
     /// until these are answered).
-    var hasPendingWork: Bool { state.busy || state.hasPendingCheck }
+    var hasPendingWork: Bool {
+        eventLoop.preconditionInEventLoop()
+        return state.busy || state.hasPendingCheck
+    }
 
     /// Applies a client input; events go to every subscriber, the requester's echo its id.
     func handle(_ input: FormInput, id requestID: RequestID?, from requester: ConnectionOutput?) throws(FormError) {
@@ -117,7 +127,10 @@ final class Session: @unchecked Sendable {
     }
 
     /// The locale messages are rendered in (resolved).
-    var locale: String { state.locale }
+    var locale: String {
+        eventLoop.preconditionInEventLoop()
+        return state.locale
+    }
 
     /// Switches the locale: every subscriber is told, then gets the snapshot re-rendered.
     func switchLocale(to tag: String, id requestID: RequestID?, from requester: ConnectionOutput) {
@@ -161,7 +174,7 @@ final class Session: @unchecked Sendable {
     func close() {
         eventLoop.preconditionInEventLoop()
         guard !isClosed else { return }
-        isClosed = true
+        closed = true
         closedFlag.set()
         deadlineTask?.cancel()
         checkInFlight?.cancellation.cancel()
@@ -190,6 +203,7 @@ final class Session: @unchecked Sendable {
 
     /// Feeds an answer from the outside world back into the engine.
     private func feed(_ input: FormInput) {
+        eventLoop.preconditionInEventLoop()
         do {
             try handle(input, id: nil, from: nil)
         } catch {
@@ -197,7 +211,16 @@ final class Session: @unchecked Sendable {
         }
     }
 
+    /// The check's deadline came: the engine answers "Error contacting server" and cancels
+    /// it as timed out, which the availability client logs as the service not answering.
+    private func timeUp() {
+        timingOut = true
+        defer { timingOut = false }
+        feed(.tick)
+    }
+
     private func startPasswordCheck() {
+        eventLoop.preconditionInEventLoop()
         passwordChecks.removeAll { !state.awaitsPasswordCheck($0.id) }
         guard !isClosed, !passwordChecks.isEmpty else { return }
         let (checkID, password, user) = passwordChecks.removeFirst()
@@ -215,6 +238,7 @@ final class Session: @unchecked Sendable {
     /// Starts a check, or — past the budget — reserves its turn and starts it then
     /// (`paid`: the turn has come; the newest value takes it if a newer one superseded it).
     private func startCheck(_ checkID: UInt64, _ identity: IdentityValue, paid: Bool = false) {
+        eventLoop.preconditionInEventLoop()
         let cancellation = CheckCancellation()
         checkInFlight = (checkID, cancellation)
         // Past the budget the check starts later; a newer value supersedes it meanwhile.
@@ -237,10 +261,9 @@ final class Session: @unchecked Sendable {
             // It waited for the budget: the timeout runs from now (the engine's deadline
             // has passed or will have by the time this tick comes: it then times out).
             checkWaitingForBudget = false
-            let (seconds, attoseconds) = configuration.checkTimeout.components
             deadlineTask?.cancel()
-            deadlineTask = eventLoop.scheduleTask(in: .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)) { [self] in
-                feed(.tick)
+            deadlineTask = eventLoop.scheduleTask(in: .nanoseconds(configuration.checkTimeout.nanoseconds)) { [self] in
+                timeUp()
             }
         }
         services.availability(of: identity, cancellation: cancellation, on: eventLoop).whenComplete { [self] result in
@@ -254,13 +277,14 @@ final class Session: @unchecked Sendable {
     }
 
     private func perform(_ effect: FormEffect) {
+        eventLoop.preconditionInEventLoop()
         switch effect {
         case .startCheck(let checkID, let identity, let deadline):
             deadlineTask?.cancel()
             deadlineTask = eventLoop.scheduleTask(deadline: .uptimeNanoseconds(UInt64(deadline.nanoseconds))) { [self] in
                 // A check still waiting for the budget gets its timeout when it starts.
                 guard !checkWaitingForBudget else { return }
-                feed(.tick)
+                timeUp()
             }
             if let inFlight = checkInFlight {
                 inFlight.cancellation.cancel()
@@ -278,7 +302,7 @@ final class Session: @unchecked Sendable {
             // The engine ignores a late answer by its id; the timer stops, the work is aborted.
             deadlineTask?.cancel()
             deadlineTask = nil
-            if checkInFlight?.id == checkID { checkInFlight?.cancellation.cancel() }
+            if checkInFlight?.id == checkID { checkInFlight?.cancellation.cancel(timedOut: timingOut) }
             if nextCheck?.id == checkID { nextCheck = nil }
         case .submit(let action, let identity, let password):
             services.registry.submitStarted()

@@ -16,8 +16,12 @@ struct ServiceNotifier: Sendable {
     func status(_ status: String) { send("STATUS=\(status)") }
     func watchdog() { send("WATCHDOG=1") }
     func stopping(status: String) { send("STOPPING=1\nSTATUS=\(status)") }
-    /// A reload starts (`Type=notify-reload`): the time is CLOCK_MONOTONIC's.
-    func reloading(monotonicMicroseconds: UInt64) { send("RELOADING=1\nSTATUS=reloading forms\nMONOTONIC_USEC=\(monotonicMicroseconds)") }
+    /// A reload starts (`Type=notify-reload`): systemd wants CLOCK_MONOTONIC's time of it.
+    func reloading() {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        send("RELOADING=1\nSTATUS=reloading forms\nMONOTONIC_USEC=\(UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec) / 1000)")
+    }
     /// A reload is over, applied or refused.
     func readyAgain() { send("READY=1") }
 

@@ -168,6 +168,21 @@ extension ServerEvent {
     var isValidation: Bool {
         if case .session(_, _, .validation, _) = self { true } else { false }
     }
+
+    /// An `error` event in `message`: its code (one this signupctl knows, or a newer
+    /// daemon's) and text; nil for any other message.
+    static func refusal(in message: JSONObject) -> (code: String, text: String)? {
+        switch Result(catching: { () throws(ServerEventDecodingError) in try decode(message) }) {
+        case .success(.error(let code, let text, _, _)): (code.rawValue, text)
+        case .failure(.unknownErrorCode(let code, let text)): (code, text)
+        default: nil
+        }
+    }
+
+    /// A session's `result`.
+    var isResult: Bool {
+        if case .session(_, _, .result, _) = self { true } else { false }
+    }
 }
 
 extension CommandFailure {

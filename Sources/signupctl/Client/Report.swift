@@ -1,3 +1,4 @@
+import ArgumentParser
 import UnixIO
 
 #if canImport(Glibc)
@@ -17,5 +18,18 @@ enum Report {
         fflush(nil)
         UnixIO.writeAll(2, Array(line.utf8))
         exit(failure.status.rawValue)
+    }
+
+}
+
+/// A command whose body ends, when it throws, through `Report.fail` (the reason, the JSON
+/// envelope under --json, the documented exit status).
+protocol FailingCommand: ParsableCommand {
+    func body() throws(CommandFailure)
+}
+
+extension FailingCommand {
+    func run() {
+        do { try body() } catch { Report.fail(error) }
     }
 }

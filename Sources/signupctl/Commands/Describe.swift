@@ -3,7 +3,7 @@ import Protocol
 
 extension SignupCtl {
     /// `signupctl describe`
-    struct Describe: ParsableCommand {
+    struct Describe: FailingCommand {
         static let configuration = CommandConfiguration(
             abstract: "Show the forms signupd serves and their fields.",
             discussion: "JSON: {\"ok\":true,\"command\":\"describe\",\"server\":S,\"protocol\":P,\"socket\":PATH,\"forms\":[{\"name\",\"submitLabel\",\"fields\":[{\"name\",\"secret\",\"label\"}]}]}"
@@ -11,36 +11,32 @@ extension SignupCtl {
 
         @OptionGroup var connection: ConnectionOptions
 
-        func run() throws {
-            do {
-                let daemon = try connection.connect()
-                let reply = try daemon.reply(to: try daemon.request(.describe(locale: UserLocale.current)))
-                let server = daemon.hello["server"]?.stringValue ?? "signupd"
-                let version = daemon.hello["protocol"]?.stringValue ?? "?"
-                if connection.json {
-                    var envelope = JSONEnvelope(command: "describe")
-                    envelope.member("server", server)
-                    envelope.member("protocol", version)
-                    envelope.member("socket", daemon.path)
-                    envelope.member("forms", json: reply["forms"] ?? .array([]))
-                    envelope.emit()
-                    return
+        func body() throws(CommandFailure) {
+            let daemon = try connection.connect()
+            let reply = try daemon.reply(to: try daemon.request(.describe(locale: UserLocale.current)))
+            let server = daemon.hello["server"]?.stringValue ?? "signupd"
+            let version = daemon.hello["protocol"]?.stringValue ?? "?"
+            if connection.json {
+                var envelope = JSONEnvelope(command: "describe")
+                envelope.member("server", server)
+                envelope.member("protocol", version)
+                envelope.member("socket", daemon.path)
+                envelope.member("forms", json: reply["forms"] ?? .array([]))
+                envelope.emit()
+                return
+            }
+            print("\(server) (\(version)) at \(daemon.path)")
+            for form in FormDescription.list(from: reply) {
+                print("\n\(form.name)  [\(form.submitLabel)]")
+                for field in form.fields {
+                    print("  \(field.name.padding(18))\(field.label)\(field.secret ? "  (secret)" : "")")
                 }
-                print("\(server) (\(version)) at \(daemon.path)")
-                for form in FormDescription.list(from: reply) {
-                    print("\n\(form.name)  [\(form.submitLabel)]")
-                    for field in form.fields {
-                        print("  \(field.name.padding(18))\(field.label)\(field.secret ? "  (secret)" : "")")
-                    }
-                }
-            } catch {
-                Report.fail(error)
             }
         }
     }
 
     /// `signupctl ping`
-    struct Ping: ParsableCommand {
+    struct Ping: FailingCommand {
         static let configuration = CommandConfiguration(
             abstract: "Check that signupd answers, and how fast.",
             discussion: "JSON: {\"ok\":true,\"command\":\"ping\",\"server\":S,\"socket\":PATH,\"connectMicroseconds\":N,\"roundTripMicroseconds\":N}"
@@ -48,32 +44,28 @@ extension SignupCtl {
 
         @OptionGroup var connection: ConnectionOptions
 
-        func run() throws {
-            do {
-                let start = ContinuousClock.now
-                let daemon = try connection.connect()
-                let connected = ContinuousClock.now
-                _ = try daemon.reply(to: try daemon.request(.ping))
-                let end = ContinuousClock.now
-                let server = daemon.hello["server"]?.stringValue ?? "signupd"
-                if connection.json {
-                    var envelope = JSONEnvelope(command: "ping")
-                    envelope.member("server", server)
-                    envelope.member("socket", daemon.path)
-                    envelope.member("connectMicroseconds", Int((connected - start) / .microseconds(1)))
-                    envelope.member("roundTripMicroseconds", Int((end - connected) / .microseconds(1)))
-                    envelope.emit()
-                } else {
-                    print("\(server) at \(daemon.path): pong in \(Int((end - connected) / .microseconds(1))) µs (connect + hello \(Int((connected - start) / .microseconds(1))) µs)")
-                }
-            } catch {
-                Report.fail(error)
+        func body() throws(CommandFailure) {
+            let start = ContinuousClock.now
+            let daemon = try connection.connect()
+            let connected = ContinuousClock.now
+            _ = try daemon.reply(to: try daemon.request(.ping))
+            let end = ContinuousClock.now
+            let server = daemon.hello["server"]?.stringValue ?? "signupd"
+            if connection.json {
+                var envelope = JSONEnvelope(command: "ping")
+                envelope.member("server", server)
+                envelope.member("socket", daemon.path)
+                envelope.member("connectMicroseconds", Int((connected - start) / .microseconds(1)))
+                envelope.member("roundTripMicroseconds", Int((end - connected) / .microseconds(1)))
+                envelope.emit()
+            } else {
+                print("\(server) at \(daemon.path): pong in \(Int((end - connected) / .microseconds(1))) µs (connect + hello \(Int((connected - start) / .microseconds(1))) µs)")
             }
         }
     }
 
     /// `signupctl verify [TOKEN | -]`
-    struct Verify: ParsableCommand {
+    struct Verify: FailingCommand {
         static let configuration = CommandConfiguration(
             abstract: "Check a login token and print whose it is.",
             discussion: """
@@ -91,27 +83,23 @@ extension SignupCtl {
 
         @OptionGroup var connection: ConnectionOptions
 
-        func run() throws {
-            do throws(CommandFailure) {
-                var token = self.token ?? "-"
-                if token == "-" {
-                    token = String((FormInputOptions.firstLine(of: 0) ?? "").filter { $0 != " " && $0 != "\t" })
-                    guard !token.isEmpty else {
-                        throw CommandFailure(.usage, "no token on standard input (give it there, as in printf '%s\\n' \"$TOKEN\" | signupctl verify)", code: "usage")
-                    }
+        func body() throws(CommandFailure) {
+            var token = self.token ?? "-"
+            if token == "-" {
+                token = String((FormInputOptions.firstLine(of: 0) ?? "").filter { $0 != " " && $0 != "\t" })
+                guard !token.isEmpty else {
+                    throw CommandFailure(.usage, "no token on standard input (give it there, as in printf '%s\\n' \"$TOKEN\" | signupctl verify)", code: "usage")
                 }
-                let daemon = try connection.connect()
-                let reply = try daemon.reply(to: try daemon.request(.verify(token: token)))
-                let user = reply["user"]?.stringValue ?? ""
-                if connection.json {
-                    var envelope = JSONEnvelope(command: "verify")
-                    envelope.member("user", user)
-                    envelope.emit()
-                } else {
-                    print(user)
-                }
-            } catch {
-                Report.fail(error)
+            }
+            let daemon = try connection.connect()
+            let reply = try daemon.reply(to: try daemon.request(.verify(token: token)))
+            let user = reply["user"]?.stringValue ?? ""
+            if connection.json {
+                var envelope = JSONEnvelope(command: "verify")
+                envelope.member("user", user)
+                envelope.emit()
+            } else {
+                print(user)
             }
         }
     }

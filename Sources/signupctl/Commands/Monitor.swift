@@ -3,7 +3,7 @@ import Protocol
 
 extension SignupCtl {
     /// `signupctl monitor --session ID`
-    struct Monitor: ParsableCommand {
+    struct Monitor: FailingCommand {
         static let configuration = CommandConfiguration(
             abstract: "Attach to a live session and print its events until it ends.",
             discussion: """
@@ -24,57 +24,56 @@ extension SignupCtl {
 
         @OptionGroup var connection: ConnectionOptions
 
-        func run() throws {
-            do throws(CommandFailure) {
-                let daemon = try connection.connect()
-                let id = try daemon.request(.attach(session: session))
-                var attached = false
-                while true {
-                    // The attach answer comes within --timeout; then events come when they come.
-                    guard let line = try attached ? daemon.receiveLineWithoutTimeout() : daemon.receiveLine() else {
-                        throw CommandFailure(.protocolError, "signupd closed the connection", code: "disconnected")
-                    }
-                    guard let message = try? JSONParser.parse(line).objectValue else { continue }
-                    let event = message["event"]?.stringValue ?? ""
-                    if !attached, message["id"] == id.jsonValue {
-                        if event == "error" { throw CommandFailure.fromError(message) }
-                        attached = true
-                    }
-                    if connection.json {
-                        var envelope = JSONEnvelope(command: "monitor")
-                        envelope.members(of: message)
-                        envelope.emit()
-                    } else {
-                        print(Self.describe(message))
-                    }
-                    fflushStdout()
-                    if event == "closed" || event == "bye" { return }
+        func body() throws(CommandFailure) {
+            let daemon = try connection.connect()
+            let id = try daemon.request(.attach(session: session))
+            var attached = false
+            while true {
+                // The attach answer comes within --timeout; then events come when they come.
+                guard let line = try attached ? daemon.receiveLineWithoutTimeout() : daemon.receiveLine() else {
+                    throw CommandFailure(.protocolError, "signupd closed the connection", code: "disconnected")
                 }
-            } catch {
-                Report.fail(error)
+                guard let message = try? JSONParser.parse(line).objectValue else { continue }
+                if !attached, message["id"] == id.jsonValue {
+                    if ServerEvent.refusal(in: message) != nil { throw CommandFailure.fromError(message) }
+                    attached = true
+                }
+                if connection.json {
+                    var envelope = JSONEnvelope(command: "monitor")
+                    envelope.members(of: message)
+                    envelope.emit()
+                } else {
+                    print(Self.describe(message))
+                }
+                fflushStdout()
+                switch try? ServerEvent.decode(message) {
+                case .closed?, .bye?: return
+                default: break
+                }
             }
         }
 
+        /// One line for an event; an event this signupctl cannot read as a `ServerEvent`, or
+        /// one a monitor does not name, as its raw line.
         static func describe(_ message: JSONObject) -> String {
-            let event = message["event"]?.stringValue ?? "?"
-            let seq = message["seq"].map { value -> String in
-                if case .number(let n) = value { return "#\(n) " }
-                return ""
-            } ?? ""
-            switch event {
-            case "validation":
-                let text = message["message"]?.stringValue ?? ""
-                return "\(seq)\(message["field"]?.stringValue ?? "?"): \(message["state"]?.stringValue ?? "?")\(text.isEmpty ? "" : " — \(text)")"
-            case "enabled", "busy":
-                return "\(seq)\(event): \(message["value"]?.boolValue == true)"
-            case "result":
-                return "\(seq)result: \(message["ok"]?.boolValue == true ? "ok" : "failed") — \(message["message"]?.stringValue ?? "")"
-            case "attached":
-                return "attached to session \(message["session"]?.stringValue ?? "?") (\(message["form"]?.stringValue ?? "?"))"
-            case "closed":
+            switch try? ServerEvent.decode(message) {
+            case .session(_, let seq, let change, _)?:
+                switch change {
+                case .validation(let field, let state, let text):
+                    return "#\(seq) \(field): \(state.rawValue)\(text.text.isEmpty ? "" : " — \(text.text)")"
+                case .enabled(let value):
+                    return "#\(seq) enabled: \(value)"
+                case .busy(let value):
+                    return "#\(seq) busy: \(value)"
+                case .result(let ok, let text, _, _):
+                    return "#\(seq) result: \(ok ? "ok" : "failed") — \(text.text)"
+                }
+            case .attached(let session, let form, _, _)?:
+                return "attached to session \(session) (\(form))"
+            case .closed?:
                 return "session closed"
-            case "bye":
-                return "signupd said bye: \(message["reason"]?.stringValue ?? "")"
+            case .bye(let reason)?:
+                return "signupd said bye: \(reason)"
             default:
                 return RawLine.text(of: message)
             }

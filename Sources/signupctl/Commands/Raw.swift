@@ -7,7 +7,7 @@ import Glibc
 
 extension SignupCtl {
     /// `signupctl raw`
-    struct Raw: ParsableCommand {
+    struct Raw: FailingCommand {
         static let configuration = CommandConfiguration(
             abstract: "Relay standard input to signupd and its replies to standard output, line by line.",
             discussion: """
@@ -21,33 +21,29 @@ extension SignupCtl {
 
         @OptionGroup var connection: ConnectionOptions
 
-        func run() throws {
-            do {
-                let daemon = try connection.connect()
-                UnixIO.writeAll(1, Array(RawLine.text(of: daemon.hello).utf8) + [0x0A])
-                UnixIO.writeAll(1, daemon.takeBuffered())
-                var inputOpen = true
-                var chunk = [UInt8](repeating: 0, count: 65536)
-                while true {
-                    var fds = [pollfd(fd: daemon.fd, events: Int16(POLLIN), revents: 0)]
-                    if inputOpen { fds.append(pollfd(fd: 0, events: Int16(POLLIN), revents: 0)) }
-                    guard poll(&fds, nfds_t(fds.count), -1) >= 0 || errno == EINTR else { break }
-                    if inputOpen, fds.count > 1, fds[1].revents != 0 {
-                        let count = chunk.withUnsafeMutableBytes { read(0, $0.baseAddress, $0.count) }
-                        if count > 0 {
-                            try daemon.sendRaw(Array(chunk[..<count]))
-                        } else if count == 0 || errno != EINTR {
-                            inputOpen = false
-                            shutdown(daemon.fd, Int32(SHUT_WR))
-                        }
-                    }
-                    if fds[0].revents != 0 {
-                        guard try daemon.fill() else { return }
-                        UnixIO.writeAll(1, daemon.takeBuffered())
+        func body() throws(CommandFailure) {
+            let daemon = try connection.connect()
+            UnixIO.writeAll(1, Array(RawLine.text(of: daemon.hello).utf8) + [0x0A])
+            UnixIO.writeAll(1, daemon.takeBuffered())
+            var inputOpen = true
+            var chunk = [UInt8](repeating: 0, count: 65536)
+            while true {
+                var fds = [pollfd(fd: daemon.fd, events: Int16(POLLIN), revents: 0)]
+                if inputOpen { fds.append(pollfd(fd: 0, events: Int16(POLLIN), revents: 0)) }
+                guard poll(&fds, nfds_t(fds.count), -1) >= 0 || errno == EINTR else { break }
+                if inputOpen, fds.count > 1, fds[1].revents != 0 {
+                    let count = chunk.withUnsafeMutableBytes { read(0, $0.baseAddress, $0.count) }
+                    if count > 0 {
+                        try daemon.sendRaw(Array(chunk[..<count]))
+                    } else if count == 0 || errno != EINTR {
+                        inputOpen = false
+                        shutdown(daemon.fd, Int32(SHUT_WR))
                     }
                 }
-            } catch {
-                Report.fail(error)
+                if fds[0].revents != 0 {
+                    guard try daemon.fill() else { return }
+                    UnixIO.writeAll(1, daemon.takeBuffered())
+                }
             }
         }
     }

@@ -3,7 +3,7 @@ import Protocol
 
 extension SignupCtl {
     /// `signupctl sessions`
-    struct Sessions: ParsableCommand {
+    struct Sessions: FailingCommand {
         static let configuration = CommandConfiguration(
             abstract: "List your live form sessions (for `monitor --session`).",
             discussion: """
@@ -15,32 +15,28 @@ extension SignupCtl {
 
         @OptionGroup var connection: ConnectionOptions
 
-        func run() throws {
-            do {
-                let summaries = try Self.list(connection)
-                if connection.json {
-                    var envelope = JSONEnvelope(command: "sessions")
-                    envelope.member("sessions", json: .array(summaries.map { summary in
-                        .object(JSONObject([
-                            .init(key: "session", value: .string(summary.session)),
-                            .init(key: "form", value: .string(summary.form)),
-                            .init(key: "ageSeconds", value: .number(String(summary.ageSeconds))),
-                            .init(key: "views", value: .number(String(summary.views))),
-                        ]))
-                    }))
-                    envelope.emit()
-                    return
-                }
-                guard !summaries.isEmpty else {
-                    print("no live sessions")
-                    return
-                }
-                print("SESSION".padding(18) + "FORM".padding(8) + "AGE".padding(8) + "VIEWS")
-                for summary in summaries {
-                    print(summary.session.padding(18) + summary.form.padding(8) + Self.age(summary.ageSeconds).padding(8) + String(summary.views))
-                }
-            } catch {
-                Report.fail(error)
+        func body() throws(CommandFailure) {
+            let summaries = try Self.list(connection)
+            if connection.json {
+                var envelope = JSONEnvelope(command: "sessions")
+                envelope.member("sessions", json: .array(summaries.map { summary in
+                    .object(JSONObject([
+                        .init(key: "session", value: .string(summary.session)),
+                        .init(key: "form", value: .string(summary.form)),
+                        .init(key: "ageSeconds", value: .number(String(summary.ageSeconds))),
+                        .init(key: "views", value: .number(String(summary.views))),
+                    ]))
+                }))
+                envelope.emit()
+                return
+            }
+            guard !summaries.isEmpty else {
+                print("no live sessions")
+                return
+            }
+            print("SESSION".padding(18) + "FORM".padding(8) + "AGE".padding(8) + "VIEWS")
+            for summary in summaries {
+                print(summary.session.padding(18) + summary.form.padding(8) + Self.age(summary.ageSeconds).padding(8) + String(summary.views))
             }
         }
 

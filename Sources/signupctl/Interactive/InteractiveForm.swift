@@ -93,36 +93,24 @@ enum InteractiveForm {
                 }
                 while let line = client.connection.bufferedLine() {
                     guard let message = try? JSONParser.parse(line).objectValue else { continue }
-                    let event = message["event"]?.stringValue
-                    if event == "bye" {
-                        return .failed(CommandFailure(.protocolError, "signupd closed the connection: \(message["reason"]?.stringValue ?? "")", code: "disconnected"))
+                    let event = Result { () throws(ServerEventDecodingError) in try ServerEvent.decode(message) }
+                    if case .success(.bye(let reason)) = event {
+                        return .failed(CommandFailure(.protocolError, "signupd closed the connection: \(reason)", code: "disconnected"))
                     }
                     screen.view.apply(message)
                     let id = RequestID(json: message["id"])
                     switch event {
-                    case "error":
-                        let action = gate.error(code: message["code"]?.stringValue, id: id,
-                                                checksRunning: screen.view.validating || screen.view.busy)
-                        if action == .wait {
-                            screen.notice = screen.text.waitingForChecks  // submitted again on `enabled`
-                        } else if message["code"]?.stringValue == "not_ready", let problem = screen.view.firstProblem, problem.state.state == "failed" {
-                            // Refused because a field failed, whether its verdict came before the
-                            // submit or after: name the field and why, as when waiting ends.
-                            screen.notice = screen.text.notSubmitted(problem.field.label, problem.state.message)
-                        } else {
-                            screen.notice = message["message"]?.stringValue
-                        }
-                    case "busy":
+                    case .success(.session(_, _, .busy, _)):
                         gate.busy(screen.view.busy, id: id)
-                    case "enabled":
+                    case .success(.session(_, _, .enabled, _)):
                         if gate.enabled(screen.view.enabled) == .submit { try submit(&screen) }
-                    case "result":
+                    case .success(.session(_, _, .result, _)):
                         gate.result()
                         screen.notice = screen.view.result?.ok == true ? screen.text.pressAnyKey : nil
                     default:
-                        break
+                        if let refusal = ServerEvent.refusal(in: message) { refused(refusal, id: id, &screen) }
                     }
-                    if event != "result", !screen.view.validating,
+                    if (try? event.get())?.isResult != true, !screen.view.validating,
                         let problem = screen.view.firstProblem, problem.state.state == "failed", gate.checkFailed() {
                         // The check it waited for failed: the daemon will not enable submit.
                         screen.notice = screen.text.notSubmitted(problem.field.label, problem.state.message)
@@ -132,6 +120,21 @@ enum InteractiveForm {
                 return .failed(error)
             }
             return nil
+        }
+
+        /// An `error` event: the gate decides whether to wait for `enabled`; otherwise the
+        /// footer says why the request was refused.
+        mutating func refused(_ refusal: (code: String, text: String), id: RequestID?, _ screen: inout FormScreen) {
+            let action = gate.error(code: refusal.code, id: id, checksRunning: screen.view.validating || screen.view.busy)
+            if action == .wait {
+                screen.notice = screen.text.waitingForChecks  // submitted again on `enabled`
+            } else if refusal.code == ErrorCode.notReady.rawValue, let problem = screen.view.firstProblem, problem.state.state == "failed" {
+                // Refused because a field failed, whether its verdict came before the
+                // submit or after: name the field and why, as when waiting ends.
+                screen.notice = screen.text.notSubmitted(problem.field.label, problem.state.message)
+            } else {
+                screen.notice = refusal.text
+            }
         }
 
         mutating func submit(_ screen: inout FormScreen) throws(CommandFailure) {

@@ -38,8 +38,8 @@ enum LineModeForm {
                 let id = try client.submit()
                 while client.view.result == nil {
                     let message = try client.pump()
-                    if message["event"]?.stringValue == "error", message["id"] == id.jsonValue {
-                        say("  ✗ \(message["message"]?.stringValue ?? "refused")")
+                    if message["id"] == id.jsonValue, let refusal = ServerEvent.refusal(in: message) {
+                        say("  ✗ \(refusal.text)")
                         break
                     }
                 }
