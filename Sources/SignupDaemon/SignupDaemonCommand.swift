@@ -161,14 +161,16 @@ public struct SignupDaemonCommand: AsyncParsableCommand {
             directory: SessionDirectory(),
             checkBudget: CheckBudget(perUIDPerSecond: configuration.availabilityChecksPerUIDPerSecond, perSessionPerSecond: configuration.availabilityChecksPerSessionPerSecond)
         )
-        let reloads = await FormReloader.start(FormReloader(directories: configuration.formDirectories, holder: services.forms, notifier: ServiceNotifier(), logger: logger))
+        // One notifier for the process: its messages leave in the order they were asked for.
+        let notifier = ServiceNotifier()
+        let reloads = await FormReloader.start(FormReloader(directories: configuration.formDirectories, holder: services.forms, notifier: notifier, logger: logger))
         defer { reloads.cancel() }
         // Handover (issue 16): under systemd, connections and sessions survive a restart.
         // Only a service manager that keeps a file descriptor store: systemd, which names
         // every service run ($INVOCATION_ID); not systemd-socket-activate or a test harness.
-        let underSystemd = inherited != nil && ServiceNotifier().enabled && DefaultPaths.environment("INVOCATION_ID") != nil
+        let underSystemd = inherited != nil && notifier.enabled && DefaultPaths.environment("INVOCATION_ID") != nil
         let handover = underSystemd ? HandoverCoordinator(inherited: stored, logger: logger) : nil
-        let server = SignupServer(configuration: configuration, services: services, group: group, notifier: ServiceNotifier(), logger: logger, handover: handover)
+        let server = SignupServer(configuration: configuration, services: services, group: group, notifier: notifier, logger: logger, handover: handover)
         let restarts = await HandoverSignal.start(server)
         defer { restarts.cancel() }
         let serviceGroup = ServiceGroup(
@@ -185,12 +187,15 @@ public struct SignupDaemonCommand: AsyncParsableCommand {
             await services.http?.shutdown()
             try? await accounts.shutdown()
             try? await group.shutdownGracefully()
+            notifier.waitUntilSent(atMost: .seconds(1))
             throw error
         }
         // The availability client's connections and timers end while the loops still run.
         await services.http?.shutdown()
         try await accounts.shutdown()
         try await group.shutdownGracefully()
+        // STOPPING=1 and the last status reach systemd (if it reads) before the exit.
+        notifier.waitUntilSent(atMost: .seconds(1))
         if server.handedOver { throw ExitCode(SignupServer.handedOverExitStatus) }
     }
 

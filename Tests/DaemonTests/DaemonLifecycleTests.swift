@@ -131,6 +131,35 @@ struct DaemonLifecycleTests {
         #expect(daemon.waitForExit() == 0)
     }
 
+    @Test("a service manager that stops reading its notify socket costs no client an answer")
+    func unreadNotifySocket() throws {
+        let daemon = DaemonProcess()
+        // The watchdog is fed every 50 ms: each time an sd_notify that a full socket blocks.
+        try daemon.start(.systemd, environment: ["WATCHDOG_USEC": "100000"])
+        _ = try daemon.waitForNotification { $0.contains("WATCHDOG=1") }
+        // The manager stops reading: its socket holds net.unix.max_dgram_qlen datagrams.
+        #expect(try UnixSocket.fillDatagramQueue(at: "\(daemon.directory)/notify.sock") > 0)
+        // For twenty watchdog periods, new clients (on every event loop in turn) are
+        // answered, and so is a client that stays; time bounds the work, it does not wait
+        // for anything. Before the fix the loop feeding the watchdog blocked in sendmsg
+        // and every connection on it went unanswered.
+        let stays = try LineClient(path: daemon.socketPath, timeoutSeconds: 5)
+        _ = try stays.hello()
+        let until = ContinuousClock.now + .seconds(1)
+        var answered = 0
+        while ContinuousClock.now < until {
+            let client = try LineClient(path: daemon.socketPath, timeoutSeconds: 5)
+            _ = try client.hello()
+            _ = try client.sync()
+            _ = try stays.sync()
+            answered += 1
+        }
+        #expect(answered >= 2)
+        // Stopping does not wait for the manager either (at most a second for STOPPING=1).
+        daemon.signal(SIGTERM)
+        #expect(daemon.waitForExit() == 0)
+    }
+
     @Test("exits 0 by itself after --idle-exit seconds without connections")
     func idleExit() throws {
         let daemon = DaemonProcess()

@@ -1,22 +1,62 @@
 import CSystemd
+import Dispatch
+import FormEngine
+import NIOConcurrencyHelpers
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// Talks to the service manager through `$NOTIFY_SOCKET` (a no-op when run by hand).
-struct ServiceNotifier: Sendable {
+///
+/// Every message leaves from one serial queue of its own, never from the caller's thread.
+/// `sd_notify` blocks while the manager's socket is full — it holds
+/// `net.unix.max_dgram_qlen` datagrams, 10 by default — and an event loop blocked there
+/// stops serving every connection it holds (a manager busy for a while, or a harness that
+/// never reads, did exactly that). Messages keep their order; a `STATUS=` or `WATCHDOG=1`
+/// that finds one of its kind still waiting replaces it, so a manager that does not read
+/// costs one thread and two pending messages, never a queue that grows.
+final class ServiceNotifier: Sendable {
     let enabled: Bool
+    private let queue = DispatchQueue(label: "signupd.sd_notify")
+
+    /// What is still to be sent: `ordered` first, in order, then the newest status and a
+    /// watchdog ping asked for since the last message of `ordered`.
+    private struct Outbox {
+        var ordered: [String] = []
+        var status: String?
+        var watchdog = false
+        /// A sender is on the queue (it empties the outbox before it returns).
+        var sending = false
+
+        /// Status and ping waiting, as messages: they go before anything asked for later.
+        mutating func takeTail() -> [String] {
+            defer {
+                status = nil
+                watchdog = false
+            }
+            return (status.map { ["STATUS=\($0)"] } ?? []) + (watchdog ? ["WATCHDOG=1"] : [])
+        }
+    }
+    private let outbox = NIOLockedValueBox(Outbox())
+    /// Where messages go (`sd_notify` outside tests).
+    private let transmit: @Sendable (String) -> Void
 
     init() {
         enabled = getenv("NOTIFY_SOCKET") != nil
+        transmit = { _ = sd_notify(0, $0) }
+    }
+
+    /// For tests: messages go to `transmit`, on the notifier's queue.
+    init(transmit: @escaping @Sendable (String) -> Void) {
+        enabled = true
+        self.transmit = transmit
     }
 
     func ready(status: String) { send("READY=1\nSTATUS=\(status)") }
-    func status(_ status: String) { send("STATUS=\(status)") }
-    func watchdog() { send("WATCHDOG=1") }
     func stopping(status: String) { send("STOPPING=1\nSTATUS=\(status)") }
-    /// A reload starts (`Type=notify-reload`): systemd wants CLOCK_MONOTONIC's time of it.
+    /// A reload starts (`Type=notify-reload`): systemd wants CLOCK_MONOTONIC's time of it,
+    /// taken now, not when the message leaves.
     func reloading() {
         var now = timespec()
         clock_gettime(CLOCK_MONOTONIC, &now)
@@ -25,6 +65,30 @@ struct ServiceNotifier: Sendable {
     /// A reload is over, applied or refused.
     func readyAgain() { send("READY=1") }
 
+    /// The newest status line; replaces one not sent yet.
+    func status(_ status: String) {
+        guard enabled else { return }
+        update { $0.status = status }
+    }
+
+    /// Feeds the watchdog; one ping not sent yet counts for both.
+    func watchdog() {
+        guard enabled else { return }
+        update { $0.watchdog = true }
+    }
+
+    /// Blocks until every message asked for so far has been handed to the manager, or
+    /// `timeout` has passed; returns which. At exit, so that `STOPPING=1` is not lost,
+    /// without letting a manager that does not read hold the exit up.
+    @discardableResult
+    func waitUntilSent(atMost timeout: Duration) -> Bool {
+        let sent = DispatchGroup()
+        sent.enter()
+        // Behind the sender, which returns only once the outbox is empty.
+        queue.async { sent.leave() }
+        return sent.wait(timeout: .now() + .nanoseconds(Int(timeout.nanoseconds))) == .success
+    }
+
     /// The watchdog interval systemd asked for (`WatchdogSec=`), if any.
     var watchdogInterval: Duration? {
         var usec: UInt64 = 0
@@ -32,8 +96,34 @@ struct ServiceNotifier: Sendable {
         return .microseconds(Int64(usec))
     }
 
+    /// A message that is never replaced, after what was asked for before it.
     private func send(_ state: String) {
         guard enabled else { return }
-        _ = sd_notify(0, state)
+        update { outbox in
+            outbox.ordered += outbox.takeTail() + [state]
+        }
+    }
+
+    private func update(_ change: (inout Outbox) -> Void) {
+        let startSender = outbox.withLockedValue { outbox in
+            change(&outbox)
+            defer { outbox.sending = true }
+            return !outbox.sending
+        }
+        if startSender { queue.async { [self] in sendAll() } }
+    }
+
+    /// Sends until the outbox is empty. On the queue only.
+    private func sendAll() {
+        while true {
+            let next: [String] = outbox.withLockedValue { outbox in
+                if !outbox.ordered.isEmpty { return [outbox.ordered.removeFirst()] }
+                let tail = outbox.takeTail()
+                if tail.isEmpty { outbox.sending = false }
+                return tail
+            }
+            guard !next.isEmpty else { return }
+            next.forEach(transmit)
+        }
     }
 }

@@ -35,6 +35,24 @@ enum UnixSocket {
         return fd
     }
 
+    /// Sends datagrams to the socket at `path` until its queue is full (`EAGAIN`), as a
+    /// service manager that has stopped reading leaves its notify socket; returns how many.
+    static func fillDatagramQueue(at path: String) throws -> Int {
+        let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+        guard fd >= 0 else { throw Failure(description: "socket: \(errno)") }
+        defer { close(fd) }
+        var sent = 0
+        while true {
+            let result = try withAddress(path) { address, length in
+                Int32(sendto(fd, "X=1", 3, Int32(MSG_NOSIGNAL), address, length))
+            }
+            guard result >= 0 else { break }
+            sent += 1
+        }
+        guard errno == EAGAIN || errno == EWOULDBLOCK else { throw Failure(description: "sendto: \(UnixIO.errnoText(errno))") }
+        return sent
+    }
+
     /// A connected stream socket.
     static func connect(to path: String) throws -> Int32 {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
