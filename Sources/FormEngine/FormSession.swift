@@ -48,18 +48,41 @@ public struct FormSession: Sendable, Codable, Equatable {
     /// Password-quality checks in flight, at most one per field.
     var pendingQuality: [PendingCheck] = []
     var lastCheckID: UInt64 = 0
+    /// The catalogues, rules and check timeout the session was opened with, fixed for its
+    /// life (a reload of the host's configuration is for new sessions). The host's, not
+    /// the session's: it is not part of the stored or compared state, and a restored
+    /// session is given it again (`init(restoring:configuration:)`).
+    public private(set) var configuration = FormConfiguration()
 
-    public init(form: FormDefinition, locale: String = "en") {
+    /// The state that is stored (a handover) and compared: everything but `configuration`.
+    private enum CodingKeys: String, CodingKey {
+        case form, values, validations, phase, locale, lastResult, pendingCheck, pendingQuality, lastCheckID
+    }
+
+    public init(form: FormDefinition, locale: String = "en", configuration: FormConfiguration = FormConfiguration()) {
         self.form = form
         self.locale = locale
+        self.configuration = configuration
         values = Array(repeating: "", count: form.fields.count)
         validations = Array(repeating: .empty, count: form.fields.count)
     }
 
+    /// A session stored by another process (a handover), with this host's configuration.
+    public init(restoring state: FormSession, configuration: FormConfiguration) {
+        self = state
+        self.configuration = configuration
+    }
+
+    /// Equal state; the configuration (closures, catalogues) is the host's and not compared.
+    public static func == (a: FormSession, b: FormSession) -> Bool {
+        a.form == b.form && a.values == b.values && a.validations == b.validations && a.phase == b.phase && a.locale == b.locale
+            && a.lastResult == b.lastResult && a.pendingCheck == b.pendingCheck && a.pendingQuality == b.pendingQuality && a.lastCheckID == b.lastCheckID
+    }
+
     /// The full state as events: one validation per field in form order, then enabled, then busy.
-    public func snapshot(configuration: FormConfiguration = FormConfiguration()) -> [SessionEvent] {
+    public func snapshot() -> [SessionEvent] {
         var events = zip(form.fields, validations).map { field, validation in
-            SessionEvent.validation(field: field.name, state: validation.state, message: rendered(validation.message, configuration))
+            SessionEvent.validation(field: field.name, state: validation.state, message: rendered(validation.message))
         }
         events.append(.enabled(enabled))
         events.append(.busy(busy))
@@ -67,20 +90,16 @@ public struct FormSession: Sendable, Codable, Equatable {
     }
 
     /// Applies one input at time `now`.
-    public mutating func handle(
-        _ input: FormInput,
-        now: Moment,
-        configuration: FormConfiguration = FormConfiguration()
-    ) throws(FormError) -> FormStep {
+    public mutating func handle(_ input: FormInput, now: Moment) throws(FormError) -> FormStep {
         var step = FormStep()
         let wasEnabled = enabled
-        try apply(input, now: now, configuration: configuration, into: &step)
+        try apply(input, now: now, into: &step)
         // `enabled` is announced only when it flips, as the last event of the step.
         if enabled != wasEnabled { step.events.append(.enabled(enabled)) }
         return step
     }
 
-    private mutating func apply(_ input: FormInput, now: Moment, configuration: FormConfiguration, into step: inout FormStep) throws(FormError) {
+    private mutating func apply(_ input: FormInput, now: Moment, into step: inout FormStep) throws(FormError) {
         switch input {
         case .set(let name, let value):
             guard let index = form.index(of: name) else { throw .unknownField(name) }
@@ -89,7 +108,7 @@ public struct FormSession: Sendable, Codable, Equatable {
             guard value.utf8.count <= cap else { throw .valueTooLong(field: name, maxBytes: cap) }
             guard !values[index].utf8.elementsEqual(value.utf8) else { return }
             values[index] = value
-            revalidate(changed: index, now: now, configuration: configuration, into: &step)
+            revalidate(changed: index, now: now, into: &step)
         case .submit:
             guard !finished else { throw .finished }
             guard enabled else { throw .notReady }
@@ -99,7 +118,7 @@ public struct FormSession: Sendable, Codable, Equatable {
             step.effects.append(.submit(form.action, identity: identity, password: values[form.secretField]))
         case .setLocale(let tag):
             locale = configuration.catalogues.resolve(tag)
-            step.events = snapshot(configuration: configuration)
+            step.events = snapshot()
             if let result = lastResult {
                 step.events.append(.result(ok: result.ok, message: configuration.catalogues.render(result.message, locale: locale), user: result.user, token: nil))
             }
@@ -113,21 +132,21 @@ public struct FormSession: Sendable, Codable, Equatable {
             case .tooSimilar: Validation(.failed, MessageRef("\(prefix).too_similar"))
             case .unreachable: Validation(.failed, MessageRef("availability.unreachable"))
             }
-            setValidation(validation, at: check.field, configuration: configuration, into: &step)
+            setValidation(validation, at: check.field, into: &step)
         case .passwordChecked(let id, let failure):
             guard let index = pendingQuality.firstIndex(where: { $0.id == id }) else { return }  // stale
             let check = pendingQuality.remove(at: index)
             let validation = failure.map { Validation(.failed, MessageRef("password.quality.\($0.verdict.rawValue)", $0.params)) }
                 ?? Validation(.ok, MessageRef(form.fields[check.field].okMessageID))
-            setValidation(validation, at: check.field, configuration: configuration, into: &step)
+            setValidation(validation, at: check.field, into: &step)
         case .submitCompleted(let outcome):
             guard busy else { return }
-            complete(outcome, configuration: configuration, into: &step)
+            complete(outcome, into: &step)
         case .tick:
             guard let check = pendingCheck, check.deadline <= now else { return }
             pendingCheck = nil
             step.effects.append(.cancelCheck(id: check.id))
-            setValidation(Validation(.failed, MessageRef("availability.unreachable")), at: check.field, configuration: configuration, into: &step)
+            setValidation(Validation(.failed, MessageRef("availability.unreachable")), at: check.field, into: &step)
         }
     }
 
@@ -141,7 +160,7 @@ public struct FormSession: Sendable, Codable, Equatable {
     /// not made it stale), so the shell can skip work nobody wants.
     public func awaitsPasswordCheck(_ id: UInt64) -> Bool { pendingQuality.contains { $0.id == id } }
 
-    private mutating func revalidate(changed: Int, now: Moment, configuration: FormConfiguration, into step: inout FormStep) {
+    private mutating func revalidate(changed: Int, now: Moment, into step: inout FormStep) {
         let changedName = form.fields[changed].name
         for (index, field) in form.fields.enumerated() {
             guard index == changed || field.dependencies.contains(changedName) else { continue }
@@ -178,11 +197,11 @@ public struct FormSession: Sendable, Codable, Equatable {
                     step.effects.append(.checkPassword(id: lastCheckID, password: values[index], user: user))
                 }
             }
-            setValidation(validation, at: index, configuration: configuration, into: &step)
+            setValidation(validation, at: index, into: &step)
         }
     }
 
-    private mutating func complete(_ outcome: SubmitOutcome, configuration: FormConfiguration, into step: inout FormStep) {
+    private mutating func complete(_ outcome: SubmitOutcome, into step: inout FormStep) {
         phase = .editing
         let prefix = form.fields[form.identityField].messagePrefix
         func result(_ ok: Bool, _ message: MessageRef, user: String? = nil, token: String? = nil) {
@@ -201,7 +220,7 @@ public struct FormSession: Sendable, Codable, Equatable {
             result(false, message)
             // The name was free when checked but lost the race: show it on the field too.
             if form.fields[form.identityField].checksAvailability, pendingCheck == nil {
-                setValidation(Validation(.failed, message), at: form.identityField, configuration: configuration, into: &step)
+                setValidation(Validation(.failed, message), at: form.identityField, into: &step)
             }
         case .invalidCredentials:
             result(false, MessageRef("\(prefix).invalid_credentials"))
@@ -213,16 +232,16 @@ public struct FormSession: Sendable, Codable, Equatable {
         step.events.append(.busy(false))
     }
 
-    private mutating func setValidation(_ validation: Validation, at index: Int, configuration: FormConfiguration, into step: inout FormStep) {
+    private mutating func setValidation(_ validation: Validation, at index: Int, into step: inout FormStep) {
         guard validations[index] != validation else { return }
         validations[index] = validation
-        step.events.append(.validation(field: form.fields[index].name, state: validation.state, message: rendered(validation.message, configuration)))
+        step.events.append(.validation(field: form.fields[index].name, state: validation.state, message: rendered(validation.message)))
     }
 
     /// The message in the session's locale, where the `field` parameter (another field's
     /// name) reads as that field's label there: "Must equal Password", "密码不能包含邮箱".
     /// `params` keep the name, the same in every locale, for clients that translate.
-    func rendered(_ message: MessageRef, _ configuration: FormConfiguration) -> LocalizedMessage {
+    func rendered(_ message: MessageRef) -> LocalizedMessage {
         var text = configuration.catalogues.render(labelled(message), locale: locale)
         text.params = message.params
         return text

@@ -143,9 +143,10 @@ struct HandoverStateTests {
 
     @Test("checks in flight are handed back as effects with a fresh deadline and the same ids")
     func resumeChecks() throws {
-        var session = try midForm()
-        let configuration = FormConfiguration()
-        let effects = session.resumeChecks(now: Moment(nanoseconds: 5_000_000_000), configuration: configuration)
+        let configuration = FormConfiguration(checkTimeout: .seconds(7))
+        // Decoded from another process, then given this host's configuration.
+        var session = FormSession(restoring: try midForm(), configuration: configuration)
+        let effects = session.resumeChecks(now: Moment(nanoseconds: 5_000_000_000))
         let starts = effects.compactMap { effect -> (UInt64, Moment)? in
             if case .startCheck(let id, let identity, let deadline) = effect, identity.value == "alice" { return (id, deadline) }
             return nil

@@ -116,8 +116,8 @@ struct SignupRulesTests {
     ])
     func configuredRule(_ verdict: UsernameVerdict, _ message: String) throws {
         let configuration = FormConfiguration(usernameRule: UsernameRule { _ in verdict })
-        var session = FormSession(form: .signup)
-        _ = try session.handle(.set(field: "username", value: "alice"), now: .zero, configuration: configuration)
+        var session = FormSession(form: .signup, configuration: configuration)
+        _ = try session.handle(.set(field: "username", value: "alice"), now: .zero)
         #expect(session.shown(0) == Shown(.failed, message))
     }
 
@@ -128,8 +128,8 @@ struct SignupRulesTests {
     ])
     func refusalIDs(_ verdict: UsernameVerdict, _ id: String, _ chinese: String) throws {
         let configuration = FormConfiguration(usernameRule: UsernameRule { _ in verdict })
-        var session = FormSession(form: .signup)
-        _ = try session.handle(.set(field: "username", value: "alice"), now: .zero, configuration: configuration)
+        var session = FormSession(form: .signup, configuration: configuration)
+        _ = try session.handle(.set(field: "username", value: "alice"), now: .zero)
         let message = session.validations[0].message
         #expect(message.id == id)
         #expect(MessageCatalogues.builtin.render(message, locale: "zh-CN").text == chinese)

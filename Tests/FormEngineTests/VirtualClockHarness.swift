@@ -8,7 +8,6 @@ struct VirtualClockHarness {
     static let tick = Duration.milliseconds(200)
 
     var session: FormSession
-    var configuration = FormConfiguration()
     var now = 0
     var checkDelay = 3
     /// Answers by username; a name not listed is available.
@@ -19,15 +18,15 @@ struct VirtualClockHarness {
     private(set) var log: [(tick: Int, event: SessionEvent)] = []
     private(set) var effects: [(tick: Int, effect: FormEffect)] = []
 
-    init(form: FormDefinition, locale: String = "en") {
-        session = FormSession(form: form, locale: locale)
-        log = session.snapshot(configuration: configuration).map { (0, $0) }
+    init(form: FormDefinition, locale: String = "en", configuration: FormConfiguration = FormConfiguration()) {
+        session = FormSession(form: form, locale: locale, configuration: configuration)
+        log = session.snapshot().map { (0, $0) }
     }
 
     var moment: Moment { Moment(nanoseconds: Int64(now) * 200_000_000) }
 
     mutating func send(_ input: FormInput) throws(FormError) {
-        let step = try session.handle(input, now: moment, configuration: configuration)
+        let step = try session.handle(input, now: moment)
         for event in step.events { log.append((now, event)) }
         for effect in step.effects {
             effects.append((now, effect))
@@ -38,7 +37,7 @@ struct VirtualClockHarness {
                 if !deliverCancelledAnswers { scheduled.removeAll { $0.id == id } }
             case .checkPassword(let id, let password, let user):
                 // A local library call: answered at once, with the configured check.
-                try send(.passwordChecked(check: id, configuration.passwordQuality.check(password, user)))
+                try send(.passwordChecked(check: id, session.configuration.passwordQuality.check(password, user)))
             case .submit:
                 break
             }

@@ -3,7 +3,7 @@ extension FormSession {
     /// After a handover: the checks that were in flight in the old process (their answers
     /// will never come) as effects to run again, with a fresh deadline for the availability
     /// check. The check ids stay the same, so the engine accepts their answers.
-    public mutating func resumeChecks(now: Moment, configuration: FormConfiguration = FormConfiguration()) -> [FormEffect] {
+    public mutating func resumeChecks(now: Moment) -> [FormEffect] {
         var effects: [FormEffect] = []
         if var check = pendingCheck {
             check.deadline = now + configuration.checkTimeout

@@ -44,8 +44,9 @@ final class Session: @unchecked Sendable {
     /// This session's share of `services.checkBudget`.
     private var checkBucket: CheckBudget.Bucket
     private let services: SessionServices
-    /// The forms' catalogues and rules as they were at open: a reload does not change them.
-    private let configuration: FormConfiguration
+    /// The forms' catalogues and rules as they were at open (a reload does not change
+    /// them): the engine's, fixed when it was made.
+    private var configuration: FormConfiguration { state.configuration }
     private var closed = false
     var isClosed: Bool {
         eventLoop.preconditionInEventLoop()
@@ -59,8 +60,8 @@ final class Session: @unchecked Sendable {
         eventLoop = owner.eventLoop
         ownerUID = owner.peer.uid
         formName = form.name
-        configuration = services.currentFormConfiguration
-        state = FormSession(form: form, locale: configuration.catalogues.resolve(locale))
+        let configuration = services.currentFormConfiguration
+        state = FormSession(form: form, locale: configuration.catalogues.resolve(locale), configuration: configuration)
         subscribers = [owner]
         self.services = services
         openedAt = services.clock.now()
@@ -77,8 +78,7 @@ final class Session: @unchecked Sendable {
         eventLoop = owner.eventLoop
         ownerUID = owner.peer.uid
         formName = state.form.name
-        configuration = services.currentFormConfiguration
-        self.state = state
+        self.state = FormSession(restoring: state, configuration: services.currentFormConfiguration)
         self.seq = seq
         subscribers = [owner] + views
         self.services = services
@@ -103,7 +103,7 @@ final class Session: @unchecked Sendable {
     /// the old process could not finish within the drain is answered as not done.
     func resumeAfterHandover() {
         eventLoop.preconditionInEventLoop()
-        for effect in state.resumeChecks(now: services.clock.moment, configuration: configuration) { perform(effect) }
+        for effect in state.resumeChecks(now: services.clock.moment) { perform(effect) }
         if state.busy { feed(.submitCompleted(.storeUnavailable)) }
     }
 
@@ -121,7 +121,7 @@ final class Session: @unchecked Sendable {
     func handle(_ input: FormInput, id requestID: RequestID?, from requester: ConnectionOutput?) throws(FormError) {
         eventLoop.preconditionInEventLoop()
         guard !isClosed else { return }
-        let step = try state.handle(input, now: services.clock.moment, configuration: configuration)
+        let step = try state.handle(input, now: services.clock.moment)
         publish(step.events, id: requestID, requester: requester)
         for effect in step.effects { perform(effect) }
     }
@@ -136,7 +136,7 @@ final class Session: @unchecked Sendable {
     func switchLocale(to tag: String, id requestID: RequestID?, from requester: ConnectionOutput) {
         eventLoop.preconditionInEventLoop()
         guard !isClosed else { return }
-        guard let step = try? state.handle(.setLocale(tag), now: services.clock.moment, configuration: configuration) else { return }
+        guard let step = try? state.handle(.setLocale(tag), now: services.clock.moment) else { return }
         for subscriber in subscribers {
             subscriber.deliver(.localeChanged(session: id, locale: state.locale, id: subscriber === requester ? requestID : nil))
         }
@@ -146,7 +146,7 @@ final class Session: @unchecked Sendable {
     /// Sends the full state to one subscriber.
     func sendSnapshot(to output: ConnectionOutput, id requestID: RequestID?) {
         eventLoop.preconditionInEventLoop()
-        for event in state.snapshot(configuration: configuration) {
+        for event in state.snapshot() {
             seq += 1
             output.deliver(.session(session: id, seq: seq, event, id: requestID))
         }
