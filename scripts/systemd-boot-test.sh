@@ -323,6 +323,7 @@ pass
 # in order, every signup done. `systemctl stop` says bye shutdown; kill -9 leaves the next
 # process to close the stored connections with bye restarted.
 HANDOVER="python3 $(cd "$(dirname "$0")/.." && pwd)/Tests/robustness/restart_handover.py"
+out=$(ns_exec $HANDOVER carry 2>&1) || fail "only connections holding a session are stored: $out"
 out=$(ns_exec $HANDOVER restart 2>&1) || fail "sessions across systemctl restart: $out"
 handover_note=$(echo "$out" | tail -1)
 out=$(ns_exec env RESTART_COMMAND="DEBIAN_FRONTEND=noninteractive apt-get install -y -q --reinstall /run/sandbox-pkg/signupd_newer.deb" $HANDOVER restart 2>&1) || fail "sessions across a package upgrade: $out"

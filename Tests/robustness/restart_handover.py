@@ -13,6 +13,10 @@ inside its sandbox, as root), against the installed socket.
                                 stored connections with `bye restarted`.
   restart_handover.py corrupt   a previous process leaves a damaged state -> its stored
                                 connections get `bye` saying so; signupd serves on.
+  restart_handover.py carry     connections that only connect and ping cost systemd nothing:
+                                the file descriptor store grows only by the connections
+                                that open a session (systemd compares every stored
+                                descriptor with every other).
   restart_handover.py bench N [M]  N open sessions, M per connection -> `systemctl restart`
                                 -> the time until a keystroke is answered.
 """
@@ -276,6 +280,39 @@ def bench(count, per_connection):
     print("bench: %d sessions on %d connections: systemctl restart returned after %.3f s, first keystroke answered %.3f s after the restart began" % (count, len(clients), ready, answered))
 
 
+def stored_descriptors():
+    out = subprocess.run(["systemctl", "show", "-p", "NFileDescriptorStore", "--value", "signupd.service"],
+                         capture_output=True, text=True).stdout.strip()
+    return int(out or "0")
+
+
+def carry():
+    first = Client("first")
+    first.send(op="ping", id="ping")
+    first.until(lambda e: e.get("event") == "pong", "pong")
+    base = stored_descriptors()
+    bare = [Client("bare %d" % i) for i in range(40)]
+    for client in bare:
+        client.send(op="ping", id="ping")
+        client.until(lambda e: e.get("event") == "pong", "pong")
+    holders = [Client("holder %d" % i) for i in range(3)]
+    for i, client in enumerate(holders):
+        client.open_signup("hz%s%d" % (TAG, i))
+    # PID 1 handles the FDSTORE datagrams in the order signupd sent them, after it sent
+    # them: polled, bounded (no event reaches a client from systemd). Once the holders'
+    # three are in, anything sent for the bare connections before them is in too.
+    for _ in range(100):
+        if stored_descriptors() >= base + 3:
+            break
+        time.sleep(0.05)
+    now = stored_descriptors()
+    if now != base + 3:
+        fail("40 connections without a session and 3 that opened one: the store went from %d to %d, not %d" % (base, now, base + 3))
+    for client in bare + holders + [first]:
+        client.sock.close()
+    print("carry: 40 connections without a session stored nothing; 3 that opened one were stored")
+
+
 if __name__ == "__main__":
     mode = sys.argv[1] if len(sys.argv) > 1 else "restart"
     if mode == "restart":
@@ -286,6 +323,8 @@ if __name__ == "__main__":
         kill9()
     elif mode == "corrupt":
         corrupt()
+    elif mode == "carry":
+        carry()
     elif mode == "bench":
         bench(int(sys.argv[2]), int(sys.argv[3]) if len(sys.argv) > 3 else 20)
     else:

@@ -43,10 +43,11 @@ extension ConnectionHandler {
         output.resend(record.unsent.bytes)
     }
 
-    /// From `channelActive`, for a new connection: into the file descriptor store.
-    func storeForHandover(context: ChannelHandlerContext, output: ConnectionOutput) {
-        guard let coordinator = shared.handover else { return }
-        handover.name = coordinator.store(channel: context.channel, output: output, handler: self)
+    /// When the connection first holds a session (open, attach): into the file descriptor
+    /// store, if its uid's `CarryBudget` allows. Until then there is nothing to carry.
+    func storeForHandover(output: ConnectionOutput) {
+        guard let coordinator = shared.handover, handover.name == nil, handover.restoring == nil else { return }
+        handover.name = coordinator.store(channel: output.channel, output: output, handler: self)
     }
 
     /// From `channelInactive`: false when the connection was handed over (its stored

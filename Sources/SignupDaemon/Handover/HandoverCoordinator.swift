@@ -12,8 +12,8 @@ import Glibc
 /// Carries client connections and sessions across a restart of the daemon through
 /// systemd's file descriptor store (issue 16; PROTOCOL.md "Restarts").
 ///
-/// Every accepted connection is stored (`FDSTORE=1`, `FDNAME=`) and removed at
-/// close (the names are unique per boot: `c.START.N`). On the restart signal (`RestartKillSignal=SIGUSR1` in signupd.service) the daemon
+/// A connection is stored (`FDSTORE=1`, `FDNAME=`) once it holds a session, within its
+/// uid's `CarryBudget`, and removed at close (the names are unique per boot: `c.START.N`). On the restart signal (`RestartKillSignal=SIGUSR1` in signupd.service) the daemon
 /// stops handling requests, lets running signups and logins finish, saves every session and
 /// connection into a sealed memfd which it stores too, and exits; the next process restores
 /// them (`restore`) before it reports READY=1.
@@ -33,6 +33,8 @@ final class HandoverCoordinator: Sendable {
     private let counter = NIOLockedValueBox<UInt64>(0)
     private let warned = NIOLockedValueBox<Set<String>>([])
     private let prefix: String
+    /// How many connections each uid may have stored, and how fast.
+    private let budget: NIOLockedValueBox<CarryBudget>
 
     /// What the previous process left, once (restore takes it).
     func takeInherited() -> InheritedDescriptors {
@@ -42,24 +44,41 @@ final class HandoverCoordinator: Sendable {
         }
     }
 
-    init(inherited: InheritedDescriptors, logger: Logger) {
+    init(inherited: InheritedDescriptors, logger: Logger, budget: CarryBudget = CarryBudget()) {
         self.inherited = NIOLockedValueBox(inherited)
         self.logger = logger
+        self.budget = NIOLockedValueBox(budget)
         // Unique across the processes of one boot: a name is never reused while stored.
         prefix = "\(DescriptorStore.connectionPrefix)\(String(NIODeadline.now().uptimeNanoseconds, radix: 36))."
     }
 
     // MARK: Connections come and go
 
-    /// Stores a newly accepted connection; its name, or nil if it could not be stored.
+    /// Stores a connection that now holds a session; its name, or nil if it was not stored
+    /// (its uid's `CarryBudget` is spent, or systemd did not take it): it is served as any
+    /// other, and a restart closes it.
     func store(channel: Channel, output: ConnectionOutput, handler: ConnectionHandler) -> String? {
+        let uid = output.peer.uid
+        if let refusal = budget.withLockedValue({ $0.take(uid: uid, now: .now()) }) {
+            let message = budget.withLockedValue { budget in
+                switch refusal {
+                case .perUID: "uid \(uid) holds sessions on more than \(budget.maxPerUID) connections: the others are not carried across a restart (a restart closes them)"
+                case .rate: "uid \(uid) opens sessions on new connections faster than \(budget.burst) at once, then \(budget.perSecond) a second: those are not carried across a restart (a restart closes them)"
+                case .total: "more than \(budget.maxTotal) connections hold sessions: the others are not carried across a restart (a restart closes them)"
+                }
+            }
+            warnOnce(message, key: refusal == .total ? "carry total" : "carry \(uid) \(refusal)")
+            return nil
+        }
         guard let fd = descriptor(of: channel) else {
+            budget.withLockedValue { $0.release(uid: uid) }
             warnOnce("a connection's descriptor was not found: it will not survive a restart")
             return nil
         }
         let name = prefix + String(counter.withLockedValue { $0 += 1; return $0 })
         guard DescriptorStore.add(fd, name: name) else {
-            warnOnce("systemd did not take a connection into its file descriptor store (is FileDescriptorStoreMax= below --max-connections?): connections beyond it end at a restart")
+            budget.withLockedValue { $0.release(uid: uid) }
+            warnOnce("systemd did not take a connection into its file descriptor store (is FileDescriptorStoreMax= full?): connections beyond it end at a restart")
             return nil
         }
         remember(Entry(name: name, fd: fd, output: output, handler: NIOLoopBound(handler, eventLoop: output.eventLoop)))
@@ -69,6 +88,7 @@ final class HandoverCoordinator: Sendable {
     /// Keeps track of a connection adopted from the store (it is stored already).
     func register(output: ConnectionOutput, name: String, handler: ConnectionHandler) {
         let fd = descriptor(of: output.channel) ?? -1
+        budget.withLockedValue { $0.adopt(uid: output.peer.uid, now: .now()) }
         remember(Entry(name: name, fd: fd, output: output, handler: NIOLoopBound(handler, eventLoop: output.eventLoop)))
     }
 
@@ -77,12 +97,14 @@ final class HandoverCoordinator: Sendable {
     func closed(output: ConnectionOutput, name: String?, handedOver: Bool) {
         let entry = entries.withLockedValue { $0.removeValue(forKey: ObjectIdentifier(output)) }
         if let entry { _ = knownDescriptors.withLockedValue { $0.remove(entry.fd) } }
-        if let name, !handedOver { DescriptorStore.remove(name) }
+        guard let name else { return }
+        budget.withLockedValue { $0.release(uid: output.peer.uid) }
+        if !handedOver { DescriptorStore.remove(name) }
     }
 
     /// The first of each kind of problem is logged: one per connection would flood the journal.
-    private func warnOnce(_ message: String) {
-        let first = warned.withLockedValue { warned in warned.insert(message).inserted }
+    private func warnOnce(_ message: String, key: String? = nil) {
+        let first = warned.withLockedValue { warned in warned.insert(key ?? message).inserted }
         if first { logger.warning("\(message)") }
     }
 

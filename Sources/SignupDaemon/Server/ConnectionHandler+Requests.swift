@@ -128,6 +128,8 @@ extension ConnectionHandler {
             Session(id: sessionID, form: form, locale: locale ?? "en", owner: output, services: services)
         }
         sessions.append(session)
+        // Handover (issue 16): a connection holding a session is carried across a restart.
+        storeForHandover(output: output)
         output.deliver(.opened(session: session.id, form: form.name, locale: session.locale, id: id))
         session.sendSnapshot(to: output, id: id)
     }
@@ -139,6 +141,7 @@ extension ConnectionHandler {
         try checkSessionLimit()
         try spend()
         sessions.append(session)
+        storeForHandover(output: output)
         awaitIfElsewhere(session)
         Self.onLoop(of: session) { session in
             defer { Self.answered(output, from: session) }

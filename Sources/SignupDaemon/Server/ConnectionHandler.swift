@@ -99,8 +99,6 @@ final class ConnectionHandler: ChannelInboundHandler {
         ) {
         case .greet:
             output.deliver(shared.hello)
-            // Handover (issue 16): into systemd's file descriptor store.
-            storeForHandover(context: context, output: output)
             armIdleTimer(context: context, at: now)
         case .refuse(let failure):
             // The refusal, then `bye` with the same words.

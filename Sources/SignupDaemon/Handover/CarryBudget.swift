@@ -1,0 +1,71 @@
+import NIOCore
+
+/// Which connections go into systemd's file descriptor store, per uid (issue 16, and the
+/// hostile neighbour of issue 11).
+///
+/// systemd compares every descriptor it is given with each one it already stores, so each
+/// `FDSTORE=1` costs PID 1 time in proportion to the store's size: storing every accepted
+/// connection let local users who only connected and closed keep PID 1 busy, and with it
+/// `systemctl` for everyone. So a connection is stored only once it holds a session (a
+/// connection without one has nothing to carry), and a uid may have at most
+/// `maxPerUID` stored, stored at a rate of `perSecond` after a first `burst`; all uids
+/// together at most `maxTotal` (signupd.service's `FileDescriptorStoreMax=` leaves room for
+/// them and the handover state). A connection refused here is served as any other; a
+/// restart closes it.
+struct CarryBudget: Sendable {
+    let maxPerUID: Int
+    let burst: Int
+    let perSecond: Int
+    let maxTotal: Int
+    private(set) var total = 0
+
+    private struct Account {
+        var stored = 0
+        var tokens: Double
+        var refilled: NIODeadline
+    }
+    private var accounts: [UInt32: Account] = [:]
+
+    init(maxPerUID: Int = 256, burst: Int = 64, perSecond: Int = 16, maxTotal: Int = 4096) {
+        self.maxPerUID = maxPerUID
+        self.burst = burst
+        self.perSecond = perSecond
+        self.maxTotal = maxTotal
+    }
+
+    enum Refusal: Equatable, Sendable { case perUID, rate, total }
+
+    /// Takes a place for one more of `uid`'s connections at `now`, or says why not.
+    mutating func take(uid: UInt32, now: NIODeadline) -> Refusal? {
+        var account = accounts[uid] ?? Account(tokens: Double(burst), refilled: now)
+        let elapsed = Double(max(0, (now - account.refilled).nanoseconds)) / 1e9
+        account.tokens = min(Double(burst), account.tokens + elapsed * Double(perSecond))
+        account.refilled = now
+        defer { accounts[uid] = account }
+        guard account.stored < maxPerUID else { return .perUID }
+        guard total < maxTotal else { return .total }
+        guard account.tokens >= 1 else { return .rate }
+        account.tokens -= 1
+        account.stored += 1
+        total += 1
+        return nil
+    }
+
+    /// Counts a connection adopted from the previous process (stored already).
+    mutating func adopt(uid: UInt32, now: NIODeadline) {
+        accounts[uid, default: Account(tokens: Double(burst), refilled: now)].stored += 1
+        total += 1
+    }
+
+    /// One of `uid`'s stored connections left the store.
+    mutating func release(uid: UInt32) {
+        guard var account = accounts[uid], account.stored > 0 else { return }
+        account.stored -= 1
+        total -= 1
+        // Forgotten once nothing is stored and the bucket is full again (a bounded map).
+        accounts[uid] = account.stored == 0 && account.tokens >= Double(burst) ? nil : account
+    }
+
+    /// Connections of `uid` stored now (for tests).
+    func stored(uid: UInt32) -> Int { accounts[uid]?.stored ?? 0 }
+}
