@@ -1,4 +1,6 @@
+import FormEngine
 import Foundation
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 import Testing
@@ -69,11 +71,71 @@ import Glibc
             template: try AvailabilityURLTemplate("http://127.0.0.1:\(service.port)/users/{key}"), timeout: .seconds(5),
             idleTimeout: .milliseconds(200), group: group
         )
-        let answer = try await client.check(username: "bob", key: "bob", cancellation: CheckCancellation(), on: group.next()).get()
+        let answer = try await client.check(username: "bob", key: "bob", uid: 1000, cancellation: CheckCancellation(), on: group.next()).get()
         #expect(answer == .available)
         // Kept alive for the next check, then closed by the client once idle for 200 ms.
         #expect(try await served.futureResult.get() == "closed")
         await client.shutdown()
         try await group.shutdownGracefully()
+    }
+
+    /// A service that reads each request and never answers: every connection stays busy.
+    private final class HungService: @unchecked Sendable {
+        let service: OneShotService
+        let requests = NIOLockedValueBox<[String]>([])
+        let received = DispatchSemaphore(value: 0)
+
+        init() throws { service = try OneShotService() }
+
+        func serve() {
+            Thread { [self] in
+                while true {
+                    let connection = accept(service.listener, nil, nil)
+                    guard connection >= 0 else { return }
+                    Thread { [self] in
+                        defer { close(connection) }
+                        var request = [UInt8]()
+                        var buffer = [UInt8](repeating: 0, count: 4096)
+                        while !String(decoding: request, as: UTF8.self).contains("\r\n\r\n") {
+                            let count = read(connection, &buffer, buffer.count)
+                            guard count > 0 else { return }
+                            request += buffer[..<count]
+                        }
+                        let path = String(decoding: request, as: UTF8.self).split(separator: " ").dropFirst().first.map(String.init) ?? "?"
+                        requests.withLockedValue { $0.append(path) }
+                        received.signal()
+                        // Hung: holds the connection until the client closes it.
+                        while read(connection, &buffer, buffer.count) > 0 {}
+                    }.start()
+                }
+            }.start()
+        }
+    }
+
+    @Test func oneUIDsChecksAgainstAHungServiceLeaveHalfThePoolToOthers() async throws {
+        let service = try HungService()
+        service.serve()
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let client = HTTPAvailabilityClient(
+            template: try AvailabilityURLTemplate("http://127.0.0.1:\(service.service.port)/users/{key}"), timeout: .seconds(30),
+            maxConnections: 4, group: group
+        )
+        #expect(client.maxConnectionsPerUID == 2)
+        // uid 1000 asks four times first, then uid 1001 once.
+        var checks: [EventLoopFuture<Availability>] = []
+        for name in ["a1", "a2", "a3", "a4", "b1"] {
+            checks.append(client.check(username: name, key: name, uid: name.hasPrefix("a") ? 1000 : 1001, cancellation: CheckCancellation(), on: group.next()))
+        }
+        // Three requests reach the service: two of uid 1000's (its half), and uid 1001's,
+        // which did not wait behind the others. (First come, first served, the first three
+        // would all be uid 1000's, and uid 1001's would wait for one of them to end.)
+        for _ in 0..<3 { #expect(service.received.wait(timeout: .now() + 20) == .success) }
+        let paths = service.requests.withLockedValue { $0 }
+        #expect(paths.filter { $0.hasPrefix("/users/a") }.count == 2)
+        #expect(paths.contains("/users/b1"))
+        await client.shutdown()
+        for check in checks { #expect(try await check.get() == .unreachable) }
+        try await group.shutdownGracefully()
+        close(service.service.listener)
     }
 }

@@ -10,7 +10,10 @@ import NIOSSL
 /// 404 means available, any 2xx taken, anything else (or no answer in time) unreachable.
 ///
 /// Connections are kept alive and reused, at most `maxConnections` open at once for the
-/// whole daemon; a check waits for a free one (within its timeout). A cancelled check
+/// whole daemon, and at most `maxConnectionsPerUID` carrying one uid's checks: one user's
+/// checks against a slow service leave the other half to everyone else. A check waits for
+/// a free one (within its timeout); a freed connection goes to the waiting check of the uid
+/// using the fewest, the earliest first. A cancelled check
 /// closes its connection, aborting the request (or leaves the wait). For `https://` each
 /// connection does its TLS handshake (certificate verified for the URL's host) before it
 /// carries a request; a failed one is one more way of not answering.
@@ -20,6 +23,7 @@ final class HTTPAvailabilityClient: Sendable {
     let template: AvailabilityURLTemplate
     let timeout: Duration
     let maxConnections: Int
+    let maxConnectionsPerUID: Int
     /// How long a kept-alive connection may wait unused before it is closed.
     let idleTimeout: TimeAmount
     private let tls: AvailabilityTLS?
@@ -47,6 +51,9 @@ final class HTTPAvailabilityClient: Sendable {
 
     private struct Waiter {
         let id: UInt64
+        let uid: UInt32
+        /// Set when a connection is given to it (connecting or ready).
+        let lent: NIOLockedValueBox<Bool>
         let start: @Sendable (Lease) -> Void
     }
 
@@ -62,10 +69,36 @@ final class HTTPAvailabilityClient: Sendable {
         var idle: [Idle] = []
         var waiters: [Waiter] = []
         var nextWaiter: UInt64 = 0
+        /// Connections given to each uid's checks (connecting or carrying a request).
+        var inUse: [UInt32: Int] = [:]
         /// Every connected channel, idle or carrying a request (closed at shutdown).
         var channels: [ObjectIdentifier: Channel] = [:]
         /// The daemon is stopping: no new connection, no new check.
         var stopped = false
+
+        mutating func lend(to uid: UInt32) { inUse[uid, default: 0] += 1 }
+
+        mutating func giveBack(from uid: UInt32) {
+            guard let count = inUse[uid] else { return }
+            inUse[uid] = count > 1 ? count - 1 : nil
+        }
+
+        /// The waiting check a freed connection goes to: of the uids below `perUID`, the
+        /// one using the fewest, its earliest check; lent to it.
+        mutating func nextWaiter(perUID: Int) -> Waiter? {
+            var best: (index: Int, using: Int)?
+            for (index, waiter) in waiters.enumerated() {
+                let using = inUse[waiter.uid, default: 0]
+                guard using < perUID, using < (best?.using ?? Int.max) else { continue }
+                best = (index, using)
+                if using == 0 { break }
+            }
+            guard let best else { return nil }
+            let waiter = waiters.remove(at: best.index)
+            lend(to: waiter.uid)
+            waiter.lent.withLockedValue { $0 = true }
+            return waiter
+        }
     }
 
     private let pool = NIOLockedValueBox(Pool())
@@ -80,6 +113,7 @@ final class HTTPAvailabilityClient: Sendable {
         self.template = template
         self.timeout = timeout
         self.maxConnections = maxConnections
+        maxConnectionsPerUID = max(1, maxConnections / 2)
         self.idleTimeout = idleTimeout
         self.tls = tls
         self.group = group
@@ -99,21 +133,26 @@ final class HTTPAvailabilityClient: Sendable {
 
     /// Asks the service about a name: `username` in NFC as typed, `key` its identity key
     /// (`AvailabilityURLTemplate`).
-    func check(username: String, key: String, cancellation: CheckCancellation, on eventLoop: EventLoop) -> EventLoopFuture<Availability> {
+    func check(username: String, key: String, uid: UInt32, cancellation: CheckCancellation, on eventLoop: EventLoop) -> EventLoopFuture<Availability> {
         // Stopping: the loops may be shutting down; nothing is scheduled on them any more.
         guard !pool.withLockedValue({ $0.stopped }) else { return eventLoop.makeSucceededFuture(.unreachable) }
         if let until = failFastUntil.withLockedValue({ $0 }), NIODeadline.now() < until {
             return eventLoop.makeSucceededFuture(.unreachable)  // already logged as unreachable
         }
         let promise = eventLoop.makePromise(of: Outcome.self)
-        let deadline = eventLoop.scheduleTask(in: .nanoseconds(timeout.nanoseconds)) { [timeoutText] in
-            promise.succeed(.failed("no answer within \(timeoutText) s"))
+        // Whether a connection was given to this check: its time ran out at the service, or
+        // waiting for a connection (congestion here, not the service's failure).
+        let lent = NIOLockedValueBox(false)
+        let deadline = eventLoop.scheduleTask(in: .nanoseconds(timeout.nanoseconds)) { [self, timeoutText] in
+            promise.succeed(.failed(lent.withLockedValue { $0 } ? "no answer within \(timeoutText) s" : busy))
         }
         let target = template.target(username: username, key: key)
-        acquire(cancellation: cancellation, promise: promise) { [self] lease in
+        acquire(uid: uid, lent: lent, cancellation: cancellation, promise: promise) { [self] lease in
             let channel: Channel
             switch lease {
-            case .failed(let cause): return promise.succeed(.failed(cause))
+            case .failed(let cause):
+                pool.withLockedValue { $0.giveBack(from: uid) }
+                return promise.succeed(.failed(cause))
             case .ready(let ready): channel = ready
             }
             let exchange = Exchange(promise: promise)
@@ -123,8 +162,10 @@ final class HTTPAvailabilityClient: Sendable {
                 if cancellation.timedOut { promise.succeed(.failed("no answer within \(timeoutText) s")) }
                 channel.close(promise: nil)
             }
-            promise.futureResult.whenComplete { _ in
+            promise.futureResult.whenComplete { [self] _ in
                 cancellation.clear()
+                // The uid's share first: its own waiting check may take the connection next.
+                pool.withLockedValue { $0.giveBack(from: uid) }
                 // An answered request leaves a reusable connection; anything else closes it.
                 channel.eventLoop.execute { [self] in
                     if exchange.reusable, channel.isActive { release(channel) } else { channel.close(promise: nil) }
@@ -153,7 +194,8 @@ final class HTTPAvailabilityClient: Sendable {
             case .failed(let cause):
                 // A superseded check did not fail: it was no longer wanted. One the session
                 // gave up waiting for did (the session's timeout and this one are the same).
-                if (!cancellation.isCancelled || cancellation.timedOut) && cause != Self.stopping {
+                // Waiting for a connection is congestion here: the service is not to blame.
+                if (!cancellation.isCancelled || cancellation.timedOut) && cause != Self.stopping && cause != busy {
                     report(health.withLockedValue { $0.failed(cause) })
                 }
                 return .unreachable
@@ -173,21 +215,34 @@ final class HTTPAvailabilityClient: Sendable {
         }
     }
 
-    /// Gives `start` an idle connection, a new one within the cap, or queues it.
-    private func acquire(cancellation: CheckCancellation, promise: EventLoopPromise<Outcome>, start: @escaping @Sendable (Lease) -> Void) {
+    /// Why a check that waited its whole timeout for a connection failed.
+    private var busy: String { "all \(maxConnections) connections to the service busy" }
+
+    /// Gives `start` an idle connection, a new one within the caps, or queues it.
+    private func acquire(
+        uid: UInt32, lent: NIOLockedValueBox<Bool>, cancellation: CheckCancellation, promise: EventLoopPromise<Outcome>, start: @escaping @Sendable (Lease) -> Void
+    ) {
         enum Next { case reuse(Channel), connect, wait(UInt64), stopped }
-        let next: Next = pool.withLockedValue { pool in
+        let next: Next = pool.withLockedValue { [maxConnectionsPerUID] pool in
             if pool.stopped { return .stopped }
-            while let idle = pool.idle.popLast() {
-                idle.expiry.cancel()
-                if idle.channel.isActive { return .reuse(idle.channel) }
-            }
-            if pool.open < maxConnections {
-                pool.open += 1
-                return .connect
+            if pool.inUse[uid, default: 0] < maxConnectionsPerUID {
+                while let idle = pool.idle.popLast() {
+                    idle.expiry.cancel()
+                    if idle.channel.isActive {
+                        pool.lend(to: uid)
+                        lent.withLockedValue { $0 = true }
+                        return .reuse(idle.channel)
+                    }
+                }
+                if pool.open < maxConnections {
+                    pool.open += 1
+                    pool.lend(to: uid)
+                    lent.withLockedValue { $0 = true }
+                    return .connect
+                }
             }
             pool.nextWaiter += 1
-            pool.waiters.append(Waiter(id: pool.nextWaiter, start: start))
+            pool.waiters.append(Waiter(id: pool.nextWaiter, uid: uid, lent: lent, start: start))
             return .wait(pool.nextWaiter)
         }
         switch next {
@@ -202,7 +257,7 @@ final class HTTPAvailabilityClient: Sendable {
                     pool.waiters.removeAll { $0.id == id }
                     return pool.waiters.count < before
                 }
-                if removed { promise.succeed(.failed("all \(maxConnections) connections to the service busy")) }
+                if removed { promise.succeed(.failed(busy)) }
             }
             cancellation.onCancel(leave)
             promise.futureResult.whenComplete { _ in leave() }
@@ -281,12 +336,12 @@ final class HTTPAvailabilityClient: Sendable {
 
     /// Back to the pool, or straight to a waiting check.
     private func release(_ channel: Channel) {
-        let waiter: Waiter? = pool.withLockedValue { pool -> Waiter? in
+        let waiter: Waiter? = pool.withLockedValue { [maxConnectionsPerUID] pool -> Waiter? in
             if pool.stopped {
                 channel.close(promise: nil)
                 return nil
             }
-            if pool.waiters.isEmpty {
+            guard let waiter = pool.nextWaiter(perUID: maxConnectionsPerUID) else {
                 let expiry = channel.eventLoop.scheduleTask(in: idleTimeout) { [self] in
                     // Taken out of the pool first: no check can pick it up while it closes.
                     let expired = self.pool.withLockedValue { pool in
@@ -299,14 +354,14 @@ final class HTTPAvailabilityClient: Sendable {
                 pool.idle.append(Idle(channel: channel, expiry: expiry))
                 return nil
             }
-            return pool.waiters.removeFirst()
+            return waiter
         }
         waiter?.start(.ready(channel))
     }
 
     /// A connection (or an attempt, nil) ended: its slot goes to a waiting check.
     private func connectionClosed(_ channel: Channel?) {
-        let waiter: Waiter? = pool.withLockedValue { pool in
+        let waiter: Waiter? = pool.withLockedValue { [maxConnectionsPerUID] pool in
             if let channel {
                 pool.channels[ObjectIdentifier(channel)] = nil
                 pool.idle.removeAll { idle in
@@ -315,11 +370,11 @@ final class HTTPAvailabilityClient: Sendable {
                     return true
                 }
             }
-            if pool.waiters.isEmpty || pool.stopped {
+            guard !pool.stopped, let waiter = pool.nextWaiter(perUID: maxConnectionsPerUID) else {
                 pool.open -= 1
                 return nil
             }
-            return pool.waiters.removeFirst()  // the slot passes on: `open` stays
+            return waiter  // the slot passes on: `open` stays
         }
         if let waiter { connect(waiter.start) }
     }

@@ -266,7 +266,7 @@ final class Session: @unchecked Sendable {
                 timeUp()
             }
         }
-        services.availability(of: identity, cancellation: cancellation, on: eventLoop).whenComplete { [self] result in
+        services.availability(of: identity, uid: ownerUID, cancellation: cancellation, on: eventLoop).whenComplete { [self] result in
             checkInFlight = nil
             if !cancellation.isCancelled { feed(.availability(check: checkID, (try? result.get()) ?? .unreachable)) }
             if let next = nextCheck, !isClosed {

@@ -25,7 +25,7 @@ struct SessionServices: Sendable {
 
     /// The full availability check: the store first, then, for usernames, the HTTP service
     /// if configured. A cancelled check skips what has not started and aborts its HTTP request.
-    func availability(of identity: IdentityValue, cancellation: CheckCancellation, on eventLoop: EventLoop) -> EventLoopFuture<Availability> {
+    func availability(of identity: IdentityValue, uid: UInt32, cancellation: CheckCancellation, on eventLoop: EventLoop) -> EventLoopFuture<Availability> {
         let fromStore = accounts.storeAvailability(of: identity, on: eventLoop)
         guard let http, identity.kind == .username else { return fromStore }
         // The service is asked about the name as it would be stored and shown (NFC) and/or
@@ -34,7 +34,7 @@ struct SessionServices: Sendable {
         guard let username = try? Usernames.identity(of: identity.value).get() else { return fromStore }
         return fromStore.flatMap { availability in
             guard availability == .available, !cancellation.isCancelled else { return eventLoop.makeSucceededFuture(availability) }
-            return http.check(username: username.display, key: username.key, cancellation: cancellation, on: eventLoop)
+            return http.check(username: username.display, key: username.key, uid: uid, cancellation: cancellation, on: eventLoop)
         }
     }
 }
