@@ -20,21 +20,28 @@ struct JournalLogHandler: LogHandler {
     }
 
     func log(event: LogEvent) {
+        var merged = metadata
+        if let provided = metadataProvider?.get() { merged.merge(provided) { $1 } }
+        if let extra = event.metadata { merged.merge(extra) { $1 } }
+        let keys = merged.keys.sorted()
         var fields = [
-            "MESSAGE=\(event.message)",
+            "MESSAGE=\(Self.message(event.message, keys.map { "\($0)=\(merged[$0]!)" }))",
             "PRIORITY=\(Self.priority(event.level))",
             "SYSLOG_IDENTIFIER=signupd",
             "CODE_FILE=\(event.file)",
             "CODE_LINE=\(event.line)",
             "CODE_FUNC=\(event.function)",
         ]
-        var merged = metadata
-        if let provided = metadataProvider?.get() { merged.merge(provided) { $1 } }
-        if let extra = event.metadata { merged.merge(extra) { $1 } }
-        for (key, value) in merged {
-            fields.append("SIGNUPD_\(Self.fieldName(key))=\(value)")
+        for key in keys {
+            fields.append("SIGNUPD_\(Self.fieldName(key))=\(merged[key]!)")
         }
         Self.send(fields)
+    }
+
+    /// What `journalctl` shows: the message, then the metadata as `key=value` (the reason of
+    /// a warning is in its metadata; an administrator should not need `-o verbose` for it).
+    static func message(_ message: Logger.Message, _ pairs: [String]) -> String {
+        pairs.isEmpty ? "\(message)" : "\(message) (\(pairs.joined(separator: ", ")))"
     }
 
     private static func send(_ fields: [String]) {
