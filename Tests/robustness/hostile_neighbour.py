@@ -48,7 +48,7 @@
 (Queued signups and logins of a client still connected are finished at SIGTERM within the
 grace period: sigterm_under_load.py checks that each gets its result.)
 
-usage: hostile_neighbour.py path/to/signupd [--long]   (parts 1, 4, 11, 14, 18 and 20 need root: setpriv)
+usage: hostile_neighbour.py path/to/signupd [--long]   (parts 1, 4, 11, 14, 18, 20 and 21 need root: setpriv)
 """
 import json
 import os
@@ -1062,8 +1062,76 @@ def part_20():
         checks.check(daemon.stop() == 0, "daemon exits 0")
 
 
+# ---- 21. many uids each within their limit cannot fill the daemon for everyone else
+HOLDER = r"""
+import select, socket, sys, time
+path, count = sys.argv[1], int(sys.argv[2])
+socks = []
+for _ in range(count):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(path)
+    s.settimeout(30)
+    first = b""
+    while b"\n" not in first:
+        first += s.recv(4096)
+    if b'"hello"' not in first.split(b"\n")[0]:
+        print("refused")
+        sys.exit(0)
+    socks.append(s)
+print("held %d" % len(socks), flush=True)
+wait = float(sys.stdin.readline())  # how long to watch for a displacement, then report
+deadline = time.monotonic() + wait
+displaced = 0
+open_socks = list(socks)
+while open_socks and time.monotonic() < deadline:
+    ready, _, _ = select.select(open_socks, [], [], max(0.0, deadline - time.monotonic()))
+    for s in ready:
+        data = s.recv(65536)
+        if b'"displaced: ' in data:
+            displaced += 1
+            deadline = min(deadline, time.monotonic() + 0.5)  # a second one would come now
+        open_socks.remove(s)
+print("displaced %d" % displaced, flush=True)
+"""
+
+
+def part_21():
+    if not is_root:
+        print("SKIP part 21: needs root to connect as other users")
+        return
+    daemon = public_daemon(FAST_HASH + ["--max-connections", "20", "--max-connections-per-user", "15"])
+    holders = []
+    try:
+        for uid, count in (("42401", 15), ("42402", 5)):
+            holder = subprocess.Popen(["setpriv", "--reuid=" + uid, "--regid=" + uid, "--clear-groups", sys.executable, "-c", HOLDER, daemon.sock, str(count)],
+                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            holders.append(holder)
+            checks.check(holder.stdout.readline().strip() == "held %d" % count, "uid %s holds %d connections" % (uid, count))
+        # All 20 taken, each uid within its own limit. Root (holding none) still gets in.
+        c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        c.connect(daemon.sock)
+        c.settimeout(30)
+        first = b""
+        while b"\n" not in first:
+            first += c.recv(4096)
+        checks.check(b'"hello"' in first.split(b"\n")[0], "a full daemon still greets another user: %r" % first.split(b"\n")[0][:120])
+        # One connection of the biggest holder, uid 42401, is closed with bye displaced; none of 42402's.
+        holders[0].stdin.write("10\n")
+        holders[0].stdin.flush()
+        checks.check(holders[0].stdout.readline().strip() == "displaced 1", "the biggest holder gave up exactly one connection")
+        holders[1].stdin.write("0.5\n")
+        holders[1].stdin.flush()
+        checks.check(holders[1].stdout.readline().strip() == "displaced 0", "the smaller holder gave up none")
+        c.close()
+    finally:
+        for holder in holders:
+            holder.kill()
+            holder.wait()
+        checks.check(daemon.stop() == 0, "daemon exits 0")
+
+
 failures = []
-for number, part in [("1", part_1), ("2", part_2), ("3", part_3), ("4", part_4), ("5", part_5), ("6", part_6), ("7", part_7), ("8", part_8), ("9", part_9), ("10", part_10), ("11", part_11), ("12", part_12), ("13", part_13), ("14", part_14), ("15", part_15), ("16", part_16), ("17", part_17), ("18", part_18), ("19", part_19), ("20", part_20)]:
+for number, part in [("1", part_1), ("2", part_2), ("3", part_3), ("4", part_4), ("5", part_5), ("6", part_6), ("7", part_7), ("8", part_8), ("9", part_9), ("10", part_10), ("11", part_11), ("12", part_12), ("13", part_13), ("14", part_14), ("15", part_15), ("16", part_16), ("17", part_17), ("18", part_18), ("19", part_19), ("20", part_20), ("21", part_21)]:
     if os.environ.get("HOSTILE_PARTS") and number not in os.environ["HOSTILE_PARTS"].split(","):
         continue  # HOSTILE_PARTS=10 runs only part 10
     try:

@@ -99,6 +99,12 @@ final class ConnectionHandler: ChannelInboundHandler {
         ) {
         case .greet:
             output.deliver(shared.hello)
+            if case .admittedDisplacing(let victim, let victimUID, let held) = answer {
+                shared.logger.debug("the server is full: closing a connection of the uid holding the most to admit another uid", metadata: [
+                    "uid": "\(victimUID)", "held": "\(held)", "admitted": "\(output.peer.uid)",
+                ])
+                victim.displace(reason: "displaced: the server's \(registry.maxConnections) connections are taken and uid \(victimUID) holds the most (\(held)); another user needed one")
+            }
             armIdleTimer(context: context, at: now)
         case .refuse(let failure):
             // The refusal, then `bye` with the same words.

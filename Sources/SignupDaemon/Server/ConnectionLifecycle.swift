@@ -35,7 +35,7 @@ struct ConnectionLifecycle {
     ) -> AdmissionAction {
         precondition(state == .connecting, "admission twice")
         switch answer {
-        case .admitted:
+        case .admitted, .admittedDisplacing:
             state = .open
             return .greet
         case .tooManyConnections:

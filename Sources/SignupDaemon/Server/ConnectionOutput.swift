@@ -200,6 +200,17 @@ final class ConnectionOutput: @unchecked Sendable {
     }
 
     /// Asks, from any thread, that this connection be dropped for the budget.
+    /// Closes this connection with `bye` saying `reason`, from any thread: the registry
+    /// counted it out to make room for a uid holding fewer (`ConnectionRegistry.admit`).
+    func displace(reason: String) {
+        if eventLoop.inEventLoop {
+            guard channel.isActive else { return }
+            close(saying: .bye(reason: reason))
+        } else {
+            eventLoop.execute { self.displace(reason: reason) }
+        }
+    }
+
     func dropForBudget() {
         if eventLoop.inEventLoop {
             onOverBudget?()

@@ -7,6 +7,8 @@ final class ConnectionRegistry: Sendable {
     private struct State {
         var connections: [ObjectIdentifier: ConnectionOutput] = [:]
         var perUID: [UInt32: Int] = [:]
+        /// Each uid's connections (to pick one to displace).
+        var byUID: [UInt32: Set<ObjectIdentifier>] = [:]
         var submitsInFlight = 0
         var draining = false
         /// The drain's grace period is over: waiting for submits returns at once.
@@ -17,9 +19,27 @@ final class ConnectionRegistry: Sendable {
         var acceptedTotal = 0
         /// Connect budgets of uids that connected recently (a full bucket is forgotten).
         var connects: [UInt32: CheckBudget.Bucket] = [:]
+
+        mutating func add(_ output: ConnectionOutput, uid: UInt32) {
+            let id = ObjectIdentifier(output)
+            connections[id] = output
+            perUID[uid, default: 0] += 1
+            byUID[uid, default: []].insert(id)
+        }
+
+        mutating func remove(_ id: ObjectIdentifier, uid: UInt32) {
+            connections[id] = nil
+            perUID[uid, default: 1] -= 1
+            if perUID[uid] == 0 { perUID[uid] = nil }
+            byUID[uid]?.remove(id)
+            if byUID[uid]?.isEmpty == true { byUID[uid] = nil }
+        }
     }
 
     private let state = NIOLockedValueBox(State())
+
+    /// Connections held by `uid` (for tests and logs).
+    func connections(of uid: UInt32) -> Int { state.withLockedValue { $0.perUID[uid, default: 0] } }
     let maxConnections: Int
     let maxConnectionsPerUID: Int
     /// New connections per uid per second (bursts of twice that); nil: unlimited.
@@ -34,11 +54,20 @@ final class ConnectionRegistry: Sendable {
         self.unthrottledUIDs = unthrottledUIDs
     }
 
-    enum Admission { case admitted, tooManyConnections, tooManyForUser, connectingTooFast, draining }
+    enum Admission {
+        case admitted
+        /// Admitted although the daemon was full: `victim`, a connection of the uid holding
+        /// the most, is counted out and must be closed (`ConnectionOutput.displace`).
+        case admittedDisplacing(victim: ConnectionOutput, victimUID: UInt32, held: Int)
+        case tooManyConnections, tooManyForUser, connectingTooFast, draining
+    }
 
     /// Counts a new connection in, unless a limit says no. A uid connecting faster than
     /// its budget is refused before the others are looked at: a connect flood costs the
-    /// daemon as little as possible per connection.
+    /// daemon as little as possible per connection. When all `maxConnections` are taken,
+    /// a uid holding at least two fewer than the biggest holder is still admitted and one
+    /// of the biggest holder's connections is displaced: many uids each within their
+    /// per-uid limit cannot lock out everyone else (root included); the biggest pays.
     func admit(_ output: ConnectionOutput, uid: UInt32, now: NIODeadline = .now()) -> Admission {
         state.withLockedValue { state in
             if state.draining { return .draining }
@@ -60,29 +89,43 @@ final class ConnectionRegistry: Sendable {
                     }
                 }
             }
-            if state.connections.count >= maxConnections { return .tooManyConnections }
+            var displaced: Admission?
+            if state.connections.count >= maxConnections {
+                // A uid at its own limit never displaces (adopted connections may exceed it).
+                guard state.perUID[uid, default: 0] < maxConnectionsPerUID, let victim = Self.displaceable(for: uid, in: &state) else {
+                    return .tooManyConnections
+                }
+                displaced = victim
+            }
             if state.perUID[uid, default: 0] >= maxConnectionsPerUID { return .tooManyForUser }
-            state.connections[ObjectIdentifier(output)] = output
-            state.perUID[uid, default: 0] += 1
+            state.add(output, uid: uid)
             state.acceptedTotal += 1
-            return .admitted
+            return displaced ?? .admitted
         }
+    }
+
+    /// Counts out one connection of the uid holding the most, if that is at least two more
+    /// than `uid` holds (two uids of about the same size do not take turns displacing).
+    private static func displaceable(for uid: UInt32, in state: inout State) -> Admission? {
+        let own = state.perUID[uid, default: 0]
+        guard let biggest = state.perUID.max(by: { $0.value < $1.value }), biggest.key != uid, biggest.value >= own + 2,
+            let id = state.byUID[biggest.key]?.first, let victim = state.connections[id]
+        else { return nil }
+        state.remove(id, uid: biggest.key)
+        return .admittedDisplacing(victim: victim, victimUID: biggest.key, held: biggest.value)
     }
 
     /// Counts in a connection carried over from the previous process (issue 16): it was
     /// admitted there, and refusing it now would drop a client mid-form, so no limit applies.
     func adopt(_ output: ConnectionOutput, uid: UInt32) {
-        state.withLockedValue { state in
-            state.connections[ObjectIdentifier(output)] = output
-            state.perUID[uid, default: 0] += 1
-        }
+        state.withLockedValue { $0.add(output, uid: uid) }
     }
 
+    /// A connection closed (once counted out, a displaced one is not counted again).
     func remove(_ output: ConnectionOutput, uid: UInt32) {
         let waiters: [CheckedContinuation<Void, Never>] = state.withLockedValue { state in
-            guard state.connections.removeValue(forKey: ObjectIdentifier(output)) != nil else { return [] }
-            state.perUID[uid, default: 1] -= 1
-            if state.perUID[uid] == 0 { state.perUID[uid] = nil }
+            guard state.connections[ObjectIdentifier(output)] != nil else { return [] }
+            state.remove(ObjectIdentifier(output), uid: uid)
             guard state.connections.isEmpty else { return [] }
             state.lastConnectionClosed = .now()
             defer { state.connectionWaiters = [] }
