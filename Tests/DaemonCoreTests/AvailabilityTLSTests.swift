@@ -1,4 +1,5 @@
 import Foundation
+import NIOCore
 import Testing
 @testable import SignupDaemonCore
 
@@ -112,26 +113,48 @@ import Testing
         #expect(throws: AvailabilityURLTemplate.ParseError.self) { try AvailabilityURLTemplate("https://:8443/u/{key}") }
     }
 
+    /// Times for the health's quiet period (60 s).
+    private let t0 = NIODeadline.uptimeNanoseconds(1_000_000_000)
+
     @Test func aFailingServiceIsLoggedOnceGoingAndOnceComingBack() {
         var health = AvailabilityServiceHealth()
-        #expect(health.answered() == .none)
-        #expect(health.failed("connection refused") == .logUnreachable(cause: "connection refused"))
+        #expect(health.answered(at: t0) == .none)
+        #expect(health.failed("connection refused", at: t0) == .logUnreachable(cause: "connection refused"))
         // Every keystroke after that fails too: nothing more is logged.
-        #expect(health.failed("connection refused") == .none)
-        #expect(health.answered() == .logAnswering(wasUnreachable: "connection refused"))
-        #expect(health.answered() == .none)
-        #expect(health.failed("the service's certificate does not name h") == .logUnreachable(cause: "the service's certificate does not name h"))
+        #expect(health.failed("connection refused", at: t0) == .none)
+        #expect(health.answered(at: t0) == .logAnswering(wasUnreachable: "connection refused"))
+        #expect(health.answered(at: t0) == .none)
+        let later = t0 + .seconds(61)
+        #expect(health.failed("the service's certificate does not name h", at: later) == .logUnreachable(cause: "the service's certificate does not name h"))
     }
 
     @Test func aNewCauseWhileUnreachableIsLoggedOnceAndTheLatestIsReportedOnRecovery() {
         var health = AvailabilityServiceHealth()
-        #expect(health.failed("connection refused") == .logUnreachable(cause: "connection refused"))
-        #expect(health.failed("no answer within 3 s") == .logCauseChanged(cause: "no answer within 3 s", was: "connection refused"))
-        #expect(health.failed("no answer within 3 s") == .none)
+        #expect(health.failed("connection refused", at: t0) == .logUnreachable(cause: "connection refused"))
+        #expect(health.failed("no answer within 3 s", at: t0) == .logCauseChanged(cause: "no answer within 3 s", was: "connection refused"))
+        #expect(health.failed("no answer within 3 s", at: t0) == .none)
         // Alternating causes: each is logged once in an outage, not once per keystroke.
-        #expect(health.failed("connection refused") == .none)
-        #expect(health.failed("no answer within 3 s") == .none)
-        #expect(health.answered() == .logAnswering(wasUnreachable: "no answer within 3 s"))
-        #expect(health.failed("no answer within 3 s") == .logUnreachable(cause: "no answer within 3 s"))
+        #expect(health.failed("connection refused", at: t0) == .none)
+        #expect(health.failed("no answer within 3 s", at: t0) == .none)
+        #expect(health.answered(at: t0) == .logAnswering(wasUnreachable: "no answer within 3 s"))
+        #expect(health.failed("no answer within 3 s", at: t0 + .seconds(61)) == .logUnreachable(cause: "no answer within 3 s"))
+    }
+
+    /// Fresh eyes: under one user's burst the service answered some checks and not others,
+    /// and the log said "unreachable" and "answers again" 34 times each in 5 s.
+    @Test func aServiceThatFailsAgainSoonAfterRecoveringIsLoggedOnceAsIntermittent() {
+        var health = AvailabilityServiceHealth()
+        #expect(health.failed("no answer within 3 s", at: t0) == .logUnreachable(cause: "no answer within 3 s"))
+        #expect(health.answered(at: t0 + .seconds(1)) == .logAnswering(wasUnreachable: "no answer within 3 s"))
+        #expect(health.failed("no answer within 3 s", at: t0 + .seconds(2)) == .logIntermittent(cause: "no answer within 3 s"))
+        var logged = 0
+        for second in 3..<60 {
+            if health.answered(at: t0 + .seconds(Int64(second))) != .none { logged += 1 }
+            if health.failed(second.isMultiple(of: 2) ? "no answer within 3 s" : "connection reset", at: t0 + .milliseconds(Int64(second) * 1000 + 500)) != .none { logged += 1 }
+        }
+        #expect(logged == 0)
+        // A minute after the recovery that was logged, changes are logged again.
+        #expect(health.answered(at: t0 + .seconds(62)) == .logAnswering(wasUnreachable: "connection reset"))
+        #expect(health.failed("connection refused", at: t0 + .seconds(200)) == .logUnreachable(cause: "connection refused"))
     }
 }

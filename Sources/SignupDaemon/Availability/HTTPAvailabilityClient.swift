@@ -189,14 +189,14 @@ final class HTTPAvailabilityClient: Sendable {
             deadline.cancel()
             switch outcome {
             case .answered(let availability):
-                report(health.withLockedValue { $0.answered() })
+                report(health.withLockedValue { $0.answered(at: .now()) })
                 return availability
             case .failed(let cause):
                 // A superseded check did not fail: it was no longer wanted. One the session
                 // gave up waiting for did (the session's timeout and this one are the same).
                 // Waiting for a connection is congestion here: the service is not to blame.
                 if (!cancellation.isCancelled || cancellation.timedOut) && cause != Self.stopping && cause != busy {
-                    report(health.withLockedValue { $0.failed(cause) })
+                    report(health.withLockedValue { $0.failed(cause, at: .now()) })
                 }
                 return .unreachable
             }
@@ -212,6 +212,8 @@ final class HTTPAvailabilityClient: Sendable {
             logger.warning("availability service still unreachable, for another reason", metadata: ["service": "\(serviceName)", "cause": "\(cause)", "was": "\(was)"])
         case .logAnswering(let cause):
             logger.notice("availability service answers again", metadata: ["service": "\(serviceName)", "wasUnreachable": "\(cause)"])
+        case .logIntermittent(let cause):
+            logger.warning("availability service answers some checks and not others: failures and recoveries in the next minute are not logged one by one", metadata: ["service": "\(serviceName)", "cause": "\(cause)"])
         }
     }
 
