@@ -1063,7 +1063,7 @@ def part_20():
 
 
 # ---- 21. many uids each within their limit cannot fill the daemon for everyone else
-HOLDER = r"""
+ROOM_HOLDER = r"""
 import select, socket, sys, time
 path, count = sys.argv[1], int(sys.argv[2])
 socks = []
@@ -1103,7 +1103,7 @@ def part_21():
     holders = []
     try:
         for uid, count in (("42401", 15), ("42402", 5)):
-            holder = subprocess.Popen(["setpriv", "--reuid=" + uid, "--regid=" + uid, "--clear-groups", sys.executable, "-c", HOLDER, daemon.sock, str(count)],
+            holder = subprocess.Popen(["setpriv", "--reuid=" + uid, "--regid=" + uid, "--clear-groups", sys.executable, "-c", ROOM_HOLDER, daemon.sock, str(count)],
                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             holders.append(holder)
             checks.check(holder.stdout.readline().strip() == "held %d" % count, "uid %s holds %d connections" % (uid, count))
