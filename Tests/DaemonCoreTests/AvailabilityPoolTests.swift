@@ -56,8 +56,10 @@ import Glibc
                 _ = write(connection, answer, answer.count)
                 var limit = timeval(tv_sec: seconds, tv_usec: 0)
                 setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
+                let waited = ContinuousClock.now
                 let count = read(connection, &buffer, buffer.count)
-                promise.succeed(count == 0 ? "closed" : count < 0 ? "still open after \(seconds) s" : "another request")
+                let error = errno
+                promise.succeed(count == 0 ? "closed" : count < 0 ? "no close: errno \(error) after \(ContinuousClock.now - waited)" : "another request")
             }.start()
         }
     }
@@ -74,7 +76,8 @@ import Glibc
         let answer = try await client.check(username: "bob", key: "bob", uid: 1000, cancellation: CheckCancellation(), on: group.next()).get()
         #expect(answer == .available)
         // Kept alive for the next check, then closed by the client once idle for 200 ms.
-        #expect(try await served.futureResult.get() == "closed")
+        let outcome = try await served.futureResult.get()
+        #expect(outcome == "closed", "the service saw: \(outcome)")
         await client.shutdown()
         try await group.shutdownGracefully()
     }
@@ -91,7 +94,12 @@ import Glibc
             Thread { [self] in
                 while true {
                     let connection = accept(service.listener, nil, nil)
-                    guard connection >= 0 else { return }
+                    // `stop` shut the listener down: this thread closes it, so that its
+                    // number cannot be reused under a later accept (a parallel test's).
+                    guard connection >= 0 else {
+                        close(service.listener)
+                        return
+                    }
                     Thread { [self] in
                         defer { close(connection) }
                         var request = [UInt8]()
@@ -110,6 +118,9 @@ import Glibc
                 }
             }.start()
         }
+
+        /// Wakes the accepting thread, which closes the listener.
+        func stop() { shutdown(service.listener, Int32(SHUT_RDWR)) }
     }
 
     @Test func oneUIDsChecksAgainstAHungServiceLeaveHalfThePoolToOthers() async throws {
@@ -136,6 +147,6 @@ import Glibc
         await client.shutdown()
         for check in checks { #expect(try await check.get() == .unreachable) }
         try await group.shutdownGracefully()
-        close(service.service.listener)
+        service.stop()
     }
 }

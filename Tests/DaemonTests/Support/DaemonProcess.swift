@@ -110,6 +110,10 @@ final class DaemonProcess {
             cArgv.forEach { free($0) }
             cEnv.forEach { free($0) }
         }
+        // Nothing else of the test process's: SwiftNIO opens its sockets without
+        // close-on-exec, so a daemon spawned while another test's connection is open would
+        // hold that connection too, and its peer would never see it close.
+        Self.closeTheRest(&actions, from: activation == .systemd ? 4 : 3)
         let status = posix_spawn(&pid, argv[0], &actions, nil, cArgv, cEnv)
         guard status == 0 else { throw UnixSocket.Failure(description: "posix_spawn: \(status)") }
         let child = ChildProcess(pid)
@@ -121,6 +125,21 @@ final class DaemonProcess {
         }
         if waitForReady {
             _ = try waitForNotification { $0.contains("READY=1") }
+        }
+    }
+
+    /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34+; Debian 12 has 2.36), which
+    /// Swift's Glibc module does not declare: looked up by name. Where it is missing, every
+    /// descriptor of this process is marked close-on-exec instead (a narrower guarantee).
+    private static func closeTheRest(_ actions: inout posix_spawn_file_actions_t, from first: Int32) {
+        typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+        if let symbol = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") {
+            _ = unsafeBitCast(symbol, to: AddCloseFrom.self)(&actions, first)
+            return
+        }
+        for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? [] {
+            guard let fd = Int32(entry), fd >= first else { continue }
+            _ = fcntl(fd, F_SETFD, fcntl(fd, F_GETFD) | FD_CLOEXEC)
         }
     }
 
