@@ -151,7 +151,8 @@ final class HTTPAvailabilityClient: Sendable {
             let channel: Channel
             switch lease {
             case .failed(let cause):
-                pool.withLockedValue { $0.giveBack(from: uid) }
+                // Only a lent connection is given back (a waiter ended by the shutdown was none).
+                if lent.withLockedValue({ $0 }) { pool.withLockedValue { $0.giveBack(from: uid) } }
                 return promise.succeed(.failed(cause))
             case .ready(let ready): channel = ready
             }
