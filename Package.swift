@@ -3,6 +3,10 @@ import PackageDescription
 
 let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
 
+/// A library of one of the packages below, by product name.
+func nio(_ product: String) -> Target.Dependency { .product(name: product, package: "swift-nio") }
+func product(_ product: String, of package: String) -> Target.Dependency { .product(name: product, package: package) }
+
 let package = Package(
     name: "signupd",
     platforms: [.macOS(.v14)],
@@ -57,19 +61,16 @@ let package = Package(
             name: "SignupDaemonCore",
             dependencies: [
                 "Protocol", "FormEngine", "UsernameIdentity", "UnixIO", "CSystemd", "CSodium", "CPWQuality",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                nio("NIOCore"), nio("NIOPosix"), nio("NIOHTTP1"), nio("NIOConcurrencyHelpers"),
+                product("ArgumentParser", of: "swift-argument-parser"),
+                product("Logging", of: "swift-log"),
+                product("ServiceLifecycle", of: "swift-service-lifecycle"),
                 // SIGHUP (reload) as an async sequence.
-                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
-                .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
+                product("UnixSignals", of: "swift-service-lifecycle"),
+                product("GRDB", of: "GRDB.swift"),
+                product("PostgresNIO", of: "postgres-nio"),
                 // https availability URLs; already built for postgres-nio, no new package.
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                product("NIOSSL", of: "swift-nio-ssl"),
             ],
             path: "Sources/SignupDaemon",
             exclude: ["Main"],
@@ -85,7 +86,7 @@ let package = Package(
             name: "signupctl",
             dependencies: [
                 "Protocol", "UnixIO",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                product("ArgumentParser", of: "swift-argument-parser"),
             ],
             swiftSettings: strict
         ),
@@ -97,7 +98,7 @@ let package = Package(
         // test); ICU (CICU) only to apply describe's username rules as a client would.
         .testTarget(
             name: "DaemonTests",
-            dependencies: ["Protocol", "UnixIO", "CSodium", "CICU", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["Protocol", "UnixIO", "CSodium", "CICU", product("GRDB", of: "GRDB.swift")],
             // Fixtures/: files the tests read by path (a frozen v1 database schema).
             exclude: ["Fixtures"],
             swiftSettings: strict
@@ -109,10 +110,8 @@ let package = Package(
             name: "DaemonCoreTests",
             dependencies: [
                 "SignupDaemonCore", "Protocol", "FormEngine", "UsernameIdentity",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOEmbedded", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "Logging", package: "swift-log"),
+                nio("NIOCore"), nio("NIOEmbedded"), nio("NIOPosix"),
+                product("Logging", of: "swift-log"),
             ],
             swiftSettings: strict
         ),
