@@ -13,8 +13,12 @@ final class DaemonConnection {
     private var writer = JSONWriter()
     let timeoutMilliseconds: Int32
     private var nextID: Int64 = 0
-    /// The `hello` the daemon greeted us with.
+    /// The `hello` the daemon greeted us with, as sent (for `raw`).
     private(set) var hello = JSONObject()
+    /// The daemon's name and version from its `hello`, e.g. `signupd/1.0.0`.
+    private(set) var server = "signupd"
+    /// The protocol its `hello` names, e.g. `signup/1`.
+    private(set) var protocolName = "signup/1"
 
     init(path: String, timeoutSeconds: Double) throws(CommandFailure) {
         self.path = path
@@ -38,15 +42,18 @@ final class DaemonConnection {
             throw CommandFailure(.unreachable, "signupd at \(path) refused the connection: \(message) (\(code.rawValue))", code: code.rawValue)
         case .failure(.unknownErrorCode(let code, let message)):
             throw CommandFailure(.unreachable, "signupd at \(path) refused the connection: \(message) (\(code))", code: code)
+        case .success(.hello(let name, _, _)): server = name
         // A hello missing members this command does not need still greets.
-        case .success(.hello), .failure(.invalidMember(event: "hello", _)): break
+        case .failure(.invalidMember(event: "hello", _)): server = greeting["server"]?.stringValue ?? server
         default:
             throw CommandFailure(.protocolError, "\(path) did not greet with hello; is it signupd?", code: "not_signupd")
         }
         // hello's decoding ignores the version it names; this client speaks signup/1 only.
-        guard greeting["protocol"]?.stringValue?.hasPrefix("signup/1") == true else {
-            throw CommandFailure(.protocolError, "unsupported protocol \(greeting["protocol"]?.stringValue ?? "?"); this signupctl speaks signup/1")
+        let named = greeting["protocol"]?.stringValue ?? "?"
+        guard named.hasPrefix("signup/1") else {
+            throw CommandFailure(.protocolError, "unsupported protocol \(named); this signupctl speaks signup/1")
         }
+        protocolName = named
         hello = greeting
     }
 

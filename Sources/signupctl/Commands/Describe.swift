@@ -14,18 +14,16 @@ extension SignupCtl {
         func body() throws(CommandFailure) {
             let daemon = try connection.connect()
             let reply = try daemon.reply(to: try daemon.request(.describe(locale: UserLocale.current)))
-            let server = daemon.hello["server"]?.stringValue ?? "signupd"
-            let version = daemon.hello["protocol"]?.stringValue ?? "?"
             if connection.json {
                 var envelope = JSONEnvelope(command: "describe")
-                envelope.member("server", server)
-                envelope.member("protocol", version)
+                envelope.member("server", daemon.server)
+                envelope.member("protocol", daemon.protocolName)
                 envelope.member("socket", daemon.path)
                 envelope.member("forms", json: reply["forms"] ?? .array([]))
                 envelope.emit()
                 return
             }
-            print("\(server) (\(version)) at \(daemon.path)")
+            print("\(daemon.server) (\(daemon.protocolName)) at \(daemon.path)")
             for form in FormDescription.list(from: reply) {
                 print("\n\(form.name)  [\(form.submitLabel)]")
                 for field in form.fields {
@@ -50,16 +48,15 @@ extension SignupCtl {
             let connected = ContinuousClock.now
             _ = try daemon.reply(to: try daemon.request(.ping))
             let end = ContinuousClock.now
-            let server = daemon.hello["server"]?.stringValue ?? "signupd"
             if connection.json {
                 var envelope = JSONEnvelope(command: "ping")
-                envelope.member("server", server)
+                envelope.member("server", daemon.server)
                 envelope.member("socket", daemon.path)
                 envelope.member("connectMicroseconds", Int((connected - start) / .microseconds(1)))
                 envelope.member("roundTripMicroseconds", Int((end - connected) / .microseconds(1)))
                 envelope.emit()
             } else {
-                print("\(server) at \(daemon.path): pong in \(Int((end - connected) / .microseconds(1))) µs (connect + hello \(Int((connected - start) / .microseconds(1))) µs)")
+                print("\(daemon.server) at \(daemon.path): pong in \(Int((end - connected) / .microseconds(1))) µs (connect + hello \(Int((connected - start) / .microseconds(1))) µs)")
             }
         }
     }

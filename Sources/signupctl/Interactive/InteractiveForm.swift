@@ -20,7 +20,7 @@ enum InteractiveForm {
     static func run(client: FormClient, tty: Int32) -> Outcome {
         var screen = FormScreen(view: client.view, color: Terminal.colorAllowed)
         screen.text = ScreenText.forLocale(client.locale)
-        screen.server = client.connection.hello["server"]?.stringValue ?? "signupd"
+        screen.server = client.connection.server
         for field in client.view.form.fields { screen.editors[field.name] = LineEditor() }
         let resize = Terminal.makeResizePipe()
         Terminal.enter(.fullScreen, fd: tty, resizePipe: resize?.write ?? -1)

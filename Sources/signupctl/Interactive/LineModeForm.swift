@@ -11,7 +11,7 @@ enum LineModeForm {
     static func run(client: FormClient, tty: Int32) -> InteractiveForm.Outcome {
         let fields = client.view.form.fields
         let say = { (text: String) in _ = UnixIO.writeAll(tty, Array((text + "\n").utf8)) }
-        say("\(client.view.form.submitLabel) — \(client.connection.hello["server"]?.stringValue ?? "signupd") (session \(client.view.session); Ctrl-C or Ctrl-D cancels)")
+        say("\(client.view.form.submitLabel) — \(client.connection.server) (session \(client.view.session); Ctrl-C or Ctrl-D cancels)")
         do throws(CommandFailure) {
             while true {
                 var index = 0
