@@ -32,7 +32,7 @@ import Testing
             handler.pauseForHandover()
             let frozen = services.directory.all.map { session -> HandoverCoordinator.Frozen in
                 let saved = session.freezeForHandover()
-                return (session.id, saved.state, saved.seq, saved.age, saved.subscribers)
+                return (session.id, saved.state, saved.seq, saved.age, saved.holders)
             }
             let output = try #require(handler.output)
             let record = try #require(handler.handOver())

@@ -55,4 +55,42 @@ import Testing
         #expect(daemon.services.directory.count == 0)
         try await daemon.stop()
     }
+
+    /// Membership is one `SessionHold` both sides keep: when the session ends, the viewer
+    /// knows at once. A request naming it hears that it ended; the default falls back to
+    /// the latest session still held; the ended one no longer counts against the limit.
+    @Test func aSessionThatEndedLeavesTheViewersOtherSessionsAndRoomForMore() async throws {
+        let daemon = try InProcessDaemon(limits: ServerLimits(maxLineBytes: 65536, maxSessionsPerConnection: 2, maxOutputBytes: 1 << 20))
+        let opener = try await daemon.connect()
+        let viewer = try await daemon.connect()
+        try await viewer.send(#"{"op":"open","form":"signup"}"#)
+        let own = try #require(try await viewer.next("opened").match.string("session"))
+        _ = try await viewer.sync()
+        try await opener.send(#"{"op":"open","form":"login"}"#)
+        let shared = try #require(try await opener.next("opened").match.string("session"))
+        _ = try await opener.sync()
+        try await viewer.send(#"{"op":"attach","session":"\#(shared)"}"#)
+        _ = try await viewer.sync()
+        // At the limit of 2.
+        try await viewer.send(#"{"op":"open","form":"login","id":1}"#)
+        #expect(try await viewer.sync().first?.string("code") == "limit_exceeded")
+
+        try await opener.send(#"{"op":"close","id":2}"#)
+        #expect(try await opener.sync().map(\.event) == ["closed"])
+        #expect(try await viewer.written().map(\.event) == ["closed"])
+
+        try await viewer.send(#"{"op":"set","session":"\#(shared)","field":"username","value":"a","id":3}"#)
+        let ended = try #require(try await viewer.sync().first)
+        #expect(ended.string("code") == "unknown_session")
+        #expect(ended.string("message") == "session \(shared) has ended")
+
+        try await viewer.send(#"{"op":"set","field":"username","value":"alice","id":4}"#)
+        let fallback = try #require(try await viewer.sync().first)
+        #expect(fallback.event == "validation" && fallback.string("session") == own)
+
+        try await viewer.send(#"{"op":"open","form":"login","id":5}"#)
+        let reopened = try await viewer.sync()
+        #expect(reopened.map(\.event).contains("opened") && !reopened.map(\.event).contains("error"), "\(reopened)")
+        try await daemon.stop()
+    }
 }

@@ -85,7 +85,7 @@ extension ConnectionHandler {
             }
         }
         let record = HandoverState.ConnectionRecord(
-            name: name, sessions: sessions.map(\.id), lines: lines,
+            name: name, sessions: liveHolds.map(\.session.id), lines: lines,
             partial: framer.partial, discarding: framer.discarding, unsent: unsent
         )
         handover.handedOver = true
@@ -94,8 +94,8 @@ extension ConnectionHandler {
     }
 
     /// The sessions are back: requests are handled again, first those that waited.
-    func resumeAfterHandover(sessions restored: [Session]) {
-        sessions = restored
+    func resumeAfterHandover(holds restored: [SessionHold]) {
+        holds = restored
         handover.paused = false
         guard let output, let context = try? output.channel.pipeline.syncOperations.context(handlerType: ConnectionHandler.self) else { return }
         drain(context: context)

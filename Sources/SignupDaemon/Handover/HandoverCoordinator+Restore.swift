@@ -93,18 +93,20 @@ extension HandoverCoordinator {
             let session = Session(
                 restoring: item.record.id, state: item.record.form, seq: item.record.seq, age: .nanoseconds(max(0, item.record.ageNanoseconds)), owner: item.owner, views: item.views, services: services)
             services.directory.restore(session)
-            return session
+            // Each connection's hold, keyed by connection name, for its list below.
+            let holds = ([item.record.owner] + item.record.views).compactMap { name in outputs[name].flatMap { session.hold(of: $0) }.map { (name, $0) } }
+            return (session: session, holds: Dictionary(holds, uniquingKeysWith: { first, _ in first }))
         }
-        let sessions = Dictionary(restored.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        let sessions = Dictionary(restored.map { ($0.session.id, $0.holds) }, uniquingKeysWith: { first, _ in first })
         // The sessions carry on first (checks that were in flight run again), then the
         // connections handle the requests that waited, and read again.
-        _ = await onTheirLoops(restored, loop: \.eventLoop) { $0.resumeAfterHandover() }
+        _ = await onTheirLoops(restored.map(\.session), loop: \.eventLoop) { $0.resumeAfterHandover() }
         let resuming = state.connections.compactMap { record in
             handlers[record.name].flatMap { handler in
-                outputs[record.name].map { (handler: handler, output: $0, held: record.sessions.compactMap { sessions[$0] }) }
+                outputs[record.name].map { (handler: handler, output: $0, held: record.sessions.compactMap { sessions[$0]?[record.name] }) }
             }
         }
-        _ = await onTheirLoops(resuming, loop: \.output.eventLoop) { $0.handler.value.resumeAfterHandover(sessions: $0.held) }
+        _ = await onTheirLoops(resuming, loop: \.output.eventLoop) { $0.handler.value.resumeAfterHandover(holds: $0.held) }
         return (sessions.count, handlers.count)
     }
 

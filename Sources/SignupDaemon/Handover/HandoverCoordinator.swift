@@ -144,7 +144,7 @@ final class HandoverCoordinator: Sendable {
         //    connections' loops ahead of step 4.
         let frozen = await onTheirLoops(services.directory.all, loop: \.eventLoop) { session -> Frozen in
             let saved = session.freezeForHandover()
-            return (id: session.id, state: saved.state, seq: saved.seq, age: saved.age, subscribers: saved.subscribers)
+            return (id: session.id, state: saved.state, seq: saved.seq, age: saved.age, holders: saved.holders)
         }
         // 4. Connections: their unhandled input and unsent output, then close (systemd keeps them).
         var connections: [HandoverState.ConnectionRecord] = []
@@ -180,7 +180,7 @@ final class HandoverCoordinator: Sendable {
     }
 
     /// A session as frozen (`Session.freezeForHandover`), with its id.
-    typealias Frozen = (id: String, state: FormSession, seq: UInt64, age: TimeAmount, subscribers: [ConnectionOutput])
+    typealias Frozen = (id: String, state: FormSession, seq: UInt64, age: TimeAmount, holders: [ConnectionOutput])
 
     /// The state to hand over: the saved connections (`names` maps each one's output to its
     /// record's name) and the frozen sessions whose owner is among them; a connection's
@@ -188,8 +188,8 @@ final class HandoverCoordinator: Sendable {
     static func state(frozen: [Frozen], connections: [HandoverState.ConnectionRecord], names: [ObjectIdentifier: String]) -> HandoverState {
         var sessions: [HandoverState.SessionRecord] = []
         for session in frozen {
-            guard let owner = session.subscribers.first.flatMap({ names[ObjectIdentifier($0)] }) else { continue }
-            let views = session.subscribers.dropFirst().compactMap { names[ObjectIdentifier($0)] }
+            guard let owner = session.holders.first.flatMap({ names[ObjectIdentifier($0)] }) else { continue }
+            let views = session.holders.dropFirst().compactMap { names[ObjectIdentifier($0)] }
             sessions.append(.init(id: session.id, form: session.state, seq: session.seq, ageNanoseconds: session.age.nanoseconds, owner: owner, views: views))
         }
         let ids = Set(sessions.map(\.id))

@@ -92,10 +92,10 @@ extension ConnectionHandler {
                 }
             }
         case .close(let sessionID):
-            let session = try resolve(sessionID)
-            sessions.removeAll { $0 === session }
-            Self.onLoop(of: session) { $0.unsubscribe(output) }
-            output.deliver(.closed(session: session.id, id: id))
+            let hold = try resolveHold(sessionID)
+            holds.removeAll { $0 === hold }
+            Self.onLoop(of: hold.session) { $0.unsubscribe(hold) }
+            output.deliver(.closed(session: hold.session.id, id: id))
         case .sessions:
             // Only the caller's own uid: ids of other users' sessions are not disclosed. It walks
             // every live session, so it is budgeted like open and submit.
@@ -127,7 +127,7 @@ extension ConnectionHandler {
         let session = services.directory.add { sessionID in
             Session(id: sessionID, form: form, locale: locale ?? "en", owner: output, services: services)
         }
-        sessions.append(session)
+        if let hold = session.hold(of: output) { holds.append(hold) }
         // Handover (issue 16): a connection holding a session is carried across a restart.
         storeForHandover(output: output)
         output.deliver(.opened(session: session.id, form: form.name, locale: session.locale, id: id))
@@ -135,22 +135,23 @@ extension ConnectionHandler {
     }
 
     private func attach(_ sessionID: String, id: RequestID?, output: ConnectionOutput) throws(RequestFailure) {
-        guard !sessions.contains(where: { $0.id == sessionID }) else { throw .alreadyHeld(session: sessionID) }
+        guard !liveHolds.contains(where: { $0.session.id == sessionID }) else { throw .alreadyHeld(session: sessionID) }
         guard let session = shared.services.directory.find(sessionID) else { throw .noSuchSession(sessionID) }
         guard session.ownerUID == output.peer.uid else { throw .otherUsersSession(sessionID) }
         try checkSessionLimit()
         try spend()
-        sessions.append(session)
+        let hold = SessionHold(session, output)
+        holds.append(hold)
         storeForHandover(output: output)
         awaitIfElsewhere(session)
         Self.onLoop(of: session) { session in
             defer { Self.answered(output, from: session) }
             Self.answer(id, output: output) { () throws(RequestFailure) in
                 guard !session.isClosed else {
-                    output.sessionEnded(sessionID)
+                    hold.end()
                     throw .sessionEnded(sessionID)
                 }
-                session.subscribe(output)
+                session.subscribe(hold)
                 output.deliver(.attached(session: session.id, form: session.formName, locale: session.locale, id: id))
                 session.sendSnapshot(to: output, id: id)
             }
@@ -158,17 +159,32 @@ extension ConnectionHandler {
     }
 
     private func checkSessionLimit() throws(RequestFailure) {
-        guard sessions.count < shared.limits.maxSessionsPerConnection else { throw .sessionsPerConnection(limit: shared.limits.maxSessionsPerConnection) }
+        dropEndedHolds()
+        guard holds.count < shared.limits.maxSessionsPerConnection else { throw .sessionsPerConnection(limit: shared.limits.maxSessionsPerConnection) }
     }
 
-    /// The session a request names, or the connection's latest one.
+    /// The session a request names, or the connection's latest one still held.
     private func resolve(_ sessionID: String?) throws(RequestFailure) -> Session {
+        try resolveHold(sessionID).session
+    }
+
+    private func resolveHold(_ sessionID: String?) throws(RequestFailure) -> SessionHold {
         if let sessionID {
-            guard let session = sessions.last(where: { $0.id == sessionID }) else { throw .notHeld(session: sessionID) }
-            return session
+            guard let hold = holds.last(where: { $0.session.id == sessionID }) else { throw .notHeld(session: sessionID) }
+            guard !hold.hasEnded else {
+                dropEndedHolds()
+                throw .sessionEnded(sessionID)
+            }
+            return hold
         }
-        guard let session = sessions.last else { throw .noSession }
-        return session
+        dropEndedHolds()
+        guard let hold = holds.last else { throw .noSession }
+        return hold
+    }
+
+    /// Forgets the holds whose session has ended.
+    private func dropEndedHolds() {
+        if holds.contains(where: \.hasEnded) { holds.removeAll(where: \.hasEnded) }
     }
 
     private func run(_ input: FormInput, on session: Session, id: RequestID?, output: ConnectionOutput) {

@@ -38,8 +38,10 @@ final class ConnectionHandler: ChannelInboundHandler {
     // Internal, not private: the handover (Handover/ConnectionHandler+Handover.swift) saves and restores them.
     var framer: LineFramer
     var output: ConnectionOutput?
-    /// Sessions held, owned or attached; the last one is the default target.
-    var sessions: [Session] = []
+    /// This connection's holds on sessions, owned or attached, in the order taken; the last
+    /// one still held is the default target. A hold the session has ended stays until the
+    /// next look (`liveHolds`), so that a request naming it hears that it ended.
+    var holds: [SessionHold] = []
     var budget: RequestBudget
     /// Admitted, half-closed, closing: the transitions and what each asks for.
     var lifecycle = ConnectionLifecycle()
@@ -73,7 +75,6 @@ final class ConnectionHandler: ChannelInboundHandler {
         let output = ConnectionOutput(channel: context.channel, clock: shared.services.clock)
         self.output = output
         output.peer = Self.peerCredentials(of: context.channel)
-        output.onSessionEnded = { [weak self] id in self?.sessions.removeAll { $0.id == id } }
         output.onReplyComplete = { [weak self] in self?.replyComplete(context: context) }
         output.bufferBudget = shared.bufferBudget
         output.onBudgetExceeded = { [shared] in
@@ -132,8 +133,8 @@ final class ConnectionHandler: ChannelInboundHandler {
         output.onReplyComplete = nil
         output.onOverBudget = nil
         output.onBudgetExceeded = nil
-        for session in sessions { Self.onLoop(of: session) { $0.unsubscribe(output) } }
-        sessions.removeAll()
+        for hold in holds where !hold.hasEnded { Self.onLoop(of: hold.session) { $0.unsubscribe(hold) } }
+        holds.removeAll()
         if case .release(deregister: true) = action { shared.services.registry.remove(output, uid: output.peer.uid) }
     }
 
@@ -273,7 +274,7 @@ final class ConnectionHandler: ChannelInboundHandler {
             if let stuck = output.outputStuckSince, stuck + timeout <= now {
                 shared.logger.notice("closing a client that stopped reading", metadata: ["pid": "\(output.peer.pid)", "uid": "\(output.peer.uid)", "unread": "\(output.unreadBytes)"])
                 output.close(saying: .bye(reason: "stuck: none of the answers read for \(timeout.nanoseconds / 1_000_000_000) seconds"))
-            } else if sessions.isEmpty, !awaitingReply, due <= now {
+            } else if liveHolds.isEmpty, !awaitingReply, due <= now {
                 output.close(saying: .bye(reason: "idle: no request for \(timeout.nanoseconds / 1_000_000_000) seconds"))
             } else {
                 // Held sessions, or a request since: look again one timeout after the later of the two.
@@ -356,13 +357,16 @@ final class ConnectionHandler: ChannelInboundHandler {
         output.setInputHeld(framer.bufferedBytes)
     }
 
+    /// The holds whose session goes on.
+    var liveHolds: [SessionHold] { holds.filter { !$0.hasEnded } }
+
     /// Closes a half-closed connection once its work is done (the lifecycle decides).
     private func closeIfDone() {
         // The per-read fast path: an open connection is never done.
         guard !lifecycle.readsRequests, let output else { return }
         let work = ConnectionLifecycle.Work(
             requestsBuffered: backlogHead < backlog.count, awaitingReply: awaitingReply,
-            sessionsBusy: sessions.contains { $0.eventLoop === output.eventLoop && $0.hasPendingWork }
+            sessionsBusy: liveHolds.contains { $0.session.eventLoop === output.eventLoop && $0.session.hasPendingWork }
         )
         if lifecycle.progressed(work) == .close { output.channel.close(promise: nil) }
     }

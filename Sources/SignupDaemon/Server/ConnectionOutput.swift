@@ -35,9 +35,6 @@ final class ConnectionOutput: @unchecked Sendable {
     /// connection once its work is done).
     var afterDelivery: (() -> Void)?
 
-    /// Called on this connection's loop when a session it holds has ended elsewhere.
-    var onSessionEnded: ((String) -> Void)?
-
     /// The daemon-wide buffer budget (request bytes not handled yet plus unread output),
     /// and what this connection last reported to it.
     var bufferBudget: BufferBudget?
@@ -83,15 +80,6 @@ final class ConnectionOutput: @unchecked Sendable {
             }
         } else {
             eventLoop.execute { self.deliver(event) }
-        }
-    }
-
-    /// Tells this connection, from any thread, that a session it held is gone.
-    func sessionEnded(_ session: String) {
-        if eventLoop.inEventLoop {
-            onSessionEnded?(session)
-        } else {
-            eventLoop.execute { self.onSessionEnded?(session) }
         }
     }
 

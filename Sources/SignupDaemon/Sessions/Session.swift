@@ -23,8 +23,8 @@ final class Session: @unchecked Sendable {
     let formName: String
     private var state: FormSession
     private var seq: UInt64 = 0
-    /// The owner first, then attached connections.
-    private var subscribers: [ConnectionOutput] = []
+    /// The connections holding it (`SessionHold`): the owner first, then attached ones.
+    private var holds: [SessionHold] = []
     private var deadlineTask: Scheduled<Void>?
     /// Set while the check deadline's tick is fed: a check it cancels timed out.
     private var timingOut = false
@@ -62,10 +62,10 @@ final class Session: @unchecked Sendable {
         formName = form.name
         let configuration = services.currentFormConfiguration
         state = FormSession(form: form, locale: configuration.catalogues.resolve(locale), configuration: configuration)
-        subscribers = [owner]
         self.services = services
         openedAt = services.clock.now()
         checkBucket = CheckBudget.Bucket(perSecond: services.checkBudget.perSessionPerSecond, now: openedAt)
+        holds = [SessionHold(self, owner)]
     }
 
     // MARK: Handover (issue 16): carrying the session to the next process.
@@ -80,23 +80,30 @@ final class Session: @unchecked Sendable {
         formName = state.form.name
         self.state = FormSession(restoring: state, configuration: services.currentFormConfiguration)
         self.seq = seq
-        subscribers = [owner] + views
         self.services = services
         let now = services.clock.now()
         openedAt = now - age
         checkBucket = CheckBudget.Bucket(perSecond: services.checkBudget.perSessionPerSecond, now: now)
+        holds = ([owner] + views).map { SessionHold(self, $0) }
         viewCount.withLockedValue { $0 = views.count }
+    }
+
+    /// The hold of a connection holding this session (its opener's, made by `init`; a
+    /// restored session's, one per connection it was held by).
+    func hold(of output: ConnectionOutput) -> SessionHold? {
+        eventLoop.preconditionInEventLoop()
+        return holds.first { $0.output === output }
     }
 
     /// Stops the session for a handover and returns what the next process needs. Answers
     /// arriving later are ignored: the next process asks again (`resumeAfterHandover`).
-    func freezeForHandover() -> (state: FormSession, seq: UInt64, age: TimeAmount, subscribers: [ConnectionOutput]) {
+    func freezeForHandover() -> (state: FormSession, seq: UInt64, age: TimeAmount, holders: [ConnectionOutput]) {
         eventLoop.preconditionInEventLoop()
         closed = true
         closedFlag.set()
         deadlineTask?.cancel()
         checkInFlight?.cancellation.cancel()
-        return (state, seq, services.clock.now() - openedAt, subscribers)
+        return (state, seq, services.clock.now() - openedAt, holds.map(\.output))
     }
 
     /// In the next process: runs again the checks that were in flight; a signup or login
@@ -117,7 +124,7 @@ final class Session: @unchecked Sendable {
         return state.busy || state.hasPendingCheck
     }
 
-    /// Applies a client input; events go to every subscriber, the requester's echo its id.
+    /// Applies a client input; events go to every connection holding it, the requester's echo its id.
     func handle(_ input: FormInput, id requestID: RequestID?, from requester: ConnectionOutput?) throws(FormError) {
         eventLoop.preconditionInEventLoop()
         guard !isClosed else { return }
@@ -132,18 +139,18 @@ final class Session: @unchecked Sendable {
         return state.locale
     }
 
-    /// Switches the locale: every subscriber is told, then gets the snapshot re-rendered.
+    /// Switches the locale: every connection holding it is told, then gets the snapshot re-rendered.
     func switchLocale(to tag: String, id requestID: RequestID?, from requester: ConnectionOutput) {
         eventLoop.preconditionInEventLoop()
         guard !isClosed else { return }
         guard let step = try? state.handle(.setLocale(tag), now: services.clock.moment) else { return }
-        for subscriber in subscribers {
-            subscriber.deliver(.localeChanged(session: id, locale: state.locale, id: subscriber === requester ? requestID : nil))
+        for hold in holds {
+            hold.output.deliver(.localeChanged(session: id, locale: state.locale, id: hold.output === requester ? requestID : nil))
         }
         publish(step.events, id: requestID, requester: requester)
     }
 
-    /// Sends the full state to one subscriber.
+    /// Sends the full state to one connection.
     func sendSnapshot(to output: ConnectionOutput, id requestID: RequestID?) {
         eventLoop.preconditionInEventLoop()
         for event in state.snapshot() {
@@ -152,20 +159,22 @@ final class Session: @unchecked Sendable {
         }
     }
 
-    func subscribe(_ output: ConnectionOutput) {
+    /// An attached connection joins (`attach`, on a live session).
+    func subscribe(_ hold: SessionHold) {
         eventLoop.preconditionInEventLoop()
-        subscribers.append(output)
-        viewCount.withLockedValue { $0 = subscribers.count - 1 }
+        holds.append(hold)
+        viewCount.withLockedValue { $0 = holds.count - 1 }
     }
 
-    /// Removes a subscriber; the session closes when its owner leaves.
-    func unsubscribe(_ output: ConnectionOutput) {
+    /// A connection leaves; the session closes when its owner does.
+    func unsubscribe(_ hold: SessionHold) {
         eventLoop.preconditionInEventLoop()
-        if subscribers.first === output {
+        if holds.first === hold {
             close()
         } else {
-            subscribers.removeAll { $0 === output }
-            viewCount.withLockedValue { $0 = subscribers.count - 1 }
+            hold.end()
+            holds.removeAll { $0 === hold }
+            viewCount.withLockedValue { $0 = holds.count - 1 }
         }
     }
 
@@ -184,19 +193,17 @@ final class Session: @unchecked Sendable {
         }
         nextCheck = nil
         passwordChecks.removeAll()
-        for subscriber in subscribers.dropFirst() {
-            subscriber.deliver(.closed(session: id, id: nil))
-            subscriber.sessionEnded(id)
-        }
-        subscribers.removeAll()
+        for hold in holds { hold.end() }
+        for hold in holds.dropFirst() { hold.output.deliver(.closed(session: id, id: nil)) }
+        holds.removeAll()
         services.directory.remove(id)
     }
 
     private func publish(_ events: [SessionEvent], id requestID: RequestID?, requester: ConnectionOutput?) {
         for event in events {
             seq += 1
-            for subscriber in subscribers {
-                subscriber.deliver(.session(session: id, seq: seq, event, id: subscriber === requester ? requestID : nil))
+            for hold in holds {
+                hold.output.deliver(.session(session: id, seq: seq, event, id: hold.output === requester ? requestID : nil))
             }
         }
     }
