@@ -92,6 +92,49 @@ import Testing
         try await new.stop()
     }
 
+    /// A connection whose request waits for an answer from elsewhere (a token check against
+    /// a stalled store) is saved once that answer has been sent, not before; one whose answer
+    /// does not come within a second is not saved (a restart closes it).
+    @Test func aConnectionAwaitingAnAnswerIsSavedOnceItCame() async throws {
+        let store = StalledStore()
+        let daemon = try InProcessDaemon(store: .custom(store))
+        let token = String(repeating: "A", count: LoginTokens.encodedLength)
+        /// Sends a token check the store holds, then starts the connection's handover.
+        func verifyThenHandOver(_ client: TestClient, name: String) async throws -> EventLoopFuture<Void> {
+            try await client.send(#"{"op":"verify","token":"\#(token)","id":7}"#)
+            let channel = client.channel
+            return try await daemon.loop.executeInContext { () throws -> EventLoopFuture<Void> in
+                let handler = try channel.pipeline.syncOperations.handler(type: ConnectionHandler.self)
+                handler.handover.name = name
+                handler.pauseForHandover()
+                #expect(handler.handOver() == nil, "the answer is still awaited")
+                return handler.whenReplied(within: .seconds(1))
+            }
+        }
+        func handOver(_ client: TestClient) async throws -> HandoverState.ConnectionRecord? {
+            let channel = client.channel
+            return try await daemon.loop.executeInContext { () throws -> HandoverState.ConnectionRecord? in
+                try channel.pipeline.syncOperations.handler(type: ConnectionHandler.self).handOver()
+            }
+        }
+
+        let answered = try await daemon.connect()
+        let replied = try await verifyThenHandOver(answered, name: "c.test.1")
+        store.gate.signal()  // the check is answered
+        try await replied.get()
+        let answer = try await answered.next()
+        #expect(answer.string("code") == "invalid_token" && answer["id"] == .number("7"))
+        #expect(try await handOver(answered)?.name == "c.test.1")
+
+        let unanswered = try await daemon.connect()
+        let timedOut = try await verifyThenHandOver(unanswered, name: "c.test.2")
+        await daemon.advance(by: .seconds(1))
+        try await timedOut.get()
+        #expect(try await handOver(unanswered) == nil)
+        store.gate.signal()
+        try await daemon.stop()
+    }
+
     @Test func theTrackerKnowsWhichBytesAreStillUnsent() throws {
         let channel = EmbeddedChannel()
         let tracker = UnsentOutputTracker()

@@ -12,6 +12,14 @@ struct HandoverHooks {
     var paused = false
     /// Saved and closed for the next process: its stored descriptor stays in the store.
     var handedOver = false
+    /// The handover waiting for an answer this connection awaits from elsewhere.
+    var replyWaiters: [EventLoopPromise<Void>] = []
+
+    /// The awaited answer came, or the connection is gone: the handover may look again.
+    mutating func replied() {
+        for waiter in replyWaiters { waiter.succeed() }
+        replyWaiters.removeAll()
+    }
 }
 
 extension ConnectionHandler {
@@ -65,6 +73,18 @@ extension ConnectionHandler {
         handover.paused = true
         guard let output, let context = try? output.channel.pipeline.syncOperations.context(handlerType: ConnectionHandler.self) else { return }
         setReading(false, context: context)
+    }
+
+    /// Completes once no answer from elsewhere is awaited (at once if none is), or after
+    /// `limit` if it has still not come.
+    func whenReplied(within limit: TimeAmount) -> EventLoopFuture<Void> {
+        guard let output else { preconditionFailure("a stored connection has its output") }
+        guard awaitingReply, output.channel.isActive else { return output.eventLoop.makeSucceededVoidFuture() }
+        let promise = output.eventLoop.makePromise(of: Void.self)
+        handover.replyWaiters.append(promise)
+        let timer = output.eventLoop.scheduleTask(in: limit) { promise.succeed() }
+        promise.futureResult.whenComplete { _ in timer.cancel() }
+        return promise.futureResult
     }
 
     /// Saves the connection for the next process and closes this process's descriptor

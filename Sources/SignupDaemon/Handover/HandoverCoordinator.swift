@@ -211,18 +211,15 @@ final class HandoverCoordinator: Sendable {
         return handler.handOver().map { .saved($0) } ?? .waiting
     }
 
-    /// One connection's record; waits (a little) for an answer it awaits from elsewhere.
+    /// One connection's record, once the answer it awaits from elsewhere (a token check,
+    /// within milliseconds) has come; none if it has not within a second.
     private func handOver(_ entry: Entry) async -> HandoverState.ConnectionRecord? {
-        // An answer from elsewhere (a token check) is awaited: it comes within milliseconds.
-        for _ in 0..<200 {
-            let attempt = (try? await entry.output.eventLoop.submit { Self.attempt(entry) }.get()) ?? .gone
-            switch attempt {
-            case .saved(let record): return record
-            case .gone: return nil
-            case .waiting: try? await Task.sleep(for: .milliseconds(5))
-            }
-        }
-        return nil
+        let loop = entry.output.eventLoop
+        let attempt = try? await loop.flatSubmit {
+            entry.handler.value.whenReplied(within: .seconds(1)).map { Self.attempt(entry) }
+        }.get()
+        guard case .saved(let record) = attempt else { return nil }
+        return record
     }
 }
 

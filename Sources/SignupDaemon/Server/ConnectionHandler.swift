@@ -116,6 +116,7 @@ final class ConnectionHandler: ChannelInboundHandler {
 
     func channelInactive(context: ChannelHandlerContext) {
         idleTimer?.cancel()
+        handover.replied()
         guard let output else { return }
         let action = lifecycle.inactive()
         // Handover (issue 16): leaves the file descriptor store, unless handed over (then
@@ -291,6 +292,7 @@ final class ConnectionHandler: ChannelInboundHandler {
     private func replyComplete(context: ChannelHandlerContext) {
         guard awaitingReply else { return }
         awaitingReply = false
+        handover.replied()
         drain(context: context)
     }
 

@@ -160,6 +160,11 @@ final class StalledStore: StubStore {
         gate.wait()
         return nil
     }
+
+    func tokenOwner(hash: [UInt8], now: Int64) throws(AccountStoreError) -> String? {
+        gate.wait()
+        return nil
+    }
 }
 
 extension InProcessDaemon {
