@@ -1,4 +1,5 @@
 import Dispatch
+import FormEngine
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
@@ -314,8 +315,7 @@ final class PostgresAccountStore: AccountStore {
             result.withLockedValue { $0 = outcome }
             done.signal()
         }
-        let nanoseconds = timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000
-        if done.wait(timeout: .now() + .nanoseconds(Int(nanoseconds))) == .timedOut {
+        if done.wait(timeout: .now() + .nanoseconds(Int(timeout.nanoseconds))) == .timedOut {
             task.cancel()
             // Refused connections leave the pool retrying and the call waiting: ask the socket.
             throw unreachable(probe.reachNow() ?? "PostgreSQL did not answer within \(timeout)")

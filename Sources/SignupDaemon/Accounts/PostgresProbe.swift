@@ -1,3 +1,4 @@
+import FormEngine
 import NIOCore
 import NIOPosix
 
@@ -15,7 +16,7 @@ struct PostgresProbe: Sendable {
         self.url = url
         self.group = group
         self.endpoint = url.isUnixSocket ? url.unixSocketPath : "\(url.host):\(url.port)"
-        self.timeout = .nanoseconds(Int64(timeout.components.seconds) * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000)
+        self.timeout = .nanoseconds(timeout.nanoseconds)
     }
 
     private func connect(within limit: TimeAmount? = nil) -> EventLoopFuture<any Channel> {

@@ -1,3 +1,4 @@
+import FormEngine
 import Logging
 import NIOCore
 import PostgresNIO
@@ -47,7 +48,7 @@ enum PostgresStoreStartup {
                 try await checkServerName(url, context: context, eventLoop: eventLoopGroup.any(), timeout: settings.timeout)
             }
         }
-        let milliseconds = settings.timeout.components.seconds * 1000 + settings.timeout.components.attoseconds / 1_000_000_000_000_000
+        let milliseconds = settings.timeout.nanoseconds / 1_000_000
         // A hung server or a blocked lock must not pin sessions busy: the server gives up too.
         client.options.additionalStartupParameters = [("statement_timeout", "\(milliseconds)"), ("application_name", "signupd")]
         client.options.maximumConnections = settings.poolSize
@@ -95,7 +96,7 @@ enum PostgresStoreStartup {
         let certificate: NIOSSLCertificate
         do {
             certificate = try await PostgresServerName.serverCertificate(
-                host: url.host, port: url.port, context: context, eventLoop: eventLoop, timeout: .nanoseconds(Int64(timeout.components.seconds) * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000)
+                host: url.host, port: url.port, context: context, eventLoop: eventLoop, timeout: .nanoseconds(timeout.nanoseconds)
             )
         } catch {
             throw .unavailable("\(url.redacted): TLS: \(PostgresAccountStore.describeTLS(error))")

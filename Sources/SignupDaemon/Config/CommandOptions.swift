@@ -1,7 +1,5 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import ArgumentParser
+import UnixIO
 
 /// Where signupd listens and keeps its accounts.
 struct PathOptions: ParsableArguments {
@@ -172,7 +170,6 @@ struct FormOptions: ParsableArguments {
 /// `print(..., to:)` on standard error.
 struct StandardError: TextOutputStream {
     mutating func write(_ string: String) {
-        var bytes = Array(string.utf8)
-        _ = bytes.withUnsafeMutableBytes { Glibc.write(2, $0.baseAddress, $0.count) }
+        UnixIO.writeAll(2, Array(string.utf8))
     }
 }

@@ -1,4 +1,5 @@
 import FormEngine
+import UnixIO
 
 #if canImport(Glibc)
 import Glibc
@@ -38,7 +39,7 @@ struct FormDirectories: Sendable {
         guard let handle = opendir(directory) else {
             let code = errno
             if code == ENOENT, !required { return [] }
-            problems.append(ConfigError(file: directory, line: 0, column: 0, message: "cannot read the directory: \(String(cString: strerror(code)))"))
+            problems.append(ConfigError(file: directory, line: 0, column: 0, message: "cannot read the directory: \(UnixIO.errnoText(code))"))
             return []
         }
         defer { closedir(handle) }
@@ -82,7 +83,7 @@ struct FormDirectories: Sendable {
         guard fd >= 0 else {
             let code = errno
             if code == ELOOP { return .failure(ReadFailure("cannot open: a loop of symbolic links (or more than 40 in a row)")) }
-            return .failure(ReadFailure("cannot open: \(String(cString: strerror(code)))"))
+            return .failure(ReadFailure("cannot open: \(UnixIO.errnoText(code))"))
         }
         defer { close(fd) }
         var info = stat()

@@ -47,13 +47,13 @@ final class Session: @unchecked Sendable {
     /// The forms' catalogues and rules as they were at open (a reload does not change
     /// them): the engine's, fixed when it was made.
     private var configuration: FormConfiguration { state.configuration }
-    private var closed = false
+    /// Set once, on the session's loop, when it ends; read there and by the hash queue's
+    /// threads (a hash nobody waits for any more is skipped).
+    private let closedFlag = ClosedFlag()
     var isClosed: Bool {
         eventLoop.preconditionInEventLoop()
-        return closed
+        return closedFlag.isSet
     }
-    /// `isClosed`, readable from the hash queue's threads.
-    private let closedFlag = ClosedFlag()
 
     init(id: String, form: FormDefinition, locale: String, owner: ConnectionOutput, services: SessionServices) {
         self.id = id
@@ -99,7 +99,6 @@ final class Session: @unchecked Sendable {
     /// arriving later are ignored: the next process asks again (`resumeAfterHandover`).
     func freezeForHandover() -> (state: FormSession, seq: UInt64, age: TimeAmount, holders: [ConnectionOutput]) {
         eventLoop.preconditionInEventLoop()
-        closed = true
         closedFlag.set()
         deadlineTask?.cancel()
         checkInFlight?.cancellation.cancel()
@@ -183,7 +182,6 @@ final class Session: @unchecked Sendable {
     func close() {
         eventLoop.preconditionInEventLoop()
         guard !isClosed else { return }
-        closed = true
         closedFlag.set()
         deadlineTask?.cancel()
         checkInFlight?.cancellation.cancel()

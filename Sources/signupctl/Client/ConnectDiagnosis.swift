@@ -1,3 +1,5 @@
+import UnixIO
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -28,7 +30,7 @@ enum ConnectDiagnosis {
                 "nothing listens on \(path): signupd stopped without removing its socket (start it with `systemctl start signupd.socket`)",
                 code: "connection_refused")
         default:
-            return CommandFailure(.unreachable, "cannot connect to signupd at \(path): \(String(cString: strerror(error)))", code: "unreachable")
+            return CommandFailure(.unreachable, "cannot connect to signupd at \(path): \(UnixIO.errnoText(error))", code: "unreachable")
         }
     }
 
