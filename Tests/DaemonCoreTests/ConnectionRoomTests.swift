@@ -12,19 +12,22 @@ import Testing
         return output
     }
 
+    /// No connect budget here: any fixed time will do.
+    private static let now = NIODeadline.uptimeNanoseconds(1)
+
     @Test func aFullDaemonAdmitsAUIDHoldingFewerByDisplacingTheBiggestHolder() {
         let registry = ConnectionRegistry(maxConnections: 5, maxConnectionsPerUID: 3)
         var held: [ConnectionOutput] = []
         for uid: UInt32 in [1000, 1000, 1000, 1001, 1001] {
             let connection = output(uid: uid)
-            guard case .admitted = registry.admit(connection, uid: uid) else { Issue.record("not admitted"); return }
+            guard case .admitted = registry.admit(connection, uid: uid, now: Self.now) else { Issue.record("not admitted"); return }
             held.append(connection)
         }
         #expect(registry.connectionCount == 5)
         // uid 1001 holds 2, the biggest 3: not two fewer, so refused (no swapping back and forth).
-        guard case .tooManyConnections = registry.admit(output(uid: 1001), uid: 1001) else { Issue.record("1001 admitted"); return }
+        guard case .tooManyConnections = registry.admit(output(uid: 1001), uid: 1001, now: Self.now) else { Issue.record("1001 admitted"); return }
         // Root, holding none, gets in: one of uid 1000's is counted out.
-        guard case .admittedDisplacing(let victim, let victimUID, let count) = registry.admit(output(uid: 0), uid: 0) else {
+        guard case .admittedDisplacing(let victim, let victimUID, let count) = registry.admit(output(uid: 0), uid: 0, now: Self.now) else {
             Issue.record("root was not admitted")
             return
         }
@@ -35,15 +38,15 @@ import Testing
         registry.remove(victim, uid: 1000)
         #expect(registry.connections(of: 1000) == 2 && registry.connectionCount == 5)
         // Now the biggest holders have 2 each: a uid with 1 (root) is refused; one with none is not.
-        guard case .tooManyConnections = registry.admit(output(uid: 0), uid: 0) else { Issue.record("root admitted twice"); return }
-        guard case .admittedDisplacing = registry.admit(output(uid: 1002), uid: 1002) else { Issue.record("1002 not admitted"); return }
+        guard case .tooManyConnections = registry.admit(output(uid: 0), uid: 0, now: Self.now) else { Issue.record("root admitted twice"); return }
+        guard case .admittedDisplacing = registry.admit(output(uid: 1002), uid: 1002, now: Self.now) else { Issue.record("1002 not admitted"); return }
         #expect(registry.connectionCount == 5)
     }
 
     @Test func aUIDAtItsOwnLimitDisplacesNobody() {
         let registry = ConnectionRegistry(maxConnections: 4, maxConnectionsPerUID: 2)
-        for uid: UInt32 in [1, 1, 2, 2] { _ = registry.admit(output(uid: uid), uid: uid) }
-        guard case .tooManyConnections = registry.admit(output(uid: 1), uid: 1) else { Issue.record("uid 1 admitted"); return }
+        for uid: UInt32 in [1, 1, 2, 2] { _ = registry.admit(output(uid: uid), uid: uid, now: Self.now) }
+        guard case .tooManyConnections = registry.admit(output(uid: 1), uid: 1, now: Self.now) else { Issue.record("uid 1 admitted"); return }
         #expect(registry.connections(of: 1) == 2 && registry.connections(of: 2) == 2)
     }
 }

@@ -31,8 +31,15 @@ final class AccountService: Sendable {
     private let signupCount = Atomic<Int>(0)
     private let loginCount = Atomic<Int>(0)
 
-    init(store: any AccountStore, configuration: DaemonConfiguration, logger: Logger, sharedLoginFailures: (any SharedLoginFailures)? = nil) {
+    /// The time for the login limiter's windows and back-off.
+    private let clock: DaemonClock
+
+    init(
+        store: any AccountStore, configuration: DaemonConfiguration, logger: Logger, sharedLoginFailures: (any SharedLoginFailures)? = nil,
+        clock: DaemonClock = .system
+    ) {
         self.store = store
+        self.clock = clock
         self.sharedLoginFailures = sharedLoginFailures
         hasher = PasswordHasher(cost: configuration.hashCost)
         hashQueue = HashQueue(
@@ -138,11 +145,11 @@ final class AccountService: Sendable {
             }
         }
         // Every spelling that looks like this name shares one counter.
-        guard let reservation = limiter.reserve(uid: uid, key: identity.skeleton, now: NIODeadline.now().uptimeNanoseconds) else {
+        guard let reservation = limiter.reserve(uid: uid, key: identity.skeleton, now: clock.now().uptimeNanoseconds) else {
             return eventLoop.makeSucceededFuture(.rateLimited)
         }
         return hashed(uid: uid, isWanted: isWanted, on: eventLoop, onAbandon: { [limiter] in limiter.release(reservation) }) { [self] in
-            let now = { NIODeadline.now().uptimeNanoseconds }
+            let now = { [clock] in clock.now().uptimeNanoseconds }
             var settled = false
             do {
                 if let shared = sharedLoginFailures,

@@ -13,7 +13,7 @@ final class ConnectionRegistry: Sendable {
         var draining = false
         /// The drain's grace period is over: waiting for submits returns at once.
         var submitWaitAbandoned = false
-        var lastConnectionClosed = NIODeadline.now()
+        var lastConnectionClosed: NIODeadline
         var submitWaiters: [CheckedContinuation<Void, Never>] = []
         var connectionWaiters: [CheckedContinuation<Void, Never>] = []
         var acceptedTotal = 0
@@ -36,7 +36,9 @@ final class ConnectionRegistry: Sendable {
         }
     }
 
-    private let state = NIOLockedValueBox(State())
+    private let state: NIOLockedValueBox<State>
+    /// The time for connect budgets and how long the daemon has had no connection.
+    private let clock: DaemonClock
 
     /// Connections held by `uid` (for tests and logs).
     func connections(of uid: UInt32) -> Int { state.withLockedValue { $0.perUID[uid, default: 0] } }
@@ -47,7 +49,9 @@ final class ConnectionRegistry: Sendable {
     /// Uids that could stop the daemon anyway (root, the daemon's own): not rate-limited.
     let unthrottledUIDs: Set<UInt32>
 
-    init(maxConnections: Int, maxConnectionsPerUID: Int, connectsPerUIDPerSecond: Int? = nil, unthrottledUIDs: Set<UInt32> = []) {
+    init(maxConnections: Int, maxConnectionsPerUID: Int, connectsPerUIDPerSecond: Int? = nil, unthrottledUIDs: Set<UInt32> = [], clock: DaemonClock = .system) {
+        self.clock = clock
+        state = NIOLockedValueBox(State(lastConnectionClosed: clock.now()))
         self.maxConnections = maxConnections
         self.maxConnectionsPerUID = maxConnectionsPerUID
         self.connectsPerUIDPerSecond = connectsPerUIDPerSecond
@@ -68,7 +72,7 @@ final class ConnectionRegistry: Sendable {
     /// a uid holding at least two fewer than the biggest holder is still admitted and one
     /// of the biggest holder's connections is displaced: many uids each within their
     /// per-uid limit cannot lock out everyone else (root included); the biggest pays.
-    func admit(_ output: ConnectionOutput, uid: UInt32, now: NIODeadline = .now()) -> Admission {
+    func admit(_ output: ConnectionOutput, uid: UInt32, now: NIODeadline) -> Admission {
         state.withLockedValue { state in
             if state.draining { return .draining }
             if let perSecond = connectsPerUIDPerSecond.map(Double.init), !unthrottledUIDs.contains(uid) {
@@ -127,7 +131,7 @@ final class ConnectionRegistry: Sendable {
             guard state.connections[ObjectIdentifier(output)] != nil else { return [] }
             state.remove(ObjectIdentifier(output), uid: uid)
             guard state.connections.isEmpty else { return [] }
-            state.lastConnectionClosed = .now()
+            state.lastConnectionClosed = clock.now()
             defer { state.connectionWaiters = [] }
             return state.connectionWaiters
         }
@@ -141,7 +145,7 @@ final class ConnectionRegistry: Sendable {
     /// How long there has been no connection at all, or nil while there is one.
     var idleFor: TimeAmount? {
         state.withLockedValue { state in
-            state.connections.isEmpty ? NIODeadline.now() - state.lastConnectionClosed : nil
+            state.connections.isEmpty ? clock.now() - state.lastConnectionClosed : nil
         }
     }
 

@@ -11,7 +11,7 @@ final class CheckBudget: Sendable {
         var tokens: Double
         var last: NIODeadline
 
-        init(perSecond: Double, now: NIODeadline = .now()) {
+        init(perSecond: Double, now: NIODeadline) {
             tokens = perSecond * 2
             last = now
         }
@@ -42,7 +42,7 @@ final class CheckBudget: Sendable {
     /// there yet (the bucket goes into debt): each waiting check has its own turn, so a
     /// thousand sessions waiting on one uid's budget wake one at a time, never all at once
     /// to ask again (which is what kept the event loops busy under a `set` flood).
-    func take(uid: UInt32, session: inout Bucket, now: NIODeadline = .now()) -> TimeAmount {
+    func take(uid: UInt32, session: inout Bucket, now: NIODeadline) -> TimeAmount {
         session.refill(perSecond: perSessionPerSecond, now: now)
         session.tokens -= 1
         let sessionWait = session.wait(perSecond: perSessionPerSecond)

@@ -26,7 +26,7 @@ final class SessionDirectory: Sendable {
     }
 
     /// The live sessions opened by `uid`, oldest first (for `sessions`).
-    func summaries(ownedBy uid: UInt32, now: NIODeadline = .now()) -> [SessionSummary] {
+    func summaries(ownedBy uid: UInt32, now: NIODeadline) -> [SessionSummary] {
         let owned = sessions.withLockedValue { table in table.values.filter { $0.ownerUID == uid } }
         return owned.sorted { $0.openedAt < $1.openedAt }.map { session in
             SessionSummary(

@@ -76,15 +76,18 @@ final class InProcessDaemon: Sendable {
         formConfiguration.catalogues = FormLibrary.builtin.catalogues
         formConfiguration.passwordQuality = PasswordQualityCheck { _, _ in nil }
         let logger = Logger(label: "signupd-test") { _ in SwiftLogNoOpLogHandler() }
+        let clock = DaemonClock { [loop] in loop.now }
         services = SessionServices(
-            accounts: AccountService(store: store, configuration: configuration, logger: logger),
+            accounts: AccountService(store: store, configuration: configuration, logger: logger, clock: clock),
             http: nil,
             formConfiguration: formConfiguration,
             forms: FormLibraryHolder(FormLibrary.builtin),
-            registry: ConnectionRegistry(maxConnections: maxConnections, maxConnectionsPerUID: maxConnections, connectsPerUIDPerSecond: connectsPerUIDPerSecond),
+            registry: ConnectionRegistry(
+                maxConnections: maxConnections, maxConnectionsPerUID: maxConnections, connectsPerUIDPerSecond: connectsPerUIDPerSecond, clock: clock
+            ),
             directory: SessionDirectory(),
             checkBudget: CheckBudget(perUIDPerSecond: 50, perSessionPerSecond: 20),
-            clock: DaemonClock { [loop] in loop.now }
+            clock: clock
         )
         context = ConnectionHandler.Context(
             services: services,
