@@ -33,7 +33,7 @@ import Testing
         let otherLoop = NIOAsyncTestingEventLoop()
         let channel = NIOAsyncTestingChannel(loop: otherLoop)
         let context = daemon.context
-        try await otherLoop.executeInContext { try channel.pipeline.syncOperations.addHandler(ConnectionHandler(context: context)) }
+        try await otherLoop.executeInContext { try channel.pipeline.syncOperations.addHandler(ConnectionHandler(context: context, peer: PeerCredentials(pid: 1, uid: 1000, gid: 1000))) }
         try await channel.connect(to: SocketAddress(unixDomainSocketPath: "/other.sock")).get()
         let viewer = TestClient(channel: channel, loop: otherLoop)
         #expect(try await viewer.next().event == "hello")

@@ -85,13 +85,8 @@ import Testing
         let daemon = try InProcessDaemon(linesPerUIDPerTurn: 8)
         // Three connections of uid 1000, each pipelining 40 pings it has not read answers to.
         var flooders: [TestClient] = []
-        for _ in 0..<3 { flooders.append(try await daemon.connect()) }
-        let victim = try await daemon.connect()
-        // The testing channel has no peer credentials: the flooders are uid 1000, the victim 2000.
-        let victimChannel = victim.channel
-        try await daemon.loop.executeInContext {
-            for output in daemon.services.registry.allConnections { output.peer.uid = output.channel === victimChannel ? 2000 : 1000 }
-        }
+        for _ in 0..<3 { flooders.append(try await daemon.connect(uid: 1000)) }
+        let victim = try await daemon.connect(uid: 2000)
         for (index, flooder) in flooders.enumerated() {
             let burst = (0..<40).map { #"{"op":"ping","id":"f\#(index)-\#($0)"}"# }.joined(separator: "\n") + "\n"
             try await flooder.sendRaw(burst)

@@ -63,8 +63,13 @@ final class ConnectionHandler: ChannelInboundHandler {
         case tooLong
     }
 
-    init(context: Context) {
+    /// The peer's credentials when the channel has none to ask (a testing channel); a
+    /// socket's `SO_PEERCRED` otherwise.
+    private let givenPeer: PeerCredentials?
+
+    init(context: Context, peer: PeerCredentials? = nil) {
         shared = context
+        givenPeer = peer
         framer = LineFramer(maxLineBytes: context.limits.maxLineBytes)
         budget = RequestBudget(perSecond: context.expensiveRequestsPerSecond, clock: context.services.clock)
         lastRequest = context.services.clock.now()
@@ -74,7 +79,7 @@ final class ConnectionHandler: ChannelInboundHandler {
         turns = shared.fairTurns.turns(on: context.eventLoop)
         let output = ConnectionOutput(channel: context.channel, clock: shared.services.clock)
         self.output = output
-        output.peer = Self.peerCredentials(of: context.channel)
+        output.peer = givenPeer ?? Self.peerCredentials(of: context.channel)
         output.onReplyComplete = { [weak self] in self?.replyComplete(context: context) }
         output.bufferBudget = shared.bufferBudget
         output.onBudgetExceeded = { [shared] in

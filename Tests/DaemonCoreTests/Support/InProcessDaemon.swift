@@ -106,11 +106,12 @@ final class InProcessDaemon: Sendable {
     }
 
     /// A new client connection, past its `hello` (or refused: then the refusal is unread).
-    func connect(readHello: Bool = true) async throws -> TestClient {
+    /// A testing channel has no `SO_PEERCRED`: the connection is `uid`'s.
+    func connect(readHello: Bool = true, uid: UInt32 = 1000) async throws -> TestClient {
         let channel = NIOAsyncTestingChannel(loop: loop)
         let context = self.context
         try await loop.executeInContext {
-            try channel.pipeline.syncOperations.addHandler(ConnectionHandler(context: context))
+            try channel.pipeline.syncOperations.addHandler(ConnectionHandler(context: context, peer: PeerCredentials(pid: 1, uid: uid, gid: uid)))
         }
         try await channel.connect(to: SocketAddress(unixDomainSocketPath: "/signupd-test.sock")).get()
         let client = TestClient(channel: channel, loop: loop)
