@@ -8,7 +8,7 @@ import Testing
 struct MonitorLineTests {
     static func line(_ json: String) throws -> String {
         let object = try #require(try JSONParser.parse(Array(json.utf8)).objectValue)
-        return SignupCtl.Monitor.describe(object)
+        return SignupCtl.Monitor.describe(Received(object))
     }
 
     @Test func sessionEventsCarryTheirSequenceNumber() throws {

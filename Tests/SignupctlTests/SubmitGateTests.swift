@@ -25,7 +25,7 @@ struct SubmitGateTests {
         var gate = SubmitGate()
         do { let action = gate.enter(); #expect(action == .submit) }
         gate.sent(.integer(3))
-        do { let action = gate.error(code: "not_ready", id: .integer(3), checksRunning: true); #expect(action == .wait) }
+        do { let action = gate.error(code: .notReady, id: .integer(3), checksRunning: true); #expect(action == .wait) }
         do { let action = gate.enter(); #expect(action == .none) }  // Enter again while waiting: the first one stands
         do { let action = gate.enabled(true); #expect(action == .submit) }
         gate.sent(.integer(4))
@@ -53,19 +53,19 @@ struct SubmitGateTests {
         var gate = SubmitGate()
         _ = gate.enter()
         gate.sent(.integer(1))
-        do { let action = gate.error(code: "invalid_value", id: .integer(9), checksRunning: false); #expect(action == .none) }
-        do { let action = gate.error(code: "not_ready", id: .integer(1), checksRunning: false); #expect(action == .refused) }
+        do { let action = gate.error(code: .unknownField, id: .integer(9), checksRunning: false); #expect(action == .none) }
+        do { let action = gate.error(code: .notReady, id: .integer(1), checksRunning: false); #expect(action == .refused) }
         #expect(!gate.pending)
 
         _ = gate.enter()
         gate.sent(.integer(2))
         gate.edited()
-        do { let action = gate.error(code: "not_ready", id: .integer(2), checksRunning: true); #expect(action == .refused) }
+        do { let action = gate.error(code: .notReady, id: .integer(2), checksRunning: true); #expect(action == .refused) }
         do { let action = gate.enabled(true); #expect(action == .none) }
 
         _ = gate.enter()
         gate.sent(.string("x"))
-        do { let action = gate.error(code: "not_ready", id: .string("x"), checksRunning: true); #expect(action == .wait) }
+        do { let action = gate.error(code: .notReady, id: .string("x"), checksRunning: true); #expect(action == .wait) }
         do { let failed = gate.checkFailed(); #expect(failed) }
         do { let action = gate.enabled(true); #expect(action == .none) }
     }

@@ -45,7 +45,8 @@ def fake_server(path, behaviour):
                 conn.sendall(b"HTTP/1.1 200 OK\r\n\r\n")
                 conn.close()
             else:
-                conn.sendall(b'{"event":"hello","protocol":"signup/1","server":"mute"}\n')
+                conn.sendall(b'{"event":"hello","protocol":"signup/1","server":"mute","forms":[],'
+                             b'"limits":{"maxLineBytes":65536,"maxSessionsPerConnection":16,"maxOutputBytes":1048576}}\n')
                 threading.Timer(30, conn.close).start()
 
     threading.Thread(target=serve, daemon=True).start()

@@ -32,7 +32,8 @@ extension ServerEvent {
                     maxLineBytes: try limitReader.int("maxLineBytes"),
                     maxSessionsPerConnection: try limitReader.int("maxSessionsPerConnection"),
                     maxOutputBytes: try limitReader.int("maxOutputBytes")
-                )
+                ),
+                protocol: try reader.string("protocol")
             )
         case "description":
             let forms = try reader.objects("forms").map { (form) throws(ServerEventDecodingError) in try FormDescription.decode(form) }

@@ -1,6 +1,8 @@
 /// A message from server to client in protocol v1.
 public enum ServerEvent: Sendable, Equatable {
-    case hello(server: String, forms: [String], limits: ServerLimits)
+    /// `protocol`: the protocol name and major version spoken (this library's, `signup/1`,
+    /// when the server sends it).
+    case hello(server: String, forms: [String], limits: ServerLimits, protocol: String = ServerEvent.protocolName)
     case description(forms: [FormDescription], locale: String?, id: RequestID?)
     case opened(session: String, form: String, locale: String?, id: RequestID?)
     case attached(session: String, form: String, locale: String?, id: RequestID?)
@@ -48,9 +50,9 @@ extension ServerEvent {
     public func encode(into writer: inout JSONWriter) {
         writer.beginObject()
         switch self {
-        case .hello(let server, let forms, let limits):
+        case .hello(let server, let forms, let limits, let spoken):
             writer.member("event", "hello")
-            writer.member("protocol", Self.protocolName)
+            writer.member("protocol", spoken)
             writer.member("server", server)
             writer.beginArray("forms")
             for form in forms { writer.element(form) }

@@ -9,7 +9,10 @@ import Glibc
 final class DaemonConnection {
     let fd: Int32
     let path: String
-    private var buffer: [UInt8] = []
+    /// Lines read and not yet taken, split by the protocol's framer.
+    private var framer = LineFramer(maxLineBytes: DaemonConnection.maxLineBytes)
+    private var lines: [[UInt8]] = []
+    private var lineTooLong = false
     private var writer = JSONWriter()
     let timeoutMilliseconds: Int32
     private var nextID: Int64 = 0
@@ -34,7 +37,7 @@ final class DaemonConnection {
             close(fd)
             throw ConnectDiagnosis.failure(path: path, errno: error)
         }
-        let greeting = try receive()
+        let greeting = try receive().message
         switch Result(catching: { () throws(ServerEventDecodingError) in try ServerEvent.decode(greeting) }) {
         case .success(.error(let code, let message, _, _)):
             // Refused at the door (too many connections, shutting down): the daemon is there
@@ -42,18 +45,16 @@ final class DaemonConnection {
             throw CommandFailure(.unreachable, "signupd at \(path) refused the connection: \(message) (\(code.rawValue))", code: code.rawValue)
         case .failure(.unknownErrorCode(let code, let message)):
             throw CommandFailure(.unreachable, "signupd at \(path) refused the connection: \(message) (\(code))", code: code)
-        case .success(.hello(let name, _, _)): server = name
-        // A hello missing members this command does not need still greets.
-        case .failure(.invalidMember(event: "hello", _)): server = greeting["server"]?.stringValue ?? server
+        case .success(.hello(let name, _, _, let spoken)):
+            server = name
+            protocolName = spoken
         default:
             throw CommandFailure(.protocolError, "\(path) did not greet with hello; is it signupd?", code: "not_signupd")
         }
-        // hello's decoding ignores the version it names; this client speaks signup/1 only.
-        let named = greeting["protocol"]?.stringValue ?? "?"
-        guard named.hasPrefix("signup/1") else {
-            throw CommandFailure(.protocolError, "unsupported protocol \(named); this signupctl speaks signup/1")
+        // Decoding takes any version it is told; this client speaks signup/1 only.
+        guard protocolName.hasPrefix("signup/1") else {
+            throw CommandFailure(.protocolError, "unsupported protocol \(protocolName); this signupctl speaks signup/1")
         }
-        protocolName = named
         hello = greeting
     }
 
@@ -86,128 +87,116 @@ final class DaemonConnection {
         return id
     }
 
-    /// A complete line already buffered, if any.
-    func bufferedLine() -> [UInt8]? {
-        guard let newline = buffer.firstIndex(of: 0x0A) else { return nil }
-        let line = Array(buffer[..<newline])
-        buffer.removeSubrange(...newline)
-        return line
+    /// The longest line signupctl takes from signupd (a `description` of many forms is the
+    /// largest it sends).
+    static let maxLineBytes = 16 << 20
+
+    /// The next complete line already read, if any.
+    func bufferedLine() throws(CommandFailure) -> [UInt8]? {
+        if lineTooLong { throw CommandFailure(.protocolError, "signupd sent a line longer than \(Self.maxLineBytes) bytes") }
+        return lines.isEmpty ? nil : lines.removeFirst()
     }
 
-    /// Reads what is available into the buffer; false at end of stream.
+    /// The next message already read, if any.
+    func bufferedMessage() throws(CommandFailure) -> Received? {
+        try bufferedLine().map { line throws(CommandFailure) in try Self.parse(line) }
+    }
+
+    /// Reads what is available and splits it into lines (the protocol's `LineFramer`);
+    /// false at end of stream.
     func fill() throws(CommandFailure) -> Bool {
         var chunk = [UInt8](repeating: 0, count: 65536)
         while true {
             let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
             if count < 0 && errno == EINTR { continue }
             if count < 0 { throw CommandFailure(.protocolError, "reading from signupd: \(UnixIO.errnoText())") }
-            if count == 0 { return false }
-            buffer.append(contentsOf: chunk[..<count])
+            if count == 0 {
+                framer.finish(take)
+                return false
+            }
+            chunk[..<count].withUnsafeBytes { framer.feed($0, take) }
             return true
         }
     }
 
-    /// The next line, waiting at most the timeout; nil at end of stream.
-    func receiveLine() throws(CommandFailure) -> [UInt8]? {
+    private func take(_ frame: LineFramer.Frame) {
+        switch frame {
+        case .line(let line): lines.append(Array(line))
+        case .tooLong: lineTooLong = true
+        }
+    }
+
+    /// The next message, waiting at most the timeout (or, `waitingForever`, as long as it
+    /// takes); nil at end of stream.
+    func nextMessage(waitingForever: Bool = false) throws(CommandFailure) -> Received? {
         while true {
-            if let line = bufferedLine() { return line }
-            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&poller, 1, timeoutMilliseconds)
-            if ready < 0 && errno == EINTR { continue }
-            guard ready > 0 else {
-                throw CommandFailure(.protocolError, "signupd did not answer within \(Double(timeoutMilliseconds) / 1000) s", code: "timeout")
+            if let message = try bufferedMessage() { return message }
+            if !waitingForever {
+                var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+                let ready = poll(&poller, 1, timeoutMilliseconds)
+                if ready < 0 && errno == EINTR { continue }
+                guard ready > 0 else {
+                    throw CommandFailure(.protocolError, "signupd did not answer within \(Double(timeoutMilliseconds) / 1000) s", code: "timeout")
+                }
             }
             guard try fill() else { return nil }
         }
     }
 
-    /// The next line, waiting as long as it takes; nil at end of stream.
-    func receiveLineWithoutTimeout() throws(CommandFailure) -> [UInt8]? {
+    /// Hands out what is read but not taken, as it came (for `raw`, which relays bytes).
+    func takeBuffered() -> [UInt8] {
+        defer {
+            lines.removeAll()
+            framer = LineFramer(maxLineBytes: Self.maxLineBytes)
+        }
+        return lines.flatMap { $0 + [0x0A] } + framer.partial
+    }
+
+    /// The next message; the end of the stream and `bye` are errors here.
+    func receive() throws(CommandFailure) -> Received {
+        guard let received = try nextMessage() else { throw CommandFailure(.protocolError, "signupd closed the connection") }
+        if case .bye(let reason)? = received.event {
+            throw CommandFailure(.protocolError, "signupd closed the connection: \(reason)")
+        }
+        return received
+    }
+
+    /// Reads until the reply to `id`: its answer, or its `error` thrown as the failure it
+    /// stands for. Other messages go to `other`.
+    func reply(to id: RequestID, handling other: (Received) throws(CommandFailure) -> Void = { _ in }) throws(CommandFailure) -> Received {
         while true {
-            if let line = bufferedLine() { return line }
-            guard try fill() else { return nil }
+            let received = try receive()
+            // Validations a request causes carry its id too; its reply is the other event.
+            if received.id == id, !received.isValidation {
+                if let refusal = received.refusal { throw CommandFailure(refusal) }
+                if received.event != nil { return received }
+            }
+            try other(received)
         }
     }
 
-    /// Hands out what is buffered (for `raw`, which relays bytes untouched).
-    func takeBuffered() -> [UInt8] {
-        defer { buffer.removeAll() }
-        return buffer
-    }
-
-    /// The next message, parsed; the end of the stream is an error here.
-    func receive() throws(CommandFailure) -> JSONObject {
-        guard let line = try receiveLine() else { throw CommandFailure(.protocolError, "signupd closed the connection") }
+    /// A line as a message.
+    private static func parse(_ line: [UInt8]) throws(CommandFailure) -> Received {
         guard let object = try? JSONParser.parse(line).objectValue else {
             throw CommandFailure(.protocolError, "signupd sent a line that is not a JSON object")
         }
-        if case .bye(let reason) = try? ServerEvent.decode(object) {
-            throw CommandFailure(.protocolError, "signupd closed the connection: \(reason)")
-        }
-        return object
-    }
-
-    /// Reads until the reply to `id`: its direct answer or its error.
-    func reply(to id: RequestID, handling other: (JSONObject) throws(CommandFailure) -> Void = { _ in }) throws(CommandFailure) -> JSONObject {
-        while true {
-            let message = try receive()
-            // Validations a request causes carry its id too; its reply is the other event.
-            if let event = try? ServerEvent.decode(message), event.id == id, !event.isValidation {
-                if case .error = event { throw CommandFailure.fromError(message) }
-                return message
-            }
-            try other(message)
-        }
-    }
-}
-
-extension RequestID {
-    var jsonValue: JSONValue {
-        switch self {
-        case .string(let s): .string(s)
-        case .integer(let i): .number(String(i))
-        }
-    }
-}
-
-extension ServerEvent {
-    /// A field's validation, which a `set` causes besides its direct reply.
-    var isValidation: Bool {
-        if case .session(_, _, .validation, _) = self { true } else { false }
-    }
-
-    /// An `error` event in `message`: its code (one this signupctl knows, or a newer
-    /// daemon's) and text; nil for any other message.
-    static func refusal(in message: JSONObject) -> (code: String, text: String)? {
-        switch Result(catching: { () throws(ServerEventDecodingError) in try decode(message) }) {
-        case .success(.error(let code, let text, _, _)): (code.rawValue, text)
-        case .failure(.unknownErrorCode(let code, let text)): (code, text)
-        default: nil
-        }
-    }
-
-    /// A session's `result`.
-    var isResult: Bool {
-        if case .session(_, _, .result, _) = self { true } else { false }
+        return Received(object)
     }
 }
 
 extension CommandFailure {
     /// The failure an `error` event stands for.
-    static func fromError(_ message: JSONObject) -> CommandFailure {
-        switch Result(catching: { () throws(ServerEventDecodingError) in try ServerEvent.decode(message) }) {
-        case .success(.error(let code, let text, _, _)):
-            let status: ExitStatus = switch code {
-            case .invalidToken, .notReady, .finished, .rateLimited, .shuttingDown, .forbidden, .unknownSession: .refused
-            case .storeUnavailable: .unavailable
-            default: .protocolError
-            }
-            return CommandFailure(status, "\(text) (\(code.rawValue))", code: status == .unavailable ? ExitStatus.unavailable.defaultCode : code.rawValue)
-        case .failure(.unknownErrorCode(let code, let text)):
+    init(_ refusal: Received.Refusal) {
+        guard let code = refusal.code else {
             // A code this signupctl does not know (a newer daemon's) is a protocol error.
-            return CommandFailure(.protocolError, "\(text) (\(code))", code: code)
-        default:
-            return CommandFailure(.protocolError, "signupd sent a malformed error", code: "unknown")
+            self.init(.protocolError, "\(refusal.text) (\(refusal.codeText))", code: refusal.codeText)
+            return
         }
+        let status: ExitStatus = switch code {
+        case .invalidToken, .notReady, .finished, .rateLimited, .shuttingDown, .forbidden, .unknownSession: .refused
+        case .storeUnavailable: .unavailable
+        default: .protocolError
+        }
+        self.init(status, "\(refusal.text) (\(code.rawValue))", code: status == .unavailable ? ExitStatus.unavailable.defaultCode : code.rawValue)
     }
 }

@@ -57,3 +57,10 @@ struct CommandFailure: Error, CustomStringConvertible {
     /// than a decision about the input.
     static let unavailableMessageIds: Set<String> = ["store.unavailable", "availability.unreachable"]
 }
+
+extension CommandFailure {
+    /// signupd answered a request with an event that is not its answer.
+    static func unexpected(_ received: Received, answering request: String) -> CommandFailure {
+        CommandFailure(.protocolError, "signupd answered \(request) with \(RawLine.text(of: received.message))")
+    }
+}

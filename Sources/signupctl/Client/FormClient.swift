@@ -12,18 +12,19 @@ final class FormClient {
     init(connection: DaemonConnection, formName: String) throws(CommandFailure) {
         self.connection = connection
         let described = try connection.reply(to: try connection.request(.describe(locale: UserLocale.current)))
-        let forms = FormDescription.list(from: described)
+        guard case .description(let forms, _, _)? = described.event else { throw .unexpected(described, answering: "describe") }
         guard let form = forms.first(where: { $0.name == formName }) else {
             let offered = forms.map(\.name).joined(separator: ", ")
             throw CommandFailure(.usage, "signupd does not offer a \(formName) form; it offers: \(offered)", code: "usage")
         }
         view = SessionView(form: form)
         let openID = try connection.request(.open(form: formName, locale: UserLocale.current))
-        var snapshot: [JSONObject] = []
-        let opened = try connection.reply(to: openID) { message throws(CommandFailure) in snapshot.append(message) }
-        view.session = opened["session"]?.stringValue ?? ""
-        locale = opened["locale"]?.stringValue
-        for message in snapshot { view.apply(message) }
+        var snapshot: [Received] = []
+        let reply = try connection.reply(to: openID) { received throws(CommandFailure) in snapshot.append(received) }
+        guard case .opened(let session, _, let locale, _)? = reply.event else { throw .unexpected(reply, answering: "open") }
+        view.session = session
+        self.locale = locale
+        for received in snapshot { view.apply(received.event) }
     }
 
     /// Sends a field's new value.
@@ -40,16 +41,16 @@ final class FormClient {
 
     /// Reads one message and applies it; returns it.
     @discardableResult
-    func pump() throws(CommandFailure) -> JSONObject {
-        let message = try connection.receive()
-        view.apply(message)
-        return message
+    func pump() throws(CommandFailure) -> Received {
+        let received = try connection.receive()
+        view.apply(received.event)
+        return received
     }
 
     /// Waits until everything sent so far has been processed (ping round trip).
     func settle() throws(CommandFailure) {
         let id = try connection.request(.ping)
-        _ = try connection.reply(to: id) { message throws(CommandFailure) in view.apply(message) }
+        _ = try connection.reply(to: id) { received throws(CommandFailure) in view.apply(received.event) }
     }
 
     /// The scripted flow: fill every field, wait for validation, submit, wait for the result.
@@ -70,8 +71,7 @@ final class FormClient {
         }
         try submit()
         while view.result == nil {
-            let message = try pump()
-            if case .error? = try? ServerEvent.decode(message) { throw CommandFailure.fromError(message) }
+            if let refusal = try pump().refusal { throw CommandFailure(refusal) }
         }
         return view.result!
     }

@@ -28,11 +28,11 @@ struct SessionView {
         for field in form.fields { fields[field.name] = FieldState() }
     }
 
-    /// Applies a message if it concerns this session; returns whether anything changed.
+    /// Applies an event if it concerns this session; returns whether anything changed.
     @discardableResult
-    mutating func apply(_ message: JSONObject) -> Bool {
+    mutating func apply(_ event: ServerEvent?) -> Bool {
         // Other events, and those a newer daemon added, change nothing here.
-        guard case .session(let sessionID, _, let event, _) = try? ServerEvent.decode(message) else { return false }
+        guard case .session(let sessionID, _, let event, _)? = event else { return false }
         if !session.isEmpty, sessionID != session { return false }
         switch event {
         case .validation(let field, let state, let message):
@@ -55,13 +55,5 @@ struct SessionView {
             if state.state != "ok" { return (field, state) }
         }
         return nil
-    }
-}
-
-extension FormDescription {
-    /// Reads the forms out of a `description` event.
-    static func list(from message: JSONObject) -> [FormDescription] {
-        guard case .description(let forms, _, _) = try? ServerEvent.decode(message) else { return [] }
-        return forms
     }
 }

@@ -19,12 +19,14 @@ extension SignupCtl {
                 envelope.member("server", daemon.server)
                 envelope.member("protocol", daemon.protocolName)
                 envelope.member("socket", daemon.path)
-                envelope.member("forms", json: reply["forms"] ?? .array([]))
+                // The daemon's words as it sent them: a newer daemon's members too.
+                envelope.member("forms", json: reply.message["forms"] ?? .array([]))
                 envelope.emit()
                 return
             }
             print("\(daemon.server) (\(daemon.protocolName)) at \(daemon.path)")
-            for form in FormDescription.list(from: reply) {
+            guard case .description(let forms, _, _)? = reply.event else { throw .unexpected(reply, answering: "describe") }
+            for form in forms {
                 print("\n\(form.name)  [\(form.submitLabel)]")
                 for field in form.fields {
                     print("  \(field.name.padding(18))\(field.label)\(field.secret ? "  (secret)" : "")")
@@ -90,7 +92,7 @@ extension SignupCtl {
             }
             let daemon = try connection.connect()
             let reply = try daemon.reply(to: try daemon.request(.verify(token: token)))
-            let user = reply["user"]?.stringValue ?? ""
+            guard case .verified(let user, _)? = reply.event else { throw .unexpected(reply, answering: "verify") }
             if connection.json {
                 var envelope = JSONEnvelope(command: "verify")
                 envelope.member("user", user)

@@ -30,23 +30,22 @@ extension SignupCtl {
             var attached = false
             while true {
                 // The attach answer comes within --timeout; then events come when they come.
-                guard let line = try attached ? daemon.receiveLineWithoutTimeout() : daemon.receiveLine() else {
+                guard let received = try daemon.nextMessage(waitingForever: attached) else {
                     throw CommandFailure(.protocolError, "signupd closed the connection", code: "disconnected")
                 }
-                guard let message = try? JSONParser.parse(line).objectValue else { continue }
-                if !attached, message["id"] == id.jsonValue {
-                    if ServerEvent.refusal(in: message) != nil { throw CommandFailure.fromError(message) }
+                if !attached, received.id == id {
+                    if let refusal = received.refusal { throw CommandFailure(refusal) }
                     attached = true
                 }
                 if connection.json {
                     var envelope = JSONEnvelope(command: "monitor")
-                    envelope.members(of: message)
+                    envelope.members(of: received.message)
                     envelope.emit()
                 } else {
-                    print(Self.describe(message))
+                    print(Self.describe(received))
                 }
                 fflushStdout()
-                switch try? ServerEvent.decode(message) {
+                switch received.event {
                 case .closed?, .bye?: return
                 default: break
                 }
@@ -55,8 +54,8 @@ extension SignupCtl {
 
         /// One line for an event; an event this signupctl cannot read as a `ServerEvent`, or
         /// one a monitor does not name, as its raw line.
-        static func describe(_ message: JSONObject) -> String {
-            switch try? ServerEvent.decode(message) {
+        static func describe(_ received: Received) -> String {
+            switch received.event {
             case .session(_, let seq, let change, _)?:
                 switch change {
                 case .validation(let field, let state, let text):
@@ -75,7 +74,7 @@ extension SignupCtl {
             case .bye(let reason)?:
                 return "signupd said bye: \(reason)"
             default:
-                return RawLine.text(of: message)
+                return RawLine.text(of: received.message)
             }
         }
     }

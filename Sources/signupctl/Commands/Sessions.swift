@@ -44,24 +44,12 @@ extension SignupCtl {
         static func list(_ options: ConnectionOptions) throws(CommandFailure) -> [SessionSummary] {
             let daemon = try options.connect()
             let reply = try daemon.reply(to: try daemon.request(.sessions))
-            return (reply["sessions"]?.arrayValue ?? []).compactMap { value in
-                guard let object = value.objectValue, let id = object["session"]?.stringValue else { return nil }
-                return SessionSummary(
-                    session: id, form: object["form"]?.stringValue ?? "?",
-                    ageSeconds: Int(object["ageSeconds"]?.numberText ?? "") ?? 0, views: Int(object["views"]?.numberText ?? "") ?? 0)
-            }
+            guard case .sessionList(let sessions, _)? = reply.event else { throw .unexpected(reply, answering: "sessions") }
+            return sessions
         }
 
         static func age(_ seconds: Int) -> String {
             seconds < 60 ? "\(seconds)s" : seconds < 3600 ? "\(seconds / 60)m\(seconds % 60)s" : "\(seconds / 3600)h\(seconds / 60 % 60)m"
         }
-    }
-}
-
-extension JSONValue {
-    /// The literal text of a number.
-    var numberText: String? {
-        if case .number(let text) = self { return text }
-        return nil
     }
 }

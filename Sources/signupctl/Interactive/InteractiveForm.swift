@@ -91,26 +91,23 @@ enum InteractiveForm {
                 guard try client.connection.fill() else {
                     return .failed(CommandFailure(.protocolError, "signupd went away", code: "disconnected"))
                 }
-                while let line = client.connection.bufferedLine() {
-                    guard let message = try? JSONParser.parse(line).objectValue else { continue }
-                    let event = Result { () throws(ServerEventDecodingError) in try ServerEvent.decode(message) }
-                    if case .success(.bye(let reason)) = event {
+                while let received = try client.connection.bufferedMessage() {
+                    if case .bye(let reason)? = received.event {
                         return .failed(CommandFailure(.protocolError, "signupd closed the connection: \(reason)", code: "disconnected"))
                     }
-                    screen.view.apply(message)
-                    let id = RequestID(json: message["id"])
-                    switch event {
-                    case .success(.session(_, _, .busy, _)):
-                        gate.busy(screen.view.busy, id: id)
-                    case .success(.session(_, _, .enabled, _)):
+                    screen.view.apply(received.event)
+                    switch received.event {
+                    case .session(_, _, .busy, _)?:
+                        gate.busy(screen.view.busy, id: received.id)
+                    case .session(_, _, .enabled, _)?:
                         if gate.enabled(screen.view.enabled) == .submit { try submit(&screen) }
-                    case .success(.session(_, _, .result, _)):
+                    case .session(_, _, .result, _)?:
                         gate.result()
                         screen.notice = screen.view.result?.ok == true ? screen.text.pressAnyKey : nil
                     default:
-                        if let refusal = ServerEvent.refusal(in: message) { refused(refusal, id: id, &screen) }
+                        if let refusal = received.refusal { refused(refusal, id: received.id, &screen) }
                     }
-                    if (try? event.get())?.isResult != true, !screen.view.validating,
+                    if !received.isResult, !screen.view.validating,
                         let problem = screen.view.firstProblem, problem.state.state == "failed", gate.checkFailed() {
                         // The check it waited for failed: the daemon will not enable submit.
                         screen.notice = screen.text.notSubmitted(problem.field.label, problem.state.message)
@@ -124,11 +121,11 @@ enum InteractiveForm {
 
         /// An `error` event: the gate decides whether to wait for `enabled`; otherwise the
         /// footer says why the request was refused.
-        mutating func refused(_ refusal: (code: String, text: String), id: RequestID?, _ screen: inout FormScreen) {
+        mutating func refused(_ refusal: Received.Refusal, id: RequestID?, _ screen: inout FormScreen) {
             let action = gate.error(code: refusal.code, id: id, checksRunning: screen.view.validating || screen.view.busy)
             if action == .wait {
                 screen.notice = screen.text.waitingForChecks  // submitted again on `enabled`
-            } else if refusal.code == ErrorCode.notReady.rawValue, let problem = screen.view.firstProblem, problem.state.state == "failed" {
+            } else if refusal.code == .notReady, let problem = screen.view.firstProblem, problem.state.state == "failed" {
                 // Refused because a field failed, whether its verdict came before the
                 // submit or after: name the field and why, as when waiting ends.
                 screen.notice = screen.text.notSubmitted(problem.field.label, problem.state.message)

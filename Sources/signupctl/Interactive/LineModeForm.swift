@@ -37,8 +37,8 @@ enum LineModeForm {
                 while !client.view.enabled, client.view.validating { try client.pump() }
                 let id = try client.submit()
                 while client.view.result == nil {
-                    let message = try client.pump()
-                    if message["id"] == id.jsonValue, let refusal = ServerEvent.refusal(in: message) {
+                    let received = try client.pump()
+                    if received.id == id, let refusal = received.refusal {
                         say("  ✗ \(refusal.text)")
                         break
                     }

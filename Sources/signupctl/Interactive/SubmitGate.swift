@@ -56,9 +56,9 @@ struct SubmitGate: Equatable {
     }
 
     /// An `error` event answering request `id` (nil when it answers none).
-    mutating func error(code: String?, id: RequestID?, checksRunning: Bool) -> Action {
+    mutating func error(code: ErrorCode?, id: RequestID?, checksRunning: Bool) -> Action {
         guard case .unanswered(let ours, let retry) = state, id == ours else { return .none }
-        if code == "not_ready", retry, checksRunning {
+        if code == .notReady, retry, checksRunning {
             state = .waitingForEnabled
             return .wait
         }
