@@ -17,6 +17,29 @@ import Testing
         #expect(lifecycle.inputClosed() == .none)
     }
 
+    /// Every close the daemon decides goes through `end`: once, with its words, and it
+    /// stops the reading of requests; a failed channel closes without words in any state.
+    @Test func theDaemonEndsAConnectionOnceWithItsReason() {
+        var lifecycle = admitted()
+        #expect(lifecycle.end(.idle(seconds: 600)) == .sayBye("idle: no request for 600 seconds"))
+        #expect(lifecycle.state == .closing && !lifecycle.readsRequests)
+        // A second reason (the shutdown, a displacement) finds it ending already.
+        #expect(lifecycle.end(.shutdown("the server is shutting down")) == .none)
+        #expect(lifecycle.end(.failed) == .close)
+        #expect(lifecycle.inactive() == .release(deregister: true))
+        #expect(lifecycle.end(.stuck(seconds: 1)) == .none)
+
+        var draining = admitted()
+        #expect(draining.inputClosed() == .finishInput)
+        #expect(draining.end(.overBudget(limit: 100, held: 60))
+            == .sayBye("over budget: the buffers of all clients passed 100 bytes and this connection held 60 of them"))
+
+        var refused = ConnectionLifecycle()
+        _ = refused.admission(.draining, uid: 7, maxConnections: 10, maxConnectionsPerUID: 2, connectsPerUIDPerSecond: 5)
+        #expect(refused.end(.displaced(maxConnections: 10, uid: 7, held: 3)) == .none)
+        #expect(refused.end(.failed) == .close)
+    }
+
     @Test func anAdoptedConnectionIsOpenAndCountsInTheRegistry() {
         // A connection carried over from the previous process (issue 16): no admission.
         var lifecycle = ConnectionLifecycle()

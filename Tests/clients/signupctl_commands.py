@@ -300,9 +300,6 @@ try:
     live = owner2.open("signup")
     no_daemon = os.path.join(daemon.directory, "nothing.sock")
 
-    def close_later(client, delay):
-        threading.Timer(delay, lambda: client.send("close")).start()
-
     table = [
         # (name, args, stdin, expected exit, expected error code or None, members a success has)
         ("signup ok", ["signup", "--username", "tabled", "--password-stdin"], "pass word\n", 0, None, ["message", "user", "session"]),

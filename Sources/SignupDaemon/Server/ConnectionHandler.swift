@@ -86,7 +86,7 @@ final class ConnectionHandler: ChannelInboundHandler {
             let registry = shared.services.registry
             for victim in shared.bufferBudget.sweep({ registry.allConnections }) ?? [] { victim.dropForBudget() }
         }
-        output.onOverBudget = { [weak self] in self?.dropOverBudget(context: context) }
+        output.onEnd = { [weak self] ending in self?.end(ending, context: context) }
         let registry = shared.services.registry
         let now = shared.services.clock.now()
         // Handover (issue 16): a connection carried over from the previous process was
@@ -109,7 +109,7 @@ final class ConnectionHandler: ChannelInboundHandler {
                 shared.logger.debug("the server is full: closing a connection of the uid holding the most to admit another uid", metadata: [
                     "uid": "\(victimUID)", "held": "\(held)", "admitted": "\(output.peer.uid)",
                 ])
-                victim.displace(reason: "displaced: the server's \(registry.maxConnections) connections are taken and uid \(victimUID) holds the most (\(held)); another user needed one")
+                victim.end(.displaced(maxConnections: registry.maxConnections, uid: victimUID, held: held))
             }
             armIdleTimer(context: context, at: now)
         case .refuse(let failure):
@@ -129,7 +129,7 @@ final class ConnectionHandler: ChannelInboundHandler {
         guard forgetForHandover(output) else {
             output.releaseBudget()
             output.onReplyComplete = nil
-            output.onOverBudget = nil
+            output.onEnd = nil
             output.onBudgetExceeded = nil
             if case .release(deregister: true) = action { shared.services.registry.remove(output, uid: output.peer.uid) }
             return
@@ -137,7 +137,7 @@ final class ConnectionHandler: ChannelInboundHandler {
         output.releaseBudget()
         // These capture the context, which holds this handler, which holds the output: break the cycle.
         output.onReplyComplete = nil
-        output.onOverBudget = nil
+        output.onEnd = nil
         output.onBudgetExceeded = nil
         for hold in holds where !hold.hasEnded { Self.onLoop(of: hold.session) { $0.unsubscribe(hold) } }
         holds.removeAll()
@@ -279,9 +279,9 @@ final class ConnectionHandler: ChannelInboundHandler {
             let now = shared.services.clock.now()
             if let stuck = output.outputStuckSince, stuck + timeout <= now {
                 shared.logger.notice("closing a client that stopped reading", metadata: ["pid": "\(output.peer.pid)", "uid": "\(output.peer.uid)", "unread": "\(output.unreadBytes)"])
-                output.close(saying: .bye(reason: "stuck: none of the answers read for \(timeout.nanoseconds / 1_000_000_000) seconds"))
+                end(.stuck(seconds: timeout.nanoseconds / 1_000_000_000), context: context)
             } else if liveHolds.isEmpty, !awaitingReply, due <= now {
-                output.close(saying: .bye(reason: "idle: no request for \(timeout.nanoseconds / 1_000_000_000) seconds"))
+                end(.idle(seconds: timeout.nanoseconds / 1_000_000_000), context: context)
             } else {
                 // Held sessions, or a request since: look again one timeout after the later of the two.
                 armIdleTimer(context: context, at: due > now ? lastRequest : now)
@@ -330,29 +330,33 @@ final class ConnectionHandler: ChannelInboundHandler {
         output.reportUnread()
         guard !context.channel.isWritable else { return }
         // The client does not read: it must not make the daemon buffer without bound.
-        dropSlowConsumer(context: context, why: "more than \(shared.limits.maxOutputBytes) bytes unread")
+        end(.slowConsumer(maxOutputBytes: shared.limits.maxOutputBytes), context: context)
     }
 
-    /// The buffers of all clients together are past the budget and this connection holds
-    /// the most: it is closed with `bye` (its buffers are freed), not the quiet ones.
-    private func dropOverBudget(context: ChannelHandlerContext) {
-        guard let output, context.channel.isActive else { return }
-        let held = output.heldBytes
-        shared.logger.notice("dropping a client over the buffer budget", metadata: ["pid": "\(output.peer.pid)", "uid": "\(output.peer.uid)", "held": "\(held)"])
-        output.onOverBudget = nil
-        output.close(saying: .bye(reason: "over budget: the buffers of all clients passed \(shared.bufferBudget.limit) bytes and this connection held \(held) of them"))
-    }
-
-    private func dropSlowConsumer(context: ChannelHandlerContext, why: String) {
-        guard let output, context.channel.isActive else { return }
-        shared.logger.notice("dropping a client that stopped reading", metadata: ["pid": "\(output.peer.pid)", "why": "\(why)"])
-        output.onOverBudget = nil
-        output.close(saying: .bye(reason: "slow consumer: \(why)"))
+    /// The daemon ends this connection: every close it decides comes here, and the
+    /// lifecycle says whether it still can (once only) and with which words.
+    func end(_ ending: ConnectionLifecycle.Ending, context: ChannelHandlerContext) {
+        guard let output else { return }
+        let action = lifecycle.end(ending)
+        switch ending {
+        case .overBudget(_, let held) where action != .none:
+            // The buffers of all clients together are past the budget and this connection
+            // holds the most: it is closed (its buffers are freed), not the quiet ones.
+            shared.logger.notice("dropping a client over the buffer budget", metadata: ["pid": "\(output.peer.pid)", "uid": "\(output.peer.uid)", "held": "\(held)"])
+        case .slowConsumer where action != .none:
+            shared.logger.notice("dropping a client that stopped reading", metadata: ["pid": "\(output.peer.pid)", "why": "\(ending.reason ?? "")"])
+        default: break
+        }
+        switch action {
+        case .sayBye(let reason): output.close(saying: .bye(reason: reason))
+        case .close: context.close(promise: nil)
+        case .none: break
+        }
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         shared.logger.debug("connection error", metadata: ["error": "\(error)"])
-        context.close(promise: nil)
+        end(.failed, context: context)
     }
 
     /// The client closed its socket (a write to it failed): its pending requests are dropped.
@@ -376,11 +380,6 @@ final class ConnectionHandler: ChannelInboundHandler {
             sessionsBusy: liveHolds.contains { $0.session.eventLoop === output.eventLoop && $0.session.hasPendingWork }
         )
         if lifecycle.progressed(work) == .close { output.channel.close(promise: nil) }
-    }
-
-    /// Closes the connection for shutdown with a `bye`.
-    static func sayGoodbye(_ output: ConnectionOutput, reason: String) {
-        output.eventLoop.execute { output.close(saying: .bye(reason: reason)) }
     }
 
     private static func peerCredentials(of channel: Channel) -> PeerCredentials {

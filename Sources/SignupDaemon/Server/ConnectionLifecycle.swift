@@ -3,7 +3,8 @@
 /// without a channel (`ConnectionLifecycleTests`).
 ///
 ///     connecting ──admitted/adopted──▶ open ──input closed──▶ draining ──work done──▶ closing
-///          └──refused──▶ refused                 (any) ──inactive──▶ closed
+///          └──refused──▶ refused          open/draining ──the daemon ends it──▶ closing
+///                                                 (any) ──inactive──▶ closed
 struct ConnectionLifecycle {
     enum State: Equatable {
         /// Before the registry answered.
@@ -98,6 +99,62 @@ struct ConnectionLifecycle {
         guard state == .draining, !work.requestsBuffered, !work.awaitingReply, !work.sessionsBusy else { return .none }
         state = .closing
         return .close
+    }
+
+    /// Why the daemon itself ends a connection. `reason` is what its `bye` says: every
+    /// such text is here.
+    enum Ending: Equatable {
+        /// No request and no session for `--idle-connection-timeout`.
+        case idle(seconds: Int64)
+        /// None of its answers read for that long.
+        case stuck(seconds: Int64)
+        /// The buffers of all clients passed the budget and this one held the most.
+        case overBudget(limit: Int, held: Int)
+        /// More unread output than `--max-output-bytes`.
+        case slowConsumer(maxOutputBytes: Int)
+        /// The server was full and its uid held the most: another uid needed the room.
+        case displaced(maxConnections: Int, uid: UInt32, held: Int)
+        /// The daemon stops.
+        case shutdown(String)
+        /// The channel failed: nothing can be said.
+        case failed
+
+        var reason: String? {
+            switch self {
+            case .idle(let seconds): "idle: no request for \(seconds) seconds"
+            case .stuck(let seconds): "stuck: none of the answers read for \(seconds) seconds"
+            case .overBudget(let limit, let held):
+                "over budget: the buffers of all clients passed \(limit) bytes and this connection held \(held) of them"
+            case .slowConsumer(let maxOutputBytes): "slow consumer: more than \(maxOutputBytes) bytes unread"
+            case .displaced(let maxConnections, let uid, let held):
+                "displaced: the server's \(maxConnections) connections are taken and uid \(uid) holds the most (\(held)); another user needed one"
+            case .shutdown(let reason): reason
+            case .failed: nil
+            }
+        }
+    }
+
+    enum EndAction: Equatable {
+        /// Say `bye` with this reason, then close; no further request is handled.
+        case sayBye(String)
+        /// Close without a word.
+        case close
+        /// It is ending already.
+        case none
+    }
+
+    /// The daemon ends the connection. Only once: a connection already closing (its `bye`
+    /// said, or its client gone) is left alone. A failed channel is closed in any state.
+    mutating func end(_ ending: Ending) -> EndAction {
+        switch state {
+        case .open, .draining:
+            state = .closing
+            return ending.reason.map(EndAction.sayBye) ?? .close
+        case .connecting, .refused, .closing:
+            return ending == .failed ? .close : .none
+        case .closed:
+            return .none
+        }
     }
 
     enum WriteFailedAction: Equatable {

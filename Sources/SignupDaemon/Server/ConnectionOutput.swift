@@ -45,8 +45,8 @@ final class ConnectionOutput: @unchecked Sendable {
     /// Called on this loop when the total is past the budget (the handler asks the budget
     /// which connections to drop).
     var onBudgetExceeded: (() -> Void)?
-    /// Called on this loop when the budget chose this connection to be dropped.
-    var onOverBudget: (() -> Void)?
+    /// Called on this loop when the daemon ends the connection (`end`, `dropForBudget`).
+    var onEnd: ((ConnectionLifecycle.Ending) -> Void)?
 
     /// Since when the client has read none of the output pending for it (nil: none is
     /// pending, or it read some since the last sample). Event loop only.
@@ -190,20 +190,23 @@ final class ConnectionOutput: @unchecked Sendable {
     /// Asks, from any thread, that this connection be dropped for the budget.
     /// Closes this connection with `bye` saying `reason`, from any thread: the registry
     /// counted it out to make room for a uid holding fewer (`ConnectionRegistry.admit`).
-    func displace(reason: String) {
+    /// Asks, from any thread, that the daemon end this connection: its handler's
+    /// lifecycle decides (`ConnectionLifecycle.end`) and says `bye`.
+    func end(_ ending: ConnectionLifecycle.Ending) {
         if eventLoop.inEventLoop {
-            guard channel.isActive else { return }
-            close(saying: .bye(reason: reason))
+            onEnd?(ending)
         } else {
-            eventLoop.execute { self.displace(reason: reason) }
+            eventLoop.execute { self.onEnd?(ending) }
         }
     }
 
+    /// Asks, from any thread, that this connection be dropped for the buffer budget: it
+    /// holds the most.
     func dropForBudget() {
         if eventLoop.inEventLoop {
-            onOverBudget?()
+            onEnd?(.overBudget(limit: bufferBudget?.limit ?? 0, held: heldBytes))
         } else {
-            eventLoop.execute { self.onOverBudget?() }
+            eventLoop.execute { self.dropForBudget() }
         }
     }
 

@@ -32,7 +32,7 @@ struct ShutdownDrain {
         /// to every connection, and returns once all are gone.
         func finish(reason: String) async {
             await finishWork()
-            for output in registry.allConnections { ConnectionHandler.sayGoodbye(output, reason: reason) }
+            for output in registry.allConnections { output.end(.shutdown(reason)) }
             await registry.waitForConnections()
         }
     }
