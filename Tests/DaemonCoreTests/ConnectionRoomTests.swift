@@ -7,9 +7,7 @@ import Testing
 /// of the uid holding the most is counted out and closed with `bye displaced`.
 @Suite struct ConnectionRoomTests {
     private func output(uid: UInt32) -> ConnectionOutput {
-        let output = ConnectionOutput(channel: EmbeddedChannel())
-        output.peer = PeerCredentials(pid: 1, uid: uid, gid: uid)
-        return output
+        ConnectionOutput(channel: EmbeddedChannel(), peer: PeerCredentials(pid: 1, uid: uid, gid: uid))
     }
 
     /// No connect budget here: any fixed time will do.

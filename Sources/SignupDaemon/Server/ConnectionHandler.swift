@@ -77,9 +77,8 @@ final class ConnectionHandler: ChannelInboundHandler {
 
     func channelActive(context: ChannelHandlerContext) {
         turns = shared.fairTurns.turns(on: context.eventLoop)
-        let output = ConnectionOutput(channel: context.channel, clock: shared.services.clock)
+        let output = ConnectionOutput(channel: context.channel, peer: givenPeer ?? Self.peerCredentials(of: context.channel), clock: shared.services.clock)
         self.output = output
-        output.peer = givenPeer ?? Self.peerCredentials(of: context.channel)
         output.onReplyComplete = { [weak self] in self?.replyComplete(context: context) }
         output.bufferBudget = shared.bufferBudget
         output.onBudgetExceeded = { [shared] in

@@ -9,19 +9,22 @@ import Synchronization
 ///
 /// Mutable state is confined to `eventLoop`; that is what makes it `@unchecked Sendable`.
 /// Every event-loop-only method checks it with `preconditionInEventLoop` (release builds
-/// too); the `on…` hooks are set by the handler on this loop and called only from checked
-/// methods or `inEventLoop` branches.
-final class ConnectionOutput: @unchecked Sendable {
+/// too), and so does every access to its hooks and settings (`@LoopConfined`).
+final class ConnectionOutput: EventLoopConfined, @unchecked Sendable {
     let channel: Channel
     let eventLoop: EventLoop
-    /// The peer's credentials (SO_PEERCRED), once known.
-    var peer = PeerCredentials.unknown
+    /// The peer's credentials (SO_PEERCRED), fixed at connect.
+    let peer: PeerCredentials
 
     private var writer = JSONWriter(reservingCapacity: 512)
     private var pending: ByteBuffer
     /// True while `flush` hands a batch to NIO. A read arriving then is NIO draining the
     /// socket after the write failed (the client has gone): see `ConnectionHandler.channelRead`.
-    private(set) var flushing = false
+    var flushing: Bool {
+        eventLoop.preconditionInEventLoop()
+        return isFlushing
+    }
+    private var isFlushing = false
     /// The last flushed write; writes complete in order, so when it has, nothing is left in NIO's buffer.
     private var lastWrite: EventLoopFuture<Void>?
     /// True while the handler is inside a read batch: flushing waits for its end. Set per
@@ -33,24 +36,28 @@ final class ConnectionOutput: @unchecked Sendable {
     private var inBatch = false
     /// Called after every delivery from outside a read batch (used to close a half-closed
     /// connection once its work is done).
-    var afterDelivery: (() -> Void)?
+    @LoopConfined var afterDelivery: (() -> Void)? = nil
 
     /// The daemon-wide buffer budget (request bytes not handled yet plus unread output),
     /// and what this connection last reported to it.
-    var bufferBudget: BufferBudget?
+    @LoopConfined var bufferBudget: BufferBudget? = nil
     private var inputHeld = 0
     private var reported = 0
     private let published = Atomic<Int>(0)
     private var resample: Scheduled<Void>?
     /// Called on this loop when the total is past the budget (the handler asks the budget
     /// which connections to drop).
-    var onBudgetExceeded: (() -> Void)?
+    @LoopConfined var onBudgetExceeded: (() -> Void)? = nil
     /// Called on this loop when the daemon ends the connection (`end`, `dropForBudget`).
-    var onEnd: ((ConnectionLifecycle.Ending) -> Void)?
+    @LoopConfined var onEnd: ((ConnectionLifecycle.Ending) -> Void)? = nil
 
     /// Since when the client has read none of the output pending for it (nil: none is
     /// pending, or it read some since the last sample). Event loop only.
-    private(set) var outputStuckSince: NIODeadline?
+    var outputStuckSince: NIODeadline? {
+        eventLoop.preconditionInEventLoop()
+        return stuckSince
+    }
+    private var stuckSince: NIODeadline?
     private var lastUnread = 0
 
     /// What this connection holds (as last reported), readable from any thread.
@@ -58,13 +65,14 @@ final class ConnectionOutput: @unchecked Sendable {
 
     /// Called on this connection's loop when the answer the connection waits for has
     /// been delivered (see `ConnectionHandler.awaitingReply`).
-    var onReplyComplete: (() -> Void)?
+    @LoopConfined var onReplyComplete: (() -> Void)? = nil
 
     /// The daemon's clock (for `outputStuckSince`).
     private let clock: DaemonClock
 
-    init(channel: Channel, clock: DaemonClock = .system) {
+    init(channel: Channel, peer: PeerCredentials = .unknown, clock: DaemonClock = .system) {
         self.channel = channel
+        self.peer = peer
         self.clock = clock
         eventLoop = channel.eventLoop
         pending = channel.allocator.buffer(capacity: 0)
@@ -129,9 +137,9 @@ final class ConnectionOutput: @unchecked Sendable {
         let batch = pending
         pending = channel.allocator.buffer(capacity: 0)
         let promise = eventLoop.makePromise(of: Void.self)
-        flushing = true
+        isFlushing = true
         channel.writeAndFlush(batch, promise: promise)
-        flushing = false
+        isFlushing = false
         lastWrite = promise.futureResult
         reportUnread()
     }
@@ -169,9 +177,9 @@ final class ConnectionOutput: @unchecked Sendable {
         let unread = channel.isActive ? ((try? channel.syncOptions?.getOption(.bufferedWritableBytes)) ?? 0) : 0
         // Progress is output shrinking; the clock is read only while output is pending.
         if unread == 0 {
-            outputStuckSince = nil
-        } else if outputStuckSince == nil || unread < lastUnread {
-            outputStuckSince = clock.now()
+            stuckSince = nil
+        } else if stuckSince == nil || unread < lastUnread {
+            stuckSince = clock.now()
         }
         lastUnread = unread
         let held = inputHeld + unread
