@@ -206,30 +206,29 @@ final class ConnectionHandler: ChannelInboundHandler {
     func drain(context: ChannelHandlerContext) {
         // Paused for a handover: the lines wait, and go to the next process.
         guard let output, let turns, context.channel.isActive, !handover.paused else { return }
-        let wasBatching = output.batching
-        output.batching = true
-        let share = turns.share(of: output.peer.uid, upTo: backlogHead < backlog.count ? Self.linesPerTurn : 0)
-        var handled = 0
-        while !awaitingReply, backlogHead < backlog.count, share.allows(handled), output.unreadBytes <= outputPauseBytes {
-            let frame = backlog[backlogHead]
-            backlogHead += 1
-            handled += 1
-            switch frame {
-            case .line(let line):
-                backlogBytes -= line.count
-                line.withUnsafeBytes { process($0, output: output) }
-            case .tooLong: lineTooLong(output)
+        // The answers to these lines leave in one write.
+        output.batch {
+            let share = turns.share(of: output.peer.uid, upTo: backlogHead < backlog.count ? Self.linesPerTurn : 0)
+            var handled = 0
+            while !awaitingReply, backlogHead < backlog.count, share.allows(handled), output.unreadBytes <= outputPauseBytes {
+                let frame = backlog[backlogHead]
+                backlogHead += 1
+                handled += 1
+                switch frame {
+                case .line(let line):
+                    backlogBytes -= line.count
+                    line.withUnsafeBytes { process($0, output: output) }
+                case .tooLong: lineTooLong(output)
+                }
             }
+            turns.spend(share, lines: handled)
+            if backlogHead == backlog.count {
+                backlog.removeAll(keepingCapacity: false)
+                backlogHead = 0
+                backlogBytes = 0
+            }
+            output.setInputHeld(backlogBytes + framer.bufferedBytes)
         }
-        turns.spend(share, lines: handled)
-        if backlogHead == backlog.count {
-            backlog.removeAll(keepingCapacity: false)
-            backlogHead = 0
-            backlogBytes = 0
-        }
-        output.setInputHeld(backlogBytes + framer.bufferedBytes)
-        output.batching = wasBatching
-        if !wasBatching { output.flush() }
         if awaitingReply || backlogHead < backlog.count {
             setReading(false, context: context)
         } else if !lifecycle.readsRequests {
@@ -302,7 +301,6 @@ final class ConnectionHandler: ChannelInboundHandler {
 
     func channelReadComplete(context: ChannelHandlerContext) {
         guard let output else { return }
-        output.batching = false
         output.flush()
         closeIfDone()
     }

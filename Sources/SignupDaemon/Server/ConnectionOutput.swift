@@ -2,10 +2,10 @@ import NIOCore
 import Protocol
 import Synchronization
 
-/// The sending side of one client connection, usable from any thread. Events produced
-/// while the connection's own input is being read are batched and flushed once at the
-/// end of the read; events from elsewhere (check answers, signup results, sessions on
-/// another event loop) are flushed at once.
+/// The sending side of one client connection, usable from any thread, and the one path
+/// every byte to the client takes. Events produced while the connection's requests are
+/// handled are batched (`batch`) and flushed together; events from elsewhere (check
+/// answers, signup results, sessions on another event loop) are flushed at once.
 ///
 /// Mutable state is confined to `eventLoop`; that is what makes it `@unchecked Sendable`.
 /// Every event-loop-only method checks it with `preconditionInEventLoop` (release builds
@@ -27,12 +27,7 @@ final class ConnectionOutput: EventLoopConfined, @unchecked Sendable {
     private var isFlushing = false
     /// The last flushed write; writes complete in order, so when it has, nothing is left in NIO's buffer.
     private var lastWrite: EventLoopFuture<Void>?
-    /// True while the handler is inside a read batch: flushing waits for its end. Set per
-    /// read, so checked like the methods.
-    var batching: Bool {
-        get { eventLoop.preconditionInEventLoop(); return inBatch }
-        set { eventLoop.preconditionInEventLoop(); inBatch = newValue }
-    }
+    /// True inside `batch`: deliveries wait for its end to be flushed together.
     private var inBatch = false
     /// Called after every delivery from outside a read batch (used to close a half-closed
     /// connection once its work is done).
@@ -76,6 +71,19 @@ final class ConnectionOutput: EventLoopConfined, @unchecked Sendable {
         self.clock = clock
         eventLoop = channel.eventLoop
         pending = channel.allocator.buffer(capacity: 0)
+    }
+
+    /// Runs `body` with deliveries batched: they are flushed together when the outermost
+    /// batch ends, not one by one (the answers to one read's requests). Event loop only.
+    func batch<T>(_ body: () throws -> T) rethrows -> T {
+        eventLoop.preconditionInEventLoop()
+        let outer = inBatch
+        inBatch = true
+        defer {
+            inBatch = outer
+            if !outer { flush() }
+        }
+        return try body()
     }
 
     /// Sends an event from any thread.
