@@ -6,7 +6,7 @@ import Testing
 /// The https side of the availability check, in process: the CA file read once at start
 /// (every bad one a startup error naming it), the URL template's scheme, port and Host
 /// header, and when the service's failures are logged.
-@Suite struct AvailabilityTLSTests {
+@Suite final class AvailabilityTLSTests {
     /// A self-signed CA certificate (P-256, valid until 2126); its key was thrown away:
     /// loading a trust root needs only the certificate.
     static let caPEM = """
@@ -23,8 +23,15 @@ import Testing
         -----END CERTIFICATE-----
         """
 
+    /// This test's files (Swift Testing makes a suite instance per test), removed after it.
+    private let directory = FileManager.default.temporaryDirectory.appendingPathComponent("signupd-tls-\(UUID().uuidString)")
+
+    deinit {
+        chmod(directory.path, 0o755)
+        try? FileManager.default.removeItem(at: directory)
+    }
+
     private func temporaryFile(_ name: String, _ contents: String) throws -> String {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("signupd-tls-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let path = directory.appendingPathComponent(name).path
         try contents.write(toFile: path, atomically: true, encoding: .utf8)

@@ -1,8 +1,10 @@
 """Shared pieces of the robustness checks: start signupd as a separate process (ready
 when it says READY=1 over NOTIFY_SOCKET), and a small protocol client."""
+import atexit
 import http.server
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -23,7 +25,12 @@ class Daemon:
 
     def __init__(self, binary, directory=None, database=None, args=(), socket_name="signupd.sock", log_name="signupd.log"):
         self.binary = binary
-        self.directory = directory or tempfile.mkdtemp(prefix="signupd-rb-")
+        if directory is None:
+            # Its socket, database and log go when the check ends (not before: a check may
+            # start the next daemon in the same directory).
+            directory = tempfile.mkdtemp(prefix="signupd-rb-")
+            atexit.register(shutil.rmtree, directory, ignore_errors=True)
+        self.directory = directory
         self.sock = os.path.join(self.directory, socket_name)
         self.database = database or os.path.join(self.directory, "accounts.sqlite")
         self.args = list(args)

@@ -19,6 +19,7 @@ throwaway CA made by openssl:
 
 usage: https_availability.py path/to/signupd
 """
+import atexit
 import http.server
 import os
 import select
@@ -37,6 +38,7 @@ from harness import FAST_HASH, Checks, Client, Daemon
 checks = Checks("https availability")
 binary = sys.argv[1]
 work = tempfile.mkdtemp(prefix="signupd-tls-")
+atexit.register(shutil.rmtree, work, ignore_errors=True)
 
 
 def openssl(*args):

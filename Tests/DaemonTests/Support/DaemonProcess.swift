@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -37,12 +38,24 @@ final class DaemonProcess {
         return directory.appendingPathComponent("signupd").path
     }
 
-    /// A fresh private directory for one daemon's socket, database and log.
+    /// A fresh private directory for one daemon's socket, database and log. It is removed
+    /// when the test process exits (not before: a test may start a second daemon in it),
+    /// unless a sanitizer run reads the logs afterwards (scripts/sanitizers.sh) or
+    /// SIGNUPD_KEEP_TEST_DIRS asks to keep them.
     static func makeDirectory() -> String {
         var template = Array("/tmp/signupd-test-XXXXXX".utf8CString)
-        let path = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
-        return String(cString: path!)
+        let path = String(cString: template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }!)
+        made.withLock { $0.append(path) }
+        return path
     }
+
+    private static let made: Mutex<[String]> = {
+        let environment = ProcessInfo.processInfo.environment
+        if environment["SIGNUPD_TEST_SANITIZER"] == nil, environment["SIGNUPD_KEEP_TEST_DIRS"] == nil {
+            atexit { for path in DaemonProcess.made.withLock({ $0 }) { try? FileManager.default.removeItem(atPath: path) } }
+        }
+        return Mutex([])
+    }()
 
     init(directory: String = DaemonProcess.makeDirectory(), databasePath: String? = nil) {
         self.directory = directory

@@ -56,7 +56,9 @@ struct TestPostgres: Sendable {
         let password = try String(contentsOfFile: passwordFile, encoding: .utf8).trimmingCharacters(in: .newlines)
         // Output to a file, not a pipe: a daemon another test spawns at the same moment
         // inherits the pipe's write end and would hold off its end-of-file for minutes.
-        let outputPath = "\(DaemonProcess.makeDirectory())/psql.out"
+        let directory = DaemonProcess.makeDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let outputPath = "\(directory)/psql.out"
         _ = FileManager.default.createFile(atPath: outputPath, contents: nil)
         let output = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
         let process = Process()
