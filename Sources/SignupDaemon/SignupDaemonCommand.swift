@@ -49,7 +49,9 @@ public struct SignupDaemonCommand: AsyncParsableCommand {
     public init() {}
 
     public func validate() throws {
-        guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level \"\(logLevel)\"") }
+        guard Logger.Level(rawValue: logLevel) != nil else {
+            throw ValidationError("unknown --log-level \"\(logLevel)\"; one of: \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
         try postgres.checkOnlyWithPostgres(database: paths.database)
     }
 

@@ -1,3 +1,7 @@
+import Dispatch
+import NIOCore
+import NIOEmbedded
+import NIOPosix
 import Protocol
 import Testing
 @testable import SignupDaemonCore
@@ -84,6 +88,12 @@ import Testing
         #expect(ended.string("code") == "unknown_session")
         #expect(ended.string("message") == "session \(shared) has ended")
 
+        // Named again, or attached again: the same words, not "not held" or "no session".
+        try await viewer.send(#"{"op":"snapshot","session":"\#(shared)","id":"again"}"#)
+        #expect(try await viewer.sync().first?.string("message") == "session \(shared) has ended")
+        try await viewer.send(#"{"op":"attach","session":"\#(shared)","id":"reattach"}"#)
+        #expect(try await viewer.sync().first?.string("message") == "session \(shared) has ended")
+
         try await viewer.send(#"{"op":"set","field":"username","value":"alice","id":4}"#)
         let fallback = try #require(try await viewer.sync().first)
         #expect(fallback.event == "validation" && fallback.string("session") == own)
@@ -91,6 +101,42 @@ import Testing
         try await viewer.send(#"{"op":"open","form":"login","id":5}"#)
         let reopened = try await viewer.sync()
         #expect(reopened.map(\.event).contains("opened") && !reopened.map(\.event).contains("error"), "\(reopened)")
+        try await daemon.stop()
+    }
+
+    /// An attached connection on another event loop learns the end from `closed`, never
+    /// from a refusal first: its hold ends on its own loop, right after `closed` is queued
+    /// there. Its loop is held busy here, so the order is seen, not raced.
+    @Test func aViewersHoldEndsOnlyAfterItsClosedEvent() async throws {
+        let daemon = try InProcessDaemon()
+        let opener = try await daemon.connect()
+        try await opener.send(#"{"op":"open","form":"login"}"#)
+        let id = try #require(try await opener.next("opened").match.string("session"))
+        let session = try #require(daemon.services.directory.find(id))
+
+        // The viewer: a real channel on a loop of its own, its client end in `fds[1]`.
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        var fds: [Int32] = [0, 0]
+        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds) == 0)
+        let channel = try await NIOPipeBootstrap(group: group).takingOwnershipOfDescriptor(inputOutput: fds[0]).get()
+        let viewer = ConnectionOutput(channel: channel, peer: PeerCredentials(pid: 1, uid: 1000, gid: 1000))
+        let hold = SessionHold(session, viewer, isOwner: false)
+        try await daemon.loop.executeInContext { session.subscribe(hold) }
+
+        let busy = DispatchSemaphore(value: 0)
+        channel.eventLoop.execute { busy.wait() }
+        try await daemon.loop.executeInContext { session.close() }
+        #expect(!hold.hasEnded, "ended before the viewer's loop delivered closed")
+        busy.signal()
+        try await channel.eventLoop.submit {}.get()
+        #expect(hold.hasEnded)
+        var bytes = [UInt8](repeating: 0, count: 4096)
+        let count = read(fds[1], &bytes, bytes.count)
+        #expect(String(decoding: bytes.prefix(max(0, count)), as: UTF8.self).contains(#""event":"closed""#))
+
+        try await channel.close()
+        close(fds[1])
+        try await group.shutdownGracefully()
         try await daemon.stop()
     }
 }

@@ -136,7 +136,12 @@ struct SecurityOptions: ParsableArguments {
 /// option in the error: `The value '0' is invalid for '--argon2-ops <n>': must be between 1 and 64`.
 func within<T: FixedWidthInteger & Sendable>(_ range: ClosedRange<T>) -> @Sendable (String) throws -> T {
     { text in
-        guard let value = T(text) else { throw ValidationError("must be a whole number") }
+        guard let value = T(text) else {
+            // Digits too many for the type are a number out of range, not "not a number".
+            let digits = text.hasPrefix("-") ? text.dropFirst() : Substring(text)
+            guard !digits.isEmpty, digits.allSatisfy(\.isASCII), digits.allSatisfy(\.isNumber) else { throw ValidationError("must be a whole number") }
+            throw ValidationError("must be between \(range.lowerBound) and \(range.upperBound)")
+        }
         guard range.contains(value) else { throw ValidationError("must be between \(range.lowerBound) and \(range.upperBound)") }
         return value
     }

@@ -94,6 +94,7 @@ extension ConnectionHandler {
         case .close(let sessionID):
             let hold = try resolveHold(sessionID)
             holds.removeAll { $0 === hold }
+            if hold.isOwner { remember(ended: hold.session.id) }
             Self.onLoop(of: hold.session) { $0.unsubscribe(hold) }
             output.deliver(.closed(session: hold.session.id, id: id))
         case .sessions:
@@ -136,11 +137,13 @@ extension ConnectionHandler {
 
     private func attach(_ sessionID: String, id: RequestID?, output: ConnectionOutput) throws(RequestFailure) {
         guard !liveHolds.contains(where: { $0.session.id == sessionID }) else { throw .alreadyHeld(session: sessionID) }
-        guard let session = shared.services.directory.find(sessionID) else { throw .noSuchSession(sessionID) }
+        guard let session = shared.services.directory.find(sessionID) else {
+            throw endedSessions.contains(sessionID) ? .sessionEnded(sessionID) : .noSuchSession(sessionID)
+        }
         guard session.ownerUID == output.peer.uid else { throw .otherUsersSession(sessionID) }
         try checkSessionLimit()
         try spend()
-        let hold = SessionHold(session, output)
+        let hold = SessionHold(session, output, isOwner: false)
         holds.append(hold)
         storeForHandover(output: output)
         awaitIfElsewhere(session)
@@ -170,7 +173,9 @@ extension ConnectionHandler {
 
     private func resolveHold(_ sessionID: String?) throws(RequestFailure) -> SessionHold {
         if let sessionID {
-            guard let hold = holds.last(where: { $0.session.id == sessionID }) else { throw .notHeld(session: sessionID) }
+            guard let hold = holds.last(where: { $0.session.id == sessionID }) else {
+                throw endedSessions.contains(sessionID) ? .sessionEnded(sessionID) : .notHeld(session: sessionID)
+            }
             guard !hold.hasEnded else {
                 dropEndedHolds()
                 throw .sessionEnded(sessionID)
@@ -182,9 +187,18 @@ extension ConnectionHandler {
         return hold
     }
 
-    /// Forgets the holds whose session has ended.
+    /// Forgets the holds whose session has ended, remembering their ids.
     private func dropEndedHolds() {
-        if holds.contains(where: \.hasEnded) { holds.removeAll(where: \.hasEnded) }
+        guard holds.contains(where: \.hasEnded) else { return }
+        for hold in holds where hold.hasEnded { remember(ended: hold.session.id) }
+        holds.removeAll(where: \.hasEnded)
+    }
+
+    /// A session this connection held has ended: requests naming it are told so ("has
+    /// ended", not "not held" or "no session"), for as many as the connection may hold.
+    private func remember(ended session: String) {
+        endedSessions.append(session)
+        if endedSessions.count > shared.limits.maxSessionsPerConnection { endedSessions.removeFirst() }
     }
 
     private func run(_ input: FormInput, on session: Session, id: RequestID?, output: ConnectionOutput) {

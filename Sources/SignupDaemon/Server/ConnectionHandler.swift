@@ -42,6 +42,8 @@ final class ConnectionHandler: ChannelInboundHandler {
     /// one still held is the default target. A hold the session has ended stays until the
     /// next look (`liveHolds`), so that a request naming it hears that it ended.
     var holds: [SessionHold] = []
+    /// The ids of the latest sessions it held that have ended (`remember(ended:)`).
+    var endedSessions: [String] = []
     var budget: RequestBudget
     /// Admitted, half-closed, closing: the transitions and what each asks for.
     var lifecycle = ConnectionLifecycle()

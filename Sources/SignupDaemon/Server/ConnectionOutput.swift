@@ -99,6 +99,20 @@ final class ConnectionOutput: EventLoopConfined, @unchecked Sendable {
         }
     }
 
+    /// Sends `event` from any thread, then runs `after` on this connection's loop: what
+    /// `after` changes is seen by this connection's requests only once `event` has gone.
+    func deliver(_ event: ServerEvent, then after: @escaping @Sendable () -> Void) {
+        if eventLoop.inEventLoop {
+            deliver(event)
+            after()
+        } else {
+            eventLoop.execute {
+                self.deliver(event)
+                after()
+            }
+        }
+    }
+
     /// Says, from any thread, that the awaited answer is complete. From another loop it
     /// is queued behind that loop's earlier `deliver`s to this connection, so it runs after them.
     func replyComplete() {

@@ -65,7 +65,7 @@ final class Session: @unchecked Sendable {
         self.services = services
         openedAt = services.clock.now()
         checkBucket = CheckBudget.Bucket(perSecond: services.checkBudget.perSessionPerSecond, now: openedAt)
-        holds = [SessionHold(self, owner)]
+        holds = [SessionHold(self, owner, isOwner: true)]
     }
 
     // MARK: Handover (issue 16): carrying the session to the next process.
@@ -84,7 +84,7 @@ final class Session: @unchecked Sendable {
         let now = services.clock.now()
         openedAt = now - age
         checkBucket = CheckBudget.Bucket(perSecond: services.checkBudget.perSessionPerSecond, now: now)
-        holds = ([owner] + views).map { SessionHold(self, $0) }
+        holds = [SessionHold(self, owner, isOwner: true)] + views.map { SessionHold(self, $0, isOwner: false) }
         viewCount.withLockedValue { $0 = views.count }
     }
 
@@ -191,8 +191,12 @@ final class Session: @unchecked Sendable {
         }
         nextCheck = nil
         passwordChecks.removeAll()
-        for hold in holds { hold.end() }
-        for hold in holds.dropFirst() { hold.output.deliver(.closed(session: id, id: nil)) }
+        holds.first?.end()
+        for hold in holds.dropFirst() {
+            // An attached connection hears `closed` first; its requests naming the session
+            // are answered "has ended" only after that, in order.
+            hold.output.deliver(.closed(session: id, id: nil)) { hold.end() }
+        }
         holds.removeAll()
         services.directory.remove(id)
     }
