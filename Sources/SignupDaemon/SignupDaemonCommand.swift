@@ -35,10 +35,10 @@ public struct SignupDaemonCommand: AsyncParsableCommand {
     @OptionGroup(title: "Limits") var limits: LimitOptions
     @OptionGroup(title: "Passwords and tokens") var security: SecurityOptions
 
-    @Option(help: ArgumentHelp("Seconds without any connection after which to exit (0: never). Default: 60 under socket activation, 0 by hand.", valueName: "seconds"), transform: within(0...31_536_000))
+    @Option(help: ArgumentHelp("Seconds without any connection after which to exit (0: never). Default: 60 under socket activation, 0 by hand.", valueName: "seconds"))
     var idleExit: Int?
 
-    @Option(help: ArgumentHelp("Event loop threads (default: the number of cores).", valueName: "n"), transform: within(1...256))
+    @Option(help: ArgumentHelp("Event loop threads (default: the number of cores).", valueName: "n"))
     var threads: Int?
 
     @Option(help: ArgumentHelp("Log level: trace, debug, info, notice, warning, error, critical.", valueName: "level"))
@@ -52,6 +52,8 @@ public struct SignupDaemonCommand: AsyncParsableCommand {
         guard Logger.Level(rawValue: logLevel) != nil else {
             throw ValidationError("unknown --log-level \"\(logLevel)\"; one of: \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", "))")
         }
+        if let threads { try checkRange("--threads", threads, 1...256) }
+        if let idleExit { try checkRange("--idle-exit", idleExit, 0...31_536_000) }
         try postgres.checkOnlyWithPostgres(database: paths.database)
     }
 

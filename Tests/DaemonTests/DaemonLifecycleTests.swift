@@ -160,13 +160,13 @@ struct DaemonLifecycleTests {
         #expect(daemon.waitForExit() == 0)
     }
 
-    @Test("a number out of its option's bounds, or not a number, is refused naming both; exit 64")
+    @Test("a number out of its option's bounds, or not a number, is refused naming the option; exit 64")
     func numericOptionsStateTheirBounds() throws {
         let cases: [([String], String)] = [
-            (["--max-line-bytes", "5"], "The value '5' is invalid for '--max-line-bytes <bytes>': must be between 256 and 16777216"),
-            (["--max-line-bytes", "99999999999999999999"], "The value '99999999999999999999' is invalid for '--max-line-bytes <bytes>': must be between 256 and 16777216"),
-            (["--threads", "1.5"], "The value '1.5' is invalid for '--threads <n>': must be a whole number"),
-            (["--argon2-ops", "0"], "The value '0' is invalid for '--argon2-ops <n>': must be between 1 and 64"),
+            (["--max-line-bytes", "5"], "--max-line-bytes must be between 256 and 16777216, not 5"),
+            (["--max-line-bytes", "99999999999999999999"], "The value '99999999999999999999' is invalid for '--max-line-bytes <bytes>'"),
+            (["--threads", "1.5"], "The value '1.5' is invalid for '--threads <n>'"),
+            (["--argon2-ops", "0"], "--argon2-ops must be between 1 and 64, not 0"),
             (["--log-level", "loud"], #"unknown --log-level "loud"; one of: trace, debug, info, notice, warning, error, critical"#),
         ]
         for (arguments, message) in cases {

@@ -54,69 +54,80 @@ struct AvailabilityOptions: ParsableArguments {
 
 /// Resource limits; each is announced or documented.
 struct LimitOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("Longest request line accepted, in bytes.", valueName: "bytes"), transform: within(256...16_777_216))
+    @Option(help: ArgumentHelp("Longest request line accepted, in bytes.", valueName: "bytes"))
     var maxLineBytes: Int = 65536
 
-    @Option(help: ArgumentHelp("Connections served at once, in total.", valueName: "n"), transform: within(1...1_000_000))
+    @Option(help: ArgumentHelp("Connections served at once, in total.", valueName: "n"))
     var maxConnections: Int = 16384
 
-    @Option(help: ArgumentHelp("Connections served at once per peer uid (at most --max-connections; the default, a sixteenth of the total, leaves room for other users).", valueName: "n"), transform: within(1...1_000_000))
+    @Option(help: ArgumentHelp("Connections served at once per peer uid (at most --max-connections; the default, a sixteenth of the total, leaves room for other users).", valueName: "n"))
     var maxConnectionsPerUser: Int = 1024
 
-    @Option(help: ArgumentHelp("New connections per peer uid per second (bursts of twice that); past it a connection is refused at once with rate_limited and bye. Root and the daemon's own uid are not limited (they can stop the daemon anyway); 0: no limit.", valueName: "n"), transform: within(0...1_000_000))
+    @Option(help: ArgumentHelp("New connections per peer uid per second (bursts of twice that); past it a connection is refused at once with rate_limited and bye. Root and the daemon's own uid are not limited (they can stop the daemon anyway); 0: no limit.", valueName: "n"))
     var maxConnectsPerUserPerSecond: Int = 100
 
-    @Option(help: ArgumentHelp("Seconds a connection holding no session may stay without a request before it is closed with bye (0: never).", valueName: "seconds"), transform: within(0...86_400))
+    @Option(help: ArgumentHelp("Seconds a connection holding no session may stay without a request before it is closed with bye (0: never).", valueName: "seconds"))
     var idleConnectionTimeout: Int = 600
 
-    @Option(help: ArgumentHelp("Username availability checks per peer uid per second, over all its sessions (bursts of twice that); past it checks are delayed, not refused. Raise it for a web bridge serving many people under one uid.", valueName: "n"), transform: within(1...1_000_000))
+    @Option(help: ArgumentHelp("Username availability checks per peer uid per second, over all its sessions (bursts of twice that); past it checks are delayed, not refused. Raise it for a web bridge serving many people under one uid.", valueName: "n"))
     var availabilityChecksPerSecond: Int = 50
 
-    @Option(help: ArgumentHelp("Username availability checks per session per second (bursts of twice that).", valueName: "n"), transform: within(1...1_000_000))
+    @Option(help: ArgumentHelp("Username availability checks per session per second (bursts of twice that).", valueName: "n"))
     var availabilityChecksPerSessionPerSecond: Int = 20
 
-    @Option(help: ArgumentHelp("Sessions one connection may hold.", valueName: "n"), transform: within(1...1024))
+    @Option(help: ArgumentHelp("Sessions one connection may hold.", valueName: "n"))
     var maxSessionsPerConnection: Int = 16
 
-    @Option(help: ArgumentHelp("Unread output buffered for a client before it is dropped as a slow consumer.", valueName: "bytes"), transform: within(4096...1_073_741_824))
+    @Option(help: ArgumentHelp("Unread output buffered for a client before it is dropped as a slow consumer.", valueName: "bytes"))
     var maxOutputBytes: Int = 1 << 20
 
     @Option(name: [.customLong("max-buffered-bytes"), .customLong("max-total-output-bytes")], help: ArgumentHelp(
         "Memory held for all clients together: request bytes read but not handled yet (partial lines, lines waiting) plus answers not read yet. Past it, the connections holding the most are closed with bye (biggest first, until the total is under three quarters of this); one holding under 4 KiB never is. --max-total-output-bytes is an older name.",
-        valueName: "bytes"), transform: within(65536...68_719_476_736))
+        valueName: "bytes"))
     var maxBufferedBytes: Int = 256 << 20
 
-    @Option(help: ArgumentHelp("open, attach, submit, verify, sessions, locale and describe requests per connection per second (bursts of twice that).", valueName: "n"), transform: within(1...1_000_000))
+    @Option(help: ArgumentHelp("open, attach, submit, verify, sessions, locale and describe requests per connection per second (bursts of twice that).", valueName: "n"))
     var maxExpensiveRequestsPerSecond: Int = 50
 
     func validate() throws {
+        try checkRange("--max-line-bytes", maxLineBytes, 256...16_777_216)
+        try checkRange("--max-connections", maxConnections, 1...1_000_000)
+        try checkRange("--max-connections-per-user", maxConnectionsPerUser, 1...1_000_000)
         guard maxConnectionsPerUser <= maxConnections else {
             throw ValidationError("--max-connections-per-user \(maxConnectionsPerUser) is more than --max-connections \(maxConnections); a per-uid limit cannot exceed the total")
         }
+        try checkRange("--max-connects-per-user-per-second", maxConnectsPerUserPerSecond, 0...1_000_000)
+        try checkRange("--availability-checks-per-second", availabilityChecksPerSecond, 1...1_000_000)
+        try checkRange("--availability-checks-per-session-per-second", availabilityChecksPerSessionPerSecond, 1...1_000_000)
+        try checkRange("--idle-connection-timeout", idleConnectionTimeout, 0...86_400)
+        try checkRange("--max-sessions-per-connection", maxSessionsPerConnection, 1...1024)
+        try checkRange("--max-output-bytes", maxOutputBytes, 4096...1_073_741_824)
+        try checkRange("--max-buffered-bytes", maxBufferedBytes, 65536...68_719_476_736)
+        try checkRange("--max-expensive-requests-per-second", maxExpensiveRequestsPerSecond, 1...1_000_000)
     }
 }
 
 /// Password hashing and login tokens.
 struct SecurityOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("Argon2id passes (default: libsodium's interactive profile, 2).", valueName: "n"), transform: within(1...64))
+    @Option(help: ArgumentHelp("Argon2id passes (default: libsodium's interactive profile, 2).", valueName: "n"))
     var argon2Ops: UInt64?
 
-    @Option(help: ArgumentHelp("Argon2id memory per hash in KiB (default: libsodium's interactive profile, 65536).", valueName: "kib"), transform: within(8...4_194_304))
+    @Option(help: ArgumentHelp("Argon2id memory per hash in KiB (default: libsodium's interactive profile, 65536).", valueName: "kib"))
     var argon2MemoryKib: Int?
 
-    @Option(help: ArgumentHelp("Passwords hashed at once (default: the number of cores).", valueName: "n"), transform: within(1...256))
+    @Option(help: ArgumentHelp("Passwords hashed at once (default: the number of cores).", valueName: "n"))
     var hashConcurrency: Int?
 
-    @Option(help: ArgumentHelp("Seconds a login token stays valid.", valueName: "seconds"), transform: within(1...315_360_000))
+    @Option(help: ArgumentHelp("Seconds a login token stays valid.", valueName: "seconds"))
     var tokenLifetime: Int = 86_400
 
-    @Option(help: ArgumentHelp("Failed logins per username from one uid before its further attempts back off (1 minute, doubling, at most 1 hour).", valueName: "n"), transform: within(1...1000))
+    @Option(help: ArgumentHelp("Failed logins per username from one uid before its further attempts back off (1 minute, doubling, at most 1 hour).", valueName: "n"))
     var loginAttemptsPerMinute: Int = 5
 
-    @Option(help: ArgumentHelp("Signups and logins queued or hashing at once for one peer uid; a submit past it is refused at once.", valueName: "n"), transform: within(1...100_000))
+    @Option(help: ArgumentHelp("Signups and logins queued or hashing at once for one peer uid; a submit past it is refused at once.", valueName: "n"))
     var maxQueuedHashesPerUser: Int = 64
 
-    @Option(help: ArgumentHelp("Signups and logins queued or hashing at once in total.", valueName: "n"), transform: within(1...1_000_000))
+    @Option(help: ArgumentHelp("Signups and logins queued or hashing at once in total.", valueName: "n"))
     var maxQueuedHashes: Int = 256
 
     var hashCost: DaemonConfiguration.HashCost {
@@ -125,25 +136,23 @@ struct SecurityOptions: ParsableArguments {
     }
 
     func validate() throws {
+        if let argon2Ops { try checkRange("--argon2-ops", argon2Ops, 1...64) }
+        if let argon2MemoryKib { try checkRange("--argon2-memory-kib", argon2MemoryKib, 8...4_194_304) }
+        if let hashConcurrency { try checkRange("--hash-concurrency", hashConcurrency, 1...256) }
+        try checkRange("--token-lifetime", tokenLifetime, 1...315_360_000)
+        try checkRange("--login-attempts-per-minute", loginAttemptsPerMinute, 1...1000)
+        try checkRange("--max-queued-hashes-per-user", maxQueuedHashesPerUser, 1...100_000)
+        try checkRange("--max-queued-hashes", maxQueuedHashes, 1...1_000_000)
         guard maxQueuedHashesPerUser <= maxQueuedHashes else {
             throw ValidationError("--max-queued-hashes-per-user \(maxQueuedHashesPerUser) is more than --max-queued-hashes \(maxQueuedHashes); a per-uid limit cannot exceed the total")
         }
     }
 }
 
-/// An option's whole number, refused outside `range`: each option states its bounds where
-/// it is declared (`@Option(…, transform: within(1...64))`), and ArgumentParser names the
-/// option in the error: `The value '0' is invalid for '--argon2-ops <n>': must be between 1 and 64`.
-func within<T: FixedWidthInteger & Sendable>(_ range: ClosedRange<T>) -> @Sendable (String) throws -> T {
-    { text in
-        guard let value = T(text) else {
-            // Digits too many for the type are a number out of range, not "not a number".
-            let digits = text.hasPrefix("-") ? text.dropFirst() : Substring(text)
-            guard !digits.isEmpty, digits.allSatisfy(\.isASCII), digits.allSatisfy(\.isNumber) else { throw ValidationError("must be a whole number") }
-            throw ValidationError("must be between \(range.lowerBound) and \(range.upperBound)")
-        }
-        guard range.contains(value) else { throw ValidationError("must be between \(range.lowerBound) and \(range.upperBound)") }
-        return value
+/// Refuses a numeric option outside `range` with a message naming both.
+func checkRange<T: BinaryInteger>(_ option: String, _ value: T, _ range: ClosedRange<T>) throws {
+    guard range.contains(value) else {
+        throw ValidationError("\(option) must be between \(range.lowerBound) and \(range.upperBound), not \(value)")
     }
 }
 

@@ -11,13 +11,14 @@ struct PostgresOptions: ParsableArguments {
         valueName: "path"))
     var databasePasswordFile: String?
 
-    @Option(help: ArgumentHelp("With --database postgresql://…: connections to PostgreSQL this daemon keeps at most (default 8).", valueName: "n"), transform: within(1...1000))
+    @Option(help: ArgumentHelp("With --database postgresql://…: connections to PostgreSQL this daemon keeps at most (default 8).", valueName: "n"))
     var databasePoolSize: Int?
 
     @Option(help: ArgumentHelp("With --database postgresql://…: seconds a statement, or waiting for a connection, may take before the request is answered as the store being unavailable (also PostgreSQL's statement_timeout).", valueName: "seconds"))
     var databaseTimeout: Double = 5
 
     func validate() throws {
+        if let databasePoolSize { try checkRange("--database-pool-size", databasePoolSize, 1...1000) }
         guard databaseTimeout >= 0.1, databaseTimeout <= 600 else { throw ValidationError("--database-timeout must be between 0.1 and 600 seconds") }
     }
 
