@@ -136,7 +136,8 @@ extension ConnectionHandler {
     }
 
     private func attach(_ sessionID: String, id: RequestID?, output: ConnectionOutput) throws(RequestFailure) {
-        guard !liveHolds.contains(where: { $0.session.id == sessionID }) else { throw .alreadyHeld(session: sessionID) }
+        dropEndedHolds()
+        guard !holds.contains(where: { $0.session.id == sessionID }) else { throw .alreadyHeld(session: sessionID) }
         guard let session = shared.services.directory.find(sessionID) else {
             throw endedSessions.contains(sessionID) ? .sessionEnded(sessionID) : .noSuchSession(sessionID)
         }

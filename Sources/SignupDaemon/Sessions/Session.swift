@@ -168,6 +168,8 @@ final class Session: @unchecked Sendable {
     /// A connection leaves; the session closes when its owner does.
     func unsubscribe(_ hold: SessionHold) {
         eventLoop.preconditionInEventLoop()
+        // Ended already (its `closed` may still be on its way to the leaving connection).
+        guard !isClosed else { return hold.end() }
         if holds.first === hold {
             close()
         } else {
