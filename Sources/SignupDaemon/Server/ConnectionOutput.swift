@@ -218,10 +218,9 @@ final class ConnectionOutput: EventLoopConfined, @unchecked Sendable {
     }
 
     /// Asks, from any thread, that this connection be dropped for the budget.
-    /// Closes this connection with `bye` saying `reason`, from any thread: the registry
-    /// counted it out to make room for a uid holding fewer (`ConnectionRegistry.admit`).
-    /// Asks, from any thread, that the daemon end this connection: its handler's
-    /// lifecycle decides (`ConnectionLifecycle.end`) and says `bye`.
+    /// Asks, from any thread, that the daemon end this connection (displaced to make room
+    /// for a uid holding fewer, the shutdown): its handler's lifecycle decides
+    /// (`ConnectionLifecycle.end`) and says `bye`.
     func end(_ ending: ConnectionLifecycle.Ending) {
         if eventLoop.inEventLoop {
             onEnd?(ending)

@@ -6,8 +6,7 @@ import NIOCore
 final class ConnectionRegistry: Sendable {
     private struct State {
         var connections: [ObjectIdentifier: ConnectionOutput] = [:]
-        var perUID: [UInt32: Int] = [:]
-        /// Each uid's connections (to pick one to displace).
+        /// Each uid's connections: how many it holds, and one to displace.
         var byUID: [UInt32: Set<ObjectIdentifier>] = [:]
         var submitsInFlight = 0
         var draining = false
@@ -23,14 +22,13 @@ final class ConnectionRegistry: Sendable {
         mutating func add(_ output: ConnectionOutput, uid: UInt32) {
             let id = ObjectIdentifier(output)
             connections[id] = output
-            perUID[uid, default: 0] += 1
             byUID[uid, default: []].insert(id)
         }
 
+        func held(by uid: UInt32) -> Int { byUID[uid]?.count ?? 0 }
+
         mutating func remove(_ id: ObjectIdentifier, uid: UInt32) {
             connections[id] = nil
-            perUID[uid, default: 1] -= 1
-            if perUID[uid] == 0 { perUID[uid] = nil }
             byUID[uid]?.remove(id)
             if byUID[uid]?.isEmpty == true { byUID[uid] = nil }
         }
@@ -41,7 +39,7 @@ final class ConnectionRegistry: Sendable {
     private let clock: DaemonClock
 
     /// Connections held by `uid` (for tests and logs).
-    func connections(of uid: UInt32) -> Int { state.withLockedValue { $0.perUID[uid, default: 0] } }
+    func connections(of uid: UInt32) -> Int { state.withLockedValue { $0.held(by: uid) } }
     let maxConnections: Int
     let maxConnectionsPerUID: Int
     /// New connections per uid per second (bursts of twice that); nil: unlimited.
@@ -61,7 +59,7 @@ final class ConnectionRegistry: Sendable {
     enum Admission {
         case admitted
         /// Admitted although the daemon was full: `victim`, a connection of the uid holding
-        /// the most, is counted out and must be closed (`ConnectionOutput.displace`).
+        /// the most, is counted out and must be closed (`ConnectionOutput.end(.displaced…)`).
         case admittedDisplacing(victim: ConnectionOutput, victimUID: UInt32, held: Int)
         case tooManyConnections, tooManyForUser, connectingTooFast, draining
     }
@@ -96,12 +94,12 @@ final class ConnectionRegistry: Sendable {
             var displaced: Admission?
             if state.connections.count >= maxConnections {
                 // A uid at its own limit never displaces (adopted connections may exceed it).
-                guard state.perUID[uid, default: 0] < maxConnectionsPerUID, let victim = Self.displaceable(for: uid, in: &state) else {
+                guard state.held(by: uid) < maxConnectionsPerUID, let victim = Self.displaceable(for: uid, in: &state) else {
                     return .tooManyConnections
                 }
                 displaced = victim
             }
-            if state.perUID[uid, default: 0] >= maxConnectionsPerUID { return .tooManyForUser }
+            if state.held(by: uid) >= maxConnectionsPerUID { return .tooManyForUser }
             state.add(output, uid: uid)
             state.acceptedTotal += 1
             return displaced ?? .admitted
@@ -111,12 +109,12 @@ final class ConnectionRegistry: Sendable {
     /// Counts out one connection of the uid holding the most, if that is at least two more
     /// than `uid` holds (two uids of about the same size do not take turns displacing).
     private static func displaceable(for uid: UInt32, in state: inout State) -> Admission? {
-        let own = state.perUID[uid, default: 0]
-        guard let biggest = state.perUID.max(by: { $0.value < $1.value }), biggest.key != uid, biggest.value >= own + 2,
-            let id = state.byUID[biggest.key]?.first, let victim = state.connections[id]
+        let own = state.held(by: uid)
+        guard let biggest = state.byUID.max(by: { $0.value.count < $1.value.count }), biggest.key != uid, biggest.value.count >= own + 2,
+            let id = biggest.value.first, let victim = state.connections[id]
         else { return nil }
         state.remove(id, uid: biggest.key)
-        return .admittedDisplacing(victim: victim, victimUID: biggest.key, held: biggest.value)
+        return .admittedDisplacing(victim: victim, victimUID: biggest.key, held: biggest.value.count)
     }
 
     /// Counts in a connection carried over from the previous process (issue 16): it was
