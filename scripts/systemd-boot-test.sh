@@ -30,15 +30,27 @@
 #          how to enter it (nsenter) and leaves it running for SANDBOX_SECONDS: a clean
 #          Debian machine with systemd as PID 1 to try the README's steps in by hand.
 set -u
+# The sandbox is a clean machine with its own /tmp: a TMPDIR of the caller's is not there.
+unset TMPDIR
 DEB=$(realpath "$1")
 skip() { echo "SKIP: $*"; exit 0; }
 fail() {
   echo "FAIL: $*"
   [ -f "$STATE/console.log" ] && tail -20 "$STATE/console.log"
   ns_exec journalctl --no-pager -u signupd.service -u signupd.socket 2>/dev/null | tail -30
-  [ -n "${KEEP_SANDBOX:-}" ] && { echo "sandbox kept: nsenter -t $PID1 -a"; exit 1; }
-  down; exit 1
+  [ -n "${KEEP_SANDBOX:-}" ] && { echo "sandbox kept: nsenter -t $PID1 -a"; keep=1; exit 1; }
+  exit 1
 }
+# However it ends (pass, fail, skip, an interrupt), the sandbox goes down and its files
+# (the overlays' upper layers, the repacked package) are removed, unless it is kept on purpose.
+keep=
+STATE=
+cleanup() {
+  [ -n "$keep" ] && return
+  [ -n "${WRAPPER:-}" ] && down
+  [ -n "$STATE" ] && rm -rf "$STATE"
+}
+trap cleanup EXIT
 pass() { checks=$((checks + 1)); }
 checks=0
 
@@ -48,6 +60,11 @@ command -v unshare >/dev/null && command -v nsenter >/dev/null || skip "unshare/
 [ -f "$DEB" ] || { echo "FAIL: no package at $1 (scripts/build-deb.sh builds it)"; exit 1; }
 
 STATE=$(mktemp -d /tmp/signupd-systemd.XXXXXX)
+# This checkout, as the sandbox sees it: /run/sandbox-src, bound read-only before the sandbox
+# hides /tmp behind its own tmpfs. Nothing inside the sandbox names the checkout's own path,
+# which may be under /tmp or in a directory only root can enter.
+HERE=$(cd "$(dirname "$0")/.." && pwd)
+SRC=/run/sandbox-src
 CG=signupd-test-$$
 mkdir -p "$STATE/units"
 cat > "$STATE/units/sandbox.target" <<UNIT
@@ -83,6 +100,7 @@ cp $STATE/units/* /run/sandbox-units/
 # A container image's policy-rc.d forbids starting services; a Debian system has none.
 rm -f /usr/sbin/policy-rc.d
 cp $DEB $STATE/signupd_newer.deb /run/sandbox-pkg/
+mkdir -p $SRC; mount --bind "$HERE" $SRC; mount -o remount,bind,ro $SRC
 # Only the standard targets above and what the package installs: the host's units stay hidden.
 mount -t tmpfs -o mode=755 tmpfs /usr/lib/systemd/system
 mount -t tmpfs -o mode=755 tmpfs /etc/systemd/system
@@ -120,11 +138,11 @@ down() {
 state=$(ns_exec systemctl is-system-running 2>/dev/null)
 if [ "$state" != running ] && [ "$state" != degraded ]; then
   reason=$(tail -3 "$STATE/out.log" | tr '\n' ' ')
-  down; rm -rf "$STATE"; skip "systemd did not boot in namespaces here (${state:-no answer}): $reason"
+  skip "systemd did not boot in namespaces here (${state:-no answer}): $reason"
 fi
 if [ -n "${SANDBOX_ONLY:-}" ]; then
-  echo "sandbox running for ${SANDBOX_SECONDS:-420} s: nsenter -t $PID1 -a bash   (stop: nsenter -t $PID1 -a systemctl poweroff)"
-  exit 0
+  echo "sandbox running for ${SANDBOX_SECONDS:-420} s: nsenter -t $PID1 -a bash   (stop: nsenter -t $PID1 -a systemctl poweroff; then rm -rf $STATE)"
+  keep=1; exit 0
 fi
 show() { ns_exec systemctl show -p "$1" --value signupd.service; }
 wait_for() {  # wait_for PROPERTY VALUE: systemd's state, polled (no event reaches the host)
@@ -256,7 +274,7 @@ ns_exec openssl req -newkey rsa:2048 -nodes -subj /CN=localhost -keyout $tls/ser
 ns_exec bash -c "printf 'subjectAltName=DNS:localhost\nextendedKeyUsage=serverAuth\n' > $tls/server.ext" || fail "server.ext"
 ns_exec openssl x509 -req -in $tls/server.csr -CA $tls/ca.pem -CAkey $tls/ca.key -CAcreateserial -days 2 -extfile $tls/server.ext -out $tls/server.pem >/dev/null 2>&1 || fail "openssl: the server certificate"
 ns_exec install -m 0644 $tls/ca.pem /etc/signupd/availability-ca.pem || fail "installing the CA file in /etc/signupd"
-exec {service_out}< <(timeout -s KILL 300 nsenter -t "$PID1" -a python3 "$(cd "$(dirname "$0")/.." && pwd)/Tests/robustness/https_service.py" $tls/server.pem $tls/server.key 2>&1)
+exec {service_out}< <(timeout -s KILL 300 nsenter -t "$PID1" -a python3 $SRC/Tests/robustness/https_service.py $tls/server.pem $tls/server.key 2>&1)
 read -r -t 30 -u $service_out https_port https_pid || fail "the https availability service did not start"
 case "$https_port" in ''|*[!0-9]*) fail "the https availability service did not start: $https_port" ;; esac
 availability_dropin() {
@@ -325,7 +343,7 @@ pass
 # the package again: no bye, seq without gap or repeat, keystrokes sent meanwhile answered
 # in order, every signup done. `systemctl stop` says bye shutdown; kill -9 leaves the next
 # process to close the stored connections with bye restarted.
-HANDOVER="python3 $(cd "$(dirname "$0")/.." && pwd)/Tests/robustness/restart_handover.py"
+HANDOVER="python3 $SRC/Tests/robustness/restart_handover.py"
 out=$(ns_exec $HANDOVER carry 2>&1) || fail "only connections holding a session are stored: $out"
 out=$(ns_exec $HANDOVER restart 2>&1) || fail "sessions across systemctl restart: $out"
 handover_note=$(echo "$out" | tail -1)
@@ -351,13 +369,12 @@ ns_exec rm -rf /etc/systemd/system/signupd.service.d
 # 10. The README's by-hand alternative, line by line from its code block, on the same
 # machine (the user and group a purge leaves behind are reused, as they would be). The
 # block's own build lines ran on the build host: scripts/build-deb.sh made .build/release.
-HERE=$(cd "$(dirname "$0")/.." && pwd)
 byhand=$(awk '/^### Without the package/{f=1} f&&/^```sh/{b=1;next} b&&/^```/{exit} b' "$HERE/README.md")
 [ -n "$byhand" ] || fail "README.md has no by-hand block under 'Without the package'"
 while IFS= read -r line; do
   cmd=${line%%#*}
   case "$cmd" in ""|scripts/install-deps.sh*|"swift build"*) continue ;; esac
-  out=$(ns_exec bash -c "cd '$HERE' && $cmd" 2>&1) || fail "README by-hand step failed: $cmd: $out"
+  out=$(ns_exec bash -c "cd $SRC && $cmd" 2>&1) || fail "README by-hand step failed: $cmd: $out"
 done <<< "$byhand"
 out=$(as alice signupctl ping 2>&1) || fail "alice's ping after the by-hand install: $out"
 [ "$(ns_exec stat -c '%U %a' /var/lib/signupd/accounts.sqlite)" = "signupd 600" ] || fail "by hand, accounts.sqlite is $(ns_exec stat -c '%U %a' /var/lib/signupd/accounts.sqlite)"
@@ -365,6 +382,4 @@ out=$(as bob signupctl ping 2>&1); code=$?
 [ $code = 3 ] || fail "by hand, bob (not a member) got exit $code, not 3"
 pass
 
-down
-rm -rf "$STATE"
 echo "PASS: systemd boot test, installed from the package ($checks groups: socket activation as a group member, refusal naming the group, root, private state, status counts, $journal_note, man pages and completions, an operator form live after reload, idle exit, restart, upgrade under $pings pings with none failed, sessions across restart and upgrade ($handover_note), stop says bye shutdown, kill -9 says bye restarted, a damaged state says so in bye, purge, the README's by-hand install)"

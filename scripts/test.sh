@@ -17,21 +17,70 @@
 #   8. with --long only: the robustness suite at full size and the Swift suite again under
 #      ThreadSanitizer and AddressSanitizer (each sanitizer build compiles every package again,
 #      PostgresNIO's TLS stack included: some 10 minutes each on 2 cores)
+#
+# Wherever the project is cloned, the checks after the build run from a view of the checkout
+# that other uids cannot enter and that the systemd sandbox hides (a bind mount in a 0700
+# directory under /tmp, in a private mount namespace): a test that hands another uid or the
+# sandbox a path inside the checkout, instead of a copy it can reach, fails here, not only
+# for the person who cloned into /root or /tmp. What the run puts in /tmp is gone when it
+# ends, passed or failed; a passing run checks that.
 #   scripts/test.sh [--long]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 long=()
 [ "${1:-}" = --long ] && long=(--long)
-scripts/install-deps.sh
-swift build --build-tests
+
+if [ -z "${SIGNUPD_TEST_VIEW:-}" ]; then
+  before=$(ls -A /tmp)
+  # Everything that honours TMPDIR (SwiftPM, mktemp, Python's tempfile) writes in one
+  # directory of this run's, removed however the run ends; other uids may enter it (a
+  # PostgreSQL server runs as nobody from a directory in it), not write to it.
+  scratch=$(mktemp -d /tmp/signupd-test-tmp-XXXXXX)
+  chmod 0755 "$scratch"
+  view=
+  trap 'rm -rf "$scratch"; [ -z "$view" ] || rmdir "$view/src" "$view" 2>/dev/null || true' EXIT
+  export TMPDIR=$scratch
+  scripts/install-deps.sh
+  swift build --build-tests
+  # The release build for the package, here in the checkout's own path (where later runs
+  # find it built), before the checks move to the view.
+  scripts/build-deb.sh
+  if [ "$(id -u)" = 0 ] && unshare -m --propagation private true 2>/dev/null; then
+    # One name per checkout, so that SwiftPM's paths stay the same from run to run.
+    view=/tmp/signupd-view-$(printf %s "$PWD" | cksum | cut -d' ' -f1)
+    rmdir "$view/src" "$view" 2>/dev/null || true
+    mkdir -m 0700 "$view" && mkdir "$view/src"
+    status=0
+    # Outside the namespace the view stays two empty directories (the trap removes them).
+    SIGNUPD_TEST_VIEW=1 unshare -m --propagation private bash -c 'mount --bind "$1" "$2" && cd "$2" && exec scripts/test.sh "${@:3}"' \
+      _ "$PWD" "$view/src" "${long[@]}" || status=$?
+  else
+    echo "note: not root (or no mount namespaces): the checks run from the checkout's own path"
+    status=0
+    SIGNUPD_TEST_VIEW=0 scripts/test.sh "${long[@]}" || status=$?
+  fi
+  rm -rf "$scratch"
+  [ -z "$view" ] || rmdir "$view/src" "$view"
+  # tmux keeps its server's socket directory (tmux-UID) for every later tmux of that user.
+  left=$(ls -A /tmp | grep -vxF -f <(printf '%s\n' "$before") | grep -vE '^tmux-[0-9]+$' || true)
+  if [ $status = 0 ] && [ -n "$left" ]; then
+    echo "FAIL: the test command left these in /tmp:"; echo "$left"; exit 1
+  fi
+  [ $status = 0 ] && echo "scripts/test.sh: all checks passed"
+  exit $status
+fi
+
+# The checks, from the view (or the checkout itself where no view can be made).
+[ "$SIGNUPD_TEST_VIEW" = 1 ] && echo "checks run from $PWD, a view of the checkout that only root can enter"
+run=$(mktemp -d)
+trap 'rm -rf "$run"' EXIT
 # One run of the whole suite; where no PostgreSQL server can run, pgserver says why and
 # its tests skip (the rest still runs).
-scripts/with-postgres.sh swift test --skip-build 2>&1 | tee /tmp/signupd-swift-test.log | grep -vE '^(◇|↳)|started\.$' || { tail -50 /tmp/signupd-swift-test.log; exit 1; }
-grep -qE "Test run with [0-9]+ tests? .*passed" /tmp/signupd-swift-test.log || { echo "swift test did not pass"; exit 1; }
-grep -q "^pgserver: PostgreSQL" /tmp/signupd-swift-test.log || echo "note: the PostgreSQL store was not tested (see the pgserver line above)"
+scripts/with-postgres.sh swift test --skip-build 2>&1 | tee "$run/swift-test.log" | grep -vE '^(◇|↳)|started\.$' || { tail -50 "$run/swift-test.log"; exit 1; }
+grep -qE "Test run with [0-9]+ tests? .*passed" "$run/swift-test.log" || { echo "swift test did not pass"; exit 1; }
+grep -q "^pgserver: PostgreSQL" "$run/swift-test.log" || echo "note: the PostgreSQL store was not tested (see the pgserver line above)"
 BIN=$(swift build --show-bin-path)
 scripts/check-units.sh "$BIN/signupd"
-scripts/build-deb.sh
 scripts/systemd-boot-test.sh dist/signupd_*.deb
 python3 Tests/clients/third_party_client.py "$BIN/signupd"
 python3 Tests/clients/forms_and_locales_test.py "$BIN/signupd" "$BIN/signupctl"
@@ -41,4 +90,3 @@ python3 Tests/clients/interactive_form_test.py "$BIN/signupd" "$BIN/signupctl"
 scripts/robustness.sh "${long[@]}" "$BIN/signupd"
 python3 Tests/postgres/several_hosts.py "$BIN/signupd"
 if [ ${#long[@]} -gt 0 ]; then scripts/sanitizers.sh thread address; fi
-echo "scripts/test.sh: all checks passed"

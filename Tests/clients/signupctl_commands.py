@@ -13,7 +13,7 @@ import sys
 import threading
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "robustness"))
-from harness import FAST_HASH, Checks, Client, Daemon  # noqa: E402
+from harness import FAST_HASH, Checks, Client, Daemon, as_uid  # noqa: E402
 
 SIGNUPD, CTL = sys.argv[1], sys.argv[2]
 checks = Checks("signupctl commands and exit codes")
@@ -228,7 +228,7 @@ try:
         os.chmod(daemon.directory, 0o711)
         os.chown(daemon.sock, 0, 0)
         os.chmod(daemon.sock, 0o660)
-        r = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", CTL, "ping", "--socket", daemon.sock],
+        r = subprocess.run(as_uid(65534, [CTL, "ping", "--socket", daemon.sock]),
                            capture_output=True, text=True, timeout=60)
         expect(r, 3, "permission denied")
         checks.check("permission denied" in r.stderr and "group root" in r.stderr and "usermod" not in r.stderr
@@ -236,14 +236,14 @@ try:
                      "root's group: never advises joining it: %r" % r.stderr)
         # A socket of an ordinary group: joining that group is the advice.
         os.chown(daemon.sock, 0, 100)
-        r = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", CTL, "ping", "--socket", daemon.sock],
+        r = subprocess.run(as_uid(65534, [CTL, "ping", "--socket", daemon.sock]),
                            capture_output=True, text=True, timeout=60)
         group = grp.getgrgid(100).gr_name
         checks.check(r.returncode == 3 and ("usermod -aG %s $USER" % group) in r.stderr,
                      "an ordinary group: how to join it: %r" % r.stderr)
         # A directory without a group search bit: joining a group cannot help.
         os.chmod(daemon.directory, 0o700)
-        r = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", CTL, "ping", "--socket", daemon.sock],
+        r = subprocess.run(as_uid(65534, [CTL, "ping", "--socket", daemon.sock]),
                            capture_output=True, text=True, timeout=60)
         checks.check(r.returncode == 3 and "private to its owner" in r.stderr and "join" not in r.stderr,
                      "a private directory says so: %r" % r.stderr)

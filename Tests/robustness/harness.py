@@ -8,11 +8,45 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import threading
 import time
 
 FAST_HASH = ["--argon2-ops", "1", "--argon2-memory-kib", "8"]
+
+# What another uid runs must be reachable by that uid wherever the project was cloned: a
+# checkout under /root (0700) or in a private directory is not. Python comes from Debian's
+# /usr/bin/python3 (scripts/install-deps.sh installs it; the interpreter running the tests
+# may live under /root, as pyenv's does); anything else is copied once into a directory made
+# for the purpose, readable by all and removed when the check ends.
+OTHERS_PYTHON = "/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) else None
+_reachable_dir = None
+
+
+def reachable(path):
+    """A copy of the executable at `path` that every uid can run."""
+    global _reachable_dir
+    if os.path.realpath(path) == os.path.realpath(sys.executable) or os.path.basename(path).startswith("python"):
+        if OTHERS_PYTHON is None:
+            raise RuntimeError("/usr/bin/python3 is missing: scripts/install-deps.sh installs it")
+        return OTHERS_PYTHON
+    if _reachable_dir is None:
+        _reachable_dir = tempfile.mkdtemp(prefix="signupd-reachable-")
+        os.chmod(_reachable_dir, 0o755)
+        atexit.register(shutil.rmtree, _reachable_dir, ignore_errors=True)
+    copy = os.path.join(_reachable_dir, os.path.basename(path))
+    if not os.path.exists(copy):
+        shutil.copy2(path, copy)
+        os.chmod(copy, 0o755)
+    return copy
+
+
+def as_uid(uid, argv):
+    """`argv` as uid (and gid) `uid` with no supplementary groups, through setpriv, its
+    program a copy that uid can reach (`reachable`)."""
+    return ["setpriv", "--reuid=%s" % uid, "--regid=%s" % uid, "--clear-groups", reachable(argv[0])] + list(argv[1:])
+
 SLOW_HASH = ["--argon2-ops", "4", "--argon2-memory-kib", "262144"]
 
 

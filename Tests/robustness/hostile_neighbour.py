@@ -60,7 +60,7 @@ import sys
 import textwrap
 import time
 
-from harness import FAST_HASH, Checks, Client, Daemon, QuietHandler, serve_http
+from harness import FAST_HASH, Checks, Client, Daemon, QuietHandler, as_uid, serve_http
 
 binary = sys.argv[1]
 long = "--long" in sys.argv[2:]
@@ -125,7 +125,7 @@ sys.stdin.readline()  # until told to stop
 
 
 def as_nobody(script, *args, **kw):
-    return subprocess.Popen(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-c", textwrap.dedent(script)] + list(args),
+    return subprocess.Popen(as_uid(65534, [sys.executable, "-c", textwrap.dedent(script)]) + list(args),
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
 
 
@@ -839,7 +839,7 @@ def part_14():
         throttled = 0
         for n in range(attackers):
             uid = str(42001 + n)
-            p = subprocess.Popen(["setpriv", "--reuid=" + uid, "--regid=" + uid, "--clear-groups", sys.executable, "-c", GUESSER, daemon.sock, "carol", str(per_uid + 1)],
+            p = subprocess.Popen(as_uid(uid, [sys.executable, "-c", GUESSER, daemon.sock, "carol", str(per_uid + 1)]),
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             out, err = p.communicate(timeout=60)
             messages = json.loads(out or "[]")
@@ -851,7 +851,7 @@ def part_14():
         checks.check(typo["ok"] is False and typo["message"] == "Invalid username or password", "the owner's typo is checked, not refused: %s" % typo)
         right, _ = login(owner, "carol", "carol password")
         checks.check(right["ok"] is True, "the owner then logs in with the right password: %s" % right)
-        again = json.loads(subprocess.run(["setpriv", "--reuid=42001", "--regid=42001", "--clear-groups", sys.executable, "-c", GUESSER, daemon.sock, "carol", "1"],
+        again = json.loads(subprocess.run(as_uid(42001, [sys.executable, "-c", GUESSER, daemon.sock, "carol", "1"]),
                                           capture_output=True, text=True, timeout=60).stdout or "[]")
         checks.check(again == ["Too many attempts, try again later"], "while a guessing uid stays throttled: %s" % again)
     finally:
@@ -995,7 +995,7 @@ def part_18():
         checks.check(c.submit_and_wait()["ok"] is True, "signup alice")
         uids = 8 if long else 5
         for n in range(uids):
-            floods.append(subprocess.Popen(["setpriv", "--reuid=%d" % (42300 + n), "--regid=%d" % (42300 + n), "--clear-groups", sys.executable, "-c", textwrap.dedent(FLOOD), daemon.sock, "4", "16"],
+            floods.append(subprocess.Popen(as_uid(42300 + n, [sys.executable, "-c", textwrap.dedent(FLOOD), daemon.sock, "4", "16"]),
                                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
         refused_flood = sum(int(f.stdout.readline() or 0) for f in floods)
         results = [login(c, "alice", "right password")[0] for _ in range(8 if not long else 32)]
@@ -1103,7 +1103,7 @@ def part_21():
     holders = []
     try:
         for uid, count in (("42401", 15), ("42402", 5)):
-            holder = subprocess.Popen(["setpriv", "--reuid=" + uid, "--regid=" + uid, "--clear-groups", sys.executable, "-c", ROOM_HOLDER, daemon.sock, str(count)],
+            holder = subprocess.Popen(as_uid(uid, [sys.executable, "-c", ROOM_HOLDER, daemon.sock, str(count)]),
                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             holders.append(holder)
             checks.check(holder.stdout.readline().strip() == "held %d" % count, "uid %s holds %d connections" % (uid, count))

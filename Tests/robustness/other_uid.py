@@ -9,7 +9,7 @@ import os
 import subprocess
 import sys
 
-from harness import FAST_HASH, Checks, Client, Daemon
+from harness import FAST_HASH, Checks, Client, Daemon, as_uid
 
 if os.geteuid() != 0:
     print("SKIP: needs root to run a client as another user")
@@ -31,7 +31,7 @@ print(r.readline().decode().strip())
 s.sendall(b'{"op":"sessions","id":3}\n')
 print(r.readline().decode().strip())
 '''
-    out = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-c", script, daemon.sock, session],
+    out = subprocess.run(as_uid(65534, [sys.executable, "-c", script, daemon.sock, session]),
                          capture_output=True, text=True, timeout=30)
     lines = out.stdout.splitlines()
     checks.check(len(lines) == 3 and '"code":"forbidden"' in lines[0], "another uid is forbidden: %s %s" % (lines, out.stderr))

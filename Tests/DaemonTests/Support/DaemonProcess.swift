@@ -38,6 +38,25 @@ final class DaemonProcess {
         return directory.appendingPathComponent("signupd").path
     }
 
+    /// The binary for a daemon that runs as another uid: a copy in a directory made for the
+    /// purpose, readable and searchable by all, made once per test process and removed with
+    /// the test directories. The build directory may not be reachable by that uid: a checkout
+    /// under /root (0700) is not, and `sh -c` run as that uid cannot exec it there.
+    static let reachableBinary: String = {
+        var template = Array("/tmp/signupd-test-bin-XXXXXX".utf8CString)
+        let directory = String(cString: template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }!)
+        removedAtExit.withLock { $0.append(directory) }
+        chmod(directory, 0o755)
+        let copy = "\(directory)/signupd"
+        do {
+            try FileManager.default.copyItem(atPath: binary, toPath: copy)
+        } catch {
+            fatalError("copying \(binary) to \(copy): \(error)")
+        }
+        chmod(copy, 0o755)
+        return copy
+    }()
+
     /// A fresh private directory for one daemon's socket, database and log. It is removed
     /// when the test process exits (not before: a test may start a second daemon in it),
     /// unless a sanitizer run reads the logs afterwards (scripts/sanitizers.sh) or
@@ -48,6 +67,15 @@ final class DaemonProcess {
         made.withLock { $0.append(path) }
         return path
     }
+
+    /// Paths removed when the test process exits, sanitizer runs included (the binary's copy).
+    private static let removedAtExit: Mutex<[String]> = {
+        atexit { for path in DaemonProcess.removedAtExit.withLock({ $0 }) { try? FileManager.default.removeItem(atPath: path) } }
+        return Mutex([])
+    }()
+
+    /// The test directories made so far.
+    static var directoriesMade: [String] { made.withLock { $0 } }
 
     private static let made: Mutex<[String]> = {
         let environment = ProcessInfo.processInfo.environment
@@ -99,6 +127,7 @@ final class DaemonProcess {
         // A daemon running as another uid must be able to send its READY=1.
         if uid != nil { chmod("\(directory)/notify.sock", 0o666) }
         env.append("NOTIFY_SOCKET=\(directory)/notify.sock")
+        let program = uid == nil ? Self.binary : Self.reachableBinary
         var argv: [String]
         switch activation {
         case .systemd:
@@ -106,10 +135,10 @@ final class DaemonProcess {
             posix_spawn_file_actions_adddup2(&actions, listenFD, 3)
             env += ["LISTEN_FDS=1", "LISTEN_FDNAMES=signupd.socket"]
             // LISTEN_PID must be the daemon's own pid: a shell learns it, then execs.
-            argv = ["/bin/sh", "-c", "LISTEN_PID=$$; WATCHDOG_PID=$$; export LISTEN_PID WATCHDOG_PID; exec \"$0\" \"$@\"", Self.binary] + arguments
+            argv = ["/bin/sh", "-c", "LISTEN_PID=$$; WATCHDOG_PID=$$; export LISTEN_PID WATCHDOG_PID; exec \"$0\" \"$@\"", program] + arguments
         case .byHand:
             if passSocket { arguments += ["--socket", socketPath] }
-            argv = [Self.binary] + arguments
+            argv = [program] + arguments
         }
         if let mask {
             argv = ["/bin/sh", "-c", "umask \(String(mask, radix: 8)); exec \"$0\" \"$@\""] + argv
