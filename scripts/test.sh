@@ -83,6 +83,7 @@ BIN=$(swift build --show-bin-path)
 scripts/check-units.sh "$BIN/signupd"
 scripts/systemd-boot-test.sh dist/signupd_*.deb
 python3 Tests/clients/third_party_client.py "$BIN/signupd"
+python3 Tests/clients/schema_property_test.py "$BIN/signupd" 2000
 python3 Tests/clients/forms_and_locales_test.py "$BIN/signupd" "$BIN/signupctl"
 python3 Tests/clients/signupctl_commands.py "$BIN/signupd" "$BIN/signupctl"
 python3 Tests/clients/signupctl_unavailable.py "$BIN/signupd" "$BIN/signupctl"

@@ -268,7 +268,7 @@ extension FieldRule {
         case .email: [("\(prefix).invalid", [])]
         case .equals: [("\(prefix).different", ["field"])]
         case .notContaining: [("\(prefix).contains_other", ["field"])]
-        case .passwordQuality: PasswordQualityVerdict.allCases.map { ("password.quality.\($0.rawValue)", ["min"]) }
+        case .passwordQuality: PasswordQualityVerdict.allCases.map { ("password.quality.\($0.rawValue)", $0 == .tooShort ? ["min"] : []) }
         case .available: []
         }
     }

@@ -487,22 +487,25 @@ public enum MessagePlaceholders {
     /// the parameters rules send: `min`, `max` (length rules) and `field` (equals,
     /// not-containing).
     public static func parameters(of id: String) -> Set<String> {
-        if id == "password.quality.too_short" { return ["min"] }
-        if id.hasPrefix("password.quality.") { return [] }
-        var names: Set<String> = []
-        var known = false
-        let rules: [FieldRule] = [.minLength(1), .maxLength(1), .maxBytes(1), .characters([]), .username, .phone(minDigits: 1, maxDigits: 1), .email, .equals(field: "x"), .notContaining(field: "x")]
-        for prefix in FieldKind.allCases.map(\.messagePrefix) + [FieldRule.genericPrefix] {
-            for rule in rules {
-                for (candidate, params) in rule.failureIDs(prefix: prefix) where candidate == id {
-                    names.formUnion(params)
-                    known = true
-                }
-            }
-        }
-        if !known { return FormFile.notAFailure(id) == nil ? ["min", "max", "field"] : [] }
+        guard let names = failureParameters[id] else { return FormFile.notAFailure(id) == nil ? ["min", "max", "field"] : [] }
         return names
     }
+
+    /// Every id a rule can fail with (for any field kind's prefix, and the generic `field.`),
+    /// with the parameters it is sent with.
+    public static let failureParameters: [String: Set<String>] = {
+        var parameters: [String: Set<String>] = [:]
+        let rules: [FieldRule] = [
+            .minLength(1), .maxLength(1), .maxBytes(1), .characters([]), .username, .phone(minDigits: 1, maxDigits: 1), .email,
+            .equals(field: "x"), .notContaining(field: "x"), .passwordQuality(userField: nil),
+        ]
+        for prefix in FieldKind.allCases.map(\.messagePrefix) + [FieldRule.genericPrefix] {
+            for rule in rules {
+                for (id, params) in rule.failureIDs(prefix: prefix) { parameters[id, default: []].formUnion(params) }
+            }
+        }
+        return parameters
+    }()
 
     /// The first problem of `text`'s placeholders (scalar offset, message), or nil.
     public static func problem(in text: String, allowed: Set<String>) -> (Int, String)? {

@@ -1,4 +1,5 @@
 import CICU
+import Foundation
 import Protocol
 import Testing
 
@@ -25,6 +26,21 @@ struct DescribeRulesTests {
         "\u{0130}stanbul", "i\u{0307}stanbul", "\u{0430}nn\u{0430}", "user\u{0661}\u{0662}", "\u{0430}\u{0440}\u{0435}",
         "dave\u{115F}", "bo\u{200D}b", "\u{3164}", "a\u{00AD}b",
     ]
+
+    @Test("PROTOCOL.md's example of the username's rules is what describe sends")
+    func documentedAsSent() throws {
+        let client = try SharedDaemon.client()
+        try client.send(Request(id: .string("d"), .describe(locale: nil)))
+        let description = try client.next("description")
+        let form = try #require(description["forms"]?.arrayValue?.first { $0.objectValue?["name"] == .string("signup") }?.objectValue)
+        let field = try #require(form["fields"]?.arrayValue?.first { $0.objectValue?["name"] == .string("username") }?.objectValue)
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let protocolText = try String(contentsOf: root.appendingPathComponent("PROTOCOL.md"), encoding: .utf8)
+        let after = try #require(protocolText.range(of: "The username's, for example:\n\n```json\n"), "PROTOCOL.md lost the example")
+        let example = String(protocolText[after.upperBound...].prefix { $0 != "`" })
+        let documented = try JSONParser.parse(Array(example.utf8))
+        #expect(documented == field["rules"], "PROTOCOL.md documents \(example), describe sends \(String(describing: field["rules"]))")
+    }
 
     @Test("every tricky name: describe's rules and the daemon say the same")
     func agree() throws {

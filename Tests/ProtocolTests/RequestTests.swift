@@ -47,6 +47,10 @@ struct RequestTests {
         (#"{"op":"set","field":"f","value":5}"#, .invalidRequest), (#"{"op":"ping","id":1.5}"#, .invalidRequest),
         (#"{"op":"ping","id":99999999999999999999}"#, .invalidRequest), (#"{"op":"ping","id":true}"#, .invalidRequest),
         (#"{"op":"ping","op":"ping"}"#, .invalidRequest), (#"{"op":"ping""#, .invalidJSON),
+        // An empty session id names no session: refused for every operation that takes one.
+        (#"{"op":"attach","session":""}"#, .invalidRequest), (#"{"op":"set","session":"","field":"f","value":""}"#, .invalidRequest),
+        (#"{"op":"submit","session":""}"#, .invalidRequest), (#"{"op":"snapshot","session":""}"#, .invalidRequest),
+        (#"{"op":"close","session":""}"#, .invalidRequest), (#"{"op":"locale","session":"","locale":"en"}"#, .invalidRequest),
     ])
     func errors(_ text: String, _ code: ErrorCode) {
         #expect { try decode(text) } throws: { ($0 as? RequestError)?.code == code }

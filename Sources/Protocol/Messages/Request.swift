@@ -92,17 +92,17 @@ extension Request {
         case "open": operation = .open(form: try members.requiredString("form"), locale: try members.optionalLocale("locale"))
         case "locale":
             guard let locale = try members.optionalLocale("locale") else { throw RequestError(.invalidRequest, "missing member \"locale\"", id: id) }
-            operation = .locale(session: try members.optionalString("session"), locale: locale)
-        case "attach": operation = .attach(session: try members.requiredString("session"))
+            operation = .locale(session: try members.optionalSession(), locale: locale)
+        case "attach": operation = .attach(session: try members.requiredSession())
         case "set":
             operation = .set(
-                session: try members.optionalString("session"),
+                session: try members.optionalSession(),
                 field: try members.requiredString("field"),
                 value: try members.requiredString("value")
             )
-        case "submit": operation = .submit(session: try members.optionalString("session"))
-        case "snapshot": operation = .snapshot(session: try members.optionalString("session"))
-        case "close": operation = .close(session: try members.optionalString("session"))
+        case "submit": operation = .submit(session: try members.optionalSession())
+        case "snapshot": operation = .snapshot(session: try members.optionalSession())
+        case "close": operation = .close(session: try members.optionalSession())
         case "verify": operation = .verify(token: try members.requiredString("token"))
         case "sessions": operation = .sessions
         default:
@@ -121,6 +121,23 @@ extension Request {
             case nil: throw RequestError(.invalidRequest, "missing member \"\(key)\"", id: id)
             case let other?: throw RequestError(.invalidRequest, "\"\(key)\" must be a string, not \(other.typeName)", id: id)
             }
+        }
+
+        /// A session id: a non-empty string (an empty one names no session, and a reply
+        /// echoing it would not be a session id).
+        func requiredSession() throws(RequestError) -> String {
+            try nonEmpty(requiredString("session"))
+        }
+
+        /// A session id when given; absent or null: the connection's default session.
+        func optionalSession() throws(RequestError) -> String? {
+            guard let session = try optionalString("session") else { return nil }
+            return try nonEmpty(session)
+        }
+
+        private func nonEmpty(_ session: String) throws(RequestError) -> String {
+            guard !session.isEmpty else { throw RequestError(.invalidRequest, "\"session\" must be a session id, not empty", id: id) }
+            return session
         }
 
         /// A BCP 47 language tag such as "zh-CN"; `_` is read as `-`.
