@@ -41,6 +41,9 @@ let package = Package(
         // A C target, not a system library: Debian's ICU exports versioned symbols
         // (uspoof_open_72) behind header macros Swift cannot import; cicu.c calls them.
         .target(name: "CICU", linkerSettings: [.linkedLibrary("icui18n"), .linkedLibrary("icuuc"), .linkedLibrary("icudata")]),
+        // Google's libphonenumber is C++: a C shim of its own (SwiftPM keeps C++ and Swift in
+        // separate targets) parses and validates phone numbers for the daemon.
+        .target(name: "CPhoneNumber", linkerSettings: [.linkedLibrary("phonenumber"), .linkedLibrary("stdc++")]),
         // The username rule and identity (display name, key, skeleton), in one place.
         .target(name: "UsernameIdentity", dependencies: ["CICU"], swiftSettings: strict),
 
@@ -60,7 +63,7 @@ let package = Package(
         .target(
             name: "SignupDaemonCore",
             dependencies: [
-                "Protocol", "FormEngine", "UsernameIdentity", "UnixIO", "CSystemd", "CSodium", "CPWQuality",
+                "Protocol", "FormEngine", "UsernameIdentity", "UnixIO", "CSystemd", "CSodium", "CPWQuality", "CPhoneNumber",
                 nio("NIOCore"), nio("NIOPosix"), nio("NIOHTTP1"), nio("NIOConcurrencyHelpers"),
                 product("ArgumentParser", of: "swift-argument-parser"),
                 product("Logging", of: "swift-log"),

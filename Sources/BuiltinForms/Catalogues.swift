@@ -23,7 +23,10 @@ public enum BuiltinCatalogues {
         username.valid = Username valid
         username.invalid_credentials = Invalid username or password
         # Phone numbers
-        phone.invalid = Phone number can only contain digits, spaces, dashes and a leading +
+        phone.invalid = Phone number can only contain digits, spaces, dashes, dots, brackets and a leading +
+        phone.invalid_country = Unknown country calling code
+        phone.impossible = No phone number has these digits
+        phone.unsupported_type = Only mobile and landline numbers can be used
         phone.too_short = Phone number too short
         phone.too_long = Phone number must have at most {max} digits
         phone.checking = Checking availability
@@ -52,6 +55,7 @@ public enum BuiltinCatalogues {
         password.acceptable = Password acceptable
         password.entered = Password entered
         password.repeated = Password repeated
+        password.match = Passwords match
         password.different = Password different
         password.valid = Password valid
         password.checking = Checking the password
@@ -99,6 +103,9 @@ public enum BuiltinCatalogues {
         username.invalid_credentials = 用户名或密码错误
         phone.invalid = 号码格式错误
         phone.too_short = 号码长度不足
+        phone.invalid_country = 国家或地区代码无效
+        phone.impossible = 该号码不存在
+        phone.unsupported_type = 仅支持手机或固定电话号码
         phone.too_long = 号码最多 {max} 位数字
         phone.checking = 正在检查号码是否可用
         phone.available = 号码可用
@@ -123,7 +130,8 @@ public enum BuiltinCatalogues {
         password.contains_other = 密码不能包含{field}
         password.acceptable = 密码有效
         password.entered = 已输入密码
-        password.repeated = 密码有效
+        password.repeated = 已再次输入密码
+        password.match = 两次密码一致
         password.different = 两次输入的密码不一致
         password.valid = 密码有效
         password.checking = 正在检查密码

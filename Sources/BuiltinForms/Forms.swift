@@ -19,7 +19,7 @@ public enum BuiltinForms {
             label = Repeat password
             label.zh-CN = 再次输入密码
             rule = equals password
-            ok = password.repeated
+            ok = password.match
 
             """)
 
@@ -49,7 +49,7 @@ public enum BuiltinForms {
     struct Identity {
         let name: String, label: String, labelZh: String, rule: String
         static let username = Identity(name: "username", label: "Username", labelZh: "用户名", rule: "username")
-        static let phone = Identity(name: "phone", label: "Phone number", labelZh: "手机号码", rule: "phone 11 15")
+        static let phone = Identity(name: "phone", label: "Phone number", labelZh: "手机号码", rule: "phone 11 15 CN")
     }
 
     /// A form of an identity field and a `password` secret. A sign-up form also asks that the

@@ -13,8 +13,11 @@ public enum FieldRule: Sendable, Codable, Equatable {
     case characters([CharacterClass])
     /// The configured `FormConfiguration.usernameRule` (the identity rule of usernames).
     case username
-    /// A phone number: digits, spaces and dashes ignored, one leading `+` allowed.
-    case phone(minDigits: Int, maxDigits: Int)
+    /// A phone number as people write it (`PhoneNumberText`), judged by the configured
+    /// `FormConfiguration.phoneNumbers` with `region` as the default country (nil: numbers
+    /// must be international); `minDigits`/`maxDigits` bound its national significant
+    /// number when it is a number of that region.
+    case phone(minDigits: Int, maxDigits: Int, region: String? = nil)
     /// An e-mail address: local@domain, the domain with a dot.
     case email
     /// Must equal (byte for byte) the value of another field.
@@ -172,27 +175,6 @@ public struct UsernameRule: Sendable {
     }
 }
 
-/// Phone numbers as an identity: the digits alone.
-public enum PhoneNumbers {
-    /// The digits of a phone number with spaces and dashes removed and one leading `+`
-    /// allowed; nil when anything else is in it.
-    public static func digits(of value: String) -> String? {
-        var digits = ""
-        var sawDigit = false
-        for (offset, scalar) in value.unicodeScalars.enumerated() {
-            switch scalar {
-            case "0"..."9":
-                digits.unicodeScalars.append(scalar)
-                sawDigit = true
-            case " ", "-": continue
-            case "+" where offset == 0 || (!sawDigit && value.unicodeScalars.prefix(offset).allSatisfy { $0 == " " }): continue
-            default: return nil
-            }
-        }
-        return digits
-    }
-}
-
 /// A message the engine produces, by id and parameters; rendered in the session's locale.
 public struct MessageRef: Sendable, Codable, Equatable, Hashable {
     public var id: String
@@ -264,7 +246,11 @@ extension FieldRule {
                 ("\(prefix).too_many_bytes", ["max"]), ("\(prefix).mixed_scripts", []), ("\(prefix).no_letter", []),
                 ("\(prefix).overloaded_character", ["maxMarks", "maxCodePoints"]), ("\(prefix).bidi_order", []),
             ]
-        case .phone: [("\(prefix).invalid", []), ("\(prefix).too_short", ["min"]), ("\(prefix).too_long", ["max"])]
+        case .phone:
+            [
+                ("\(prefix).invalid", []), ("\(prefix).too_short", ["min"]), ("\(prefix).too_long", ["max"]), ("\(prefix).invalid_country", []),
+                ("\(prefix).impossible", []), ("\(prefix).unsupported_type", []),
+            ]
         case .email: [("\(prefix).invalid", [])]
         case .equals: [("\(prefix).different", ["field"])]
         case .notContaining: [("\(prefix).contains_other", ["field"])]
@@ -312,11 +298,24 @@ extension FieldRule {
                 )
             case .bidiOrder: MessageRef("\(prefix).bidi_order")
             }
-        case .phone(let minDigits, let maxDigits):
-            guard value.utf8.count <= 64, let digits = PhoneNumbers.digits(of: value), !digits.isEmpty else { return MessageRef("\(prefix).invalid") }
-            if digits.utf8.count < minDigits { return MessageRef("\(prefix).too_short", [.init("min", .integer(minDigits))]) }
-            if digits.utf8.count > maxDigits { return MessageRef("\(prefix).too_long", [.init("max", .integer(maxDigits))]) }
-            return nil
+        case .phone(let minDigits, let maxDigits, let region):
+            guard value.utf8.count <= PhoneRules.maxInputBytes, let text = PhoneNumberText.ascii(value) else { return MessageRef("\(prefix).invalid") }
+            let tooShort = MessageRef("\(prefix).too_short", [.init("min", .integer(minDigits))])
+            let tooLong = MessageRef("\(prefix).too_long", [.init("max", .integer(maxDigits))])
+            let verdict = configuration.phoneNumbers.parse(text, region)
+            if verdict.inRegion, let digits = verdict.nationalDigits {
+                if digits < minDigits { return tooShort }
+                if digits > maxDigits { return tooLong }
+            }
+            return switch verdict.status {
+            case .valid: nil
+            case .tooShort: tooShort
+            case .tooLong: tooLong
+            case .invalidCountry: MessageRef("\(prefix).invalid_country")
+            case .impossible: MessageRef("\(prefix).impossible")
+            case .wrongType: MessageRef("\(prefix).unsupported_type")
+            case .notANumber: MessageRef("\(prefix).invalid")
+            }
         case .email:
             return EmailAddresses.isValid(value) ? nil : MessageRef("\(prefix).invalid")
         case .equals(let field):
@@ -363,9 +362,10 @@ extension FieldDefinition {
                 description.refusedCodePoints = ["U+0640"]
                 description.requiredCategories = ["Lu", "Ll", "Lt", "Lo", "Nd"]
                 description.maxCodePointsPerCharacter = UsernameRules.maxCodePointsPerCharacter
-            case .phone(let minDigits, let maxDigits):
+            case .phone(let minDigits, let maxDigits, let region):
                 description.minDigits = minDigits
                 description.maxDigits = maxDigits
+                description.region = region
             case .email: description.email = true
             case .equals(let field): description.equalsField = field
             case .notContaining(let field): description.notContainingField = field

@@ -161,6 +161,14 @@ public struct FormDefinition: Sendable, Codable, Equatable {
     /// The kind of identity the form signs up or logs in.
     public var identityKind: IdentityKind { fields[identityField].kind.identityKind ?? .username }
 
+    /// The identity as a submit or check names it: a phone number with its rule's region.
+    public func identity(_ value: String) -> IdentityValue {
+        let region = fields[identityField].rules.lazy.compactMap { spec -> String? in
+            if case .phone(_, _, let region) = spec.rule { region } else { nil }
+        }.first
+        return IdentityValue(identityKind, value, region: region)
+    }
+
     /// The index of the field named `name`.
     public func index(of name: String) -> Int? {
         fields.firstIndex { $0.name == name }

@@ -244,11 +244,17 @@ public enum FormFile {
                 try count(0...0, "username")
                 rule = .username
             case "phone":
-                try count(1...2, "phone MIN-DIGITS [MAX-DIGITS]")
+                // The last word is the default region when it is two capital letters.
+                let region: String? = arguments.last.flatMap { last in
+                    last.0.count == 2 && last.0.unicodeScalars.allSatisfy { ("A"..."Z").contains($0) } ? String(last.0) : nil
+                }
+                let digitWords = arguments.count - (region == nil ? 0 : 1)
+                try count(1...(region == nil ? 2 : 3), "phone MIN-DIGITS [MAX-DIGITS] [REGION]")
+                guard digitWords >= 1 else { throw line.error(file, "usage: rule = phone MIN-DIGITS [MAX-DIGITS] [REGION]") }
                 let minimum = try number(1, 1...30)
-                let maximum = arguments.count == 2 ? try number(2, 1...30) : 15
+                let maximum = digitWords == 2 ? try number(2, 1...30) : 15
                 guard minimum <= maximum else { throw line.error(file, "phone: MIN-DIGITS \(minimum) is more than MAX-DIGITS \(maximum)", offset: words[1].1) }
-                rule = .phone(minDigits: minimum, maxDigits: maximum)
+                rule = .phone(minDigits: minimum, maxDigits: maximum, region: region)
             case "email":
                 try count(0...0, "email")
                 rule = .email
@@ -467,7 +473,7 @@ extension FormFile {
     static func notAFailure(_ id: String) -> String? {
         let last = id.split(separator: ".").last.map(String.init) ?? id
         let first = id.split(separator: ".").first.map(String.init) ?? id
-        if ["valid", "ok", "done", "checking", "available", "acceptable", "entered"].contains(last) || id == "password.repeated" {
+        if ["valid", "ok", "done", "checking", "available", "acceptable", "entered"].contains(last) || ["password.repeated", "password.match"].contains(id) {
             return "\"\(last)\" ids say a value is good or being checked"
         }
         if ["taken", "too_similar", "invalid_credentials", "rate_limited", "unavailable", "unreachable"].contains(last)
@@ -496,7 +502,7 @@ public enum MessagePlaceholders {
     public static let failureParameters: [String: Set<String>] = {
         var parameters: [String: Set<String>] = [:]
         let rules: [FieldRule] = [
-            .minLength(1), .maxLength(1), .maxBytes(1), .characters([]), .username, .phone(minDigits: 1, maxDigits: 1), .email,
+            .minLength(1), .maxLength(1), .maxBytes(1), .characters([]), .username, .phone(minDigits: 1, maxDigits: 1, region: nil), .email,
             .equals(field: "x"), .notContaining(field: "x"), .passwordQuality(userField: nil),
         ]
         for prefix in FieldKind.allCases.map(\.messagePrefix) + [FieldRule.genericPrefix] {

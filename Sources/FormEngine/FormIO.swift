@@ -29,10 +29,13 @@ extension Duration {
 public struct IdentityValue: Sendable, Codable, Equatable, Hashable {
     public var kind: IdentityKind
     public var value: String
+    /// A phone number's default region (the form's phone rule's), nil otherwise.
+    public var region: String?
 
-    public init(_ kind: IdentityKind, _ value: String) {
+    public init(_ kind: IdentityKind, _ value: String, region: String? = nil) {
         self.kind = kind
         self.value = value
+        self.region = region
     }
 }
 
@@ -128,14 +131,17 @@ public struct FormConfiguration: Sendable {
     public var usernameRule: UsernameRule
     /// What `password-quality` rules apply (the daemon's is libpwquality's).
     public var passwordQuality: PasswordQualityCheck
+    /// How phone numbers are parsed (the daemon's is libphonenumber's).
+    public var phoneNumbers: PhoneNumberRule
 
     public init(
         checkTimeout: Duration = .seconds(3), catalogues: MessageCatalogues = .builtin, usernameRule: UsernameRule = .basic,
-        passwordQuality: PasswordQualityCheck = .none
+        passwordQuality: PasswordQualityCheck = .none, phoneNumbers: PhoneNumberRule = .basic
     ) {
         self.checkTimeout = checkTimeout
         self.catalogues = catalogues
         self.usernameRule = usernameRule
         self.passwordQuality = passwordQuality
+        self.phoneNumbers = phoneNumbers
     }
 }

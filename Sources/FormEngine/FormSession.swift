@@ -114,7 +114,7 @@ public struct FormSession: Sendable, Codable, Equatable {
             guard enabled else { throw .notReady }
             phase = .submitting
             step.events.append(.busy(true))
-            let identity = IdentityValue(form.identityKind, values[form.identityField])
+            let identity = form.identity(values[form.identityField])
             step.effects.append(.submit(form.action, identity: identity, password: values[form.secretField]))
         case .setLocale(let tag):
             locale = configuration.catalogues.resolve(tag)
@@ -184,7 +184,7 @@ public struct FormSession: Sendable, Codable, Equatable {
                     lastCheckID += 1
                     let check = PendingCheck(id: lastCheckID, field: index, value: values[index], deadline: now + configuration.checkTimeout)
                     pendingCheck = check
-                    step.effects.append(.startCheck(id: check.id, identity: IdentityValue(form.identityKind, check.value), deadline: check.deadline))
+                    step.effects.append(.startCheck(id: check.id, identity: form.identity(check.value), deadline: check.deadline))
                 }
             }
             if field.checksQuality {

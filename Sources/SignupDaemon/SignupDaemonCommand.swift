@@ -295,7 +295,7 @@ public struct SignupDaemonCommand: AsyncParsableCommand {
         guard let collisions = try? store.keptCollisions(), !collisions.isEmpty else { return }
         let groups = collisions.map { $0.usernames.map { "\"\($0)\"" }.joined(separator: " ~ ") }.joined(separator: "; ")
         logger.warning(
-            "accounts kept although their names collide under Unicode identity keys (\(Usernames.keyVersion)); each can log in, no new signup may take a colliding name",
+            "accounts kept although their names collide under Unicode identity keys (\(SimilarityKeyOwners.keyVersion)); each can log in, no new signup may take a colliding name",
             metadata: ["collisions": "\(groups)", "count": "\(collisions.count)"]
         )
     }

@@ -167,7 +167,7 @@ struct SignupRulesTests {
         let step = try session.handle(.set(field: "password", value: "secret1"), now: .zero)
         #expect(step.events.textOnly == [
             .validation(field: "password", state: .ok, message: "Password acceptable"),
-            .validation(field: "repeatedPassword", state: .ok, message: "Password repeated"),
+            .validation(field: "repeatedPassword", state: .ok, message: "Passwords match"),
         ])
         #expect(try validation("repeatedPassword", "", in: &session) == Shown.empty)
     }

@@ -76,7 +76,9 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
                     let value = identity.value
                     switch identity.kind {
                     case .username: require(UsernameRules.hasOnlyLettersAndDigits(value) && !value.isEmpty, "only valid names are checked")
-                    case .phone: require(PhoneNumbers.digits(of: value).map { $0.utf8.count >= 11 } == true, "only valid phone numbers are checked")
+                    case .phone:
+                        let verdict = PhoneNumberText.ascii(value).map { PhoneNumberRule.basic.parse($0, identity.region) }
+                        require(verdict.map { ($0.nationalDigits ?? 0) >= 11 || !$0.inRegion } == true && PhoneNumberRule.basic.identity(of: value, region: identity.region) != nil, "only valid phone numbers are checked")
                     case .email: require(EmailAddresses.isValid(value), "only valid addresses are checked")
                     }
                     require(id > 0, "check ids start at 1")

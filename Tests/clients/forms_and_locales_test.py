@@ -149,13 +149,13 @@ def phone_forms(path):
     c.until(lambda m: m.get("event") == "enabled" and m["value"])
     c.send("submit")
     result, _ = c.until(lambda m: m.get("event") == "result")
-    check(result["ok"] and result["user"] == "tel:8613800138000" and result["messageId"] == "signup.done", "phone signup: %s" % result)
+    check(result["ok"] and result["user"] == "tel:+8613800138000" and result["messageId"] == "signup.done", "phone signup: %s" % result)
     c.reply(c.send("close"))
     # The same number written another way is the same identity: taken.
     c.reply(c.send("open", form="phone-signup", locale="zh-CN"))
     c.send("set", field="phone", value="8613800138000")
     taken, _ = c.until(lambda m: m.get("event") == "validation" and m["field"] == "phone" and m["state"] == "failed")
-    check(taken["messageId"] == "phone.taken" and taken["message"] == "号码已注册", "normalised digits are one identity: %s" % taken)
+    check(taken["messageId"] == "phone.taken" and taken["message"] == "号码已注册", "one number written two ways is one identity: %s" % taken)
     c.reply(c.send("close"))
 
     # RxLoginTest: phone-login in zh-CN.
@@ -178,9 +178,9 @@ def phone_forms(path):
     c.until(lambda m: m.get("event") == "enabled" and m["value"])
     c.send("submit")
     result, _ = c.until(lambda m: m.get("event") == "result")
-    check(result["ok"] and result["message"] == "登录成功" and result["user"] == "tel:8613800138000" and len(result["token"]) == 43, "login: %s" % result)
+    check(result["ok"] and result["message"] == "登录成功" and result["user"] == "tel:+8613800138000" and len(result["token"]) == 43, "login: %s" % result)
     verified, _ = c.reply(c.send("verify", token=result["token"]))
-    check(verified["event"] == "verified" and verified["user"] == "tel:8613800138000", "verify reports the phone account: %s" % verified)
+    check(verified["event"] == "verified" and verified["user"] == "tel:+8613800138000", "verify reports the phone account: %s" % verified)
     c.reply(c.send("close"))
 
     # A phone number is not a username: the username login does not know it.

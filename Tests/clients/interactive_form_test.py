@@ -106,7 +106,7 @@ try:
     text = wait_for(lambda s: "✗ Password different" in s, "mismatch")
     check("(disabled)" in text, "button disabled while the repeat differs")
     keys("BSpace", "h")
-    text = wait_for(lambda s: "✓ Password repeated" in s, "repeat ok")
+    text = wait_for(lambda s: "✓ Passwords match" in s, "repeat ok")
     check("Enter to submit" in text and "(disabled)" not in text, "button enabled only when all is valid")
 
     keys("Enter")
@@ -218,7 +218,7 @@ try:
     keys("taken")
     wait_for(lambda s: "Username already taken" in s, "the taken verdict before Enter")
     keys("Tab", "pass word", "Tab", "pass word")
-    wait_for(lambda s: "Password repeated" in s, "both passwords checked")
+    wait_for(lambda s: "Passwords match" in s, "both passwords checked")
     keys("Enter")
     text = wait_for(lambda s: "Not submitted:" in s or "not enabled" in s, "the refusal after the verdict")
     check("Not submitted: Username — Username already taken" in text, "a refusal after the verdict names the field and why:\n" + text)
@@ -249,7 +249,7 @@ try:
     # A bracketed paste: one chunk of text, its newline dropped, not an Enter.
     tmux("set-buffer", "pass word\n")
     tmux("paste-buffer", "-p", "-t", SESSION)
-    text = wait_for(lambda s: "✓ Password repeated" in s, "the pasted repeat")
+    text = wait_for(lambda s: "✓ Passwords match" in s, "the pasted repeat")
     check("✓ Signed up" not in text, "a pasted newline does not submit")
     keys("Enter")
     text = wait_for(lambda s: "✓ Signed up" in s, "signed up after editing")
@@ -268,7 +268,7 @@ try:
     open_form("NO_COLOR=1")
     tmux("set-buffer", "dave\tsecret1\tsecret1")
     tmux("paste-buffer", "-p", "-t", SESSION)
-    text = wait_for(lambda s: "✓ Password repeated" in s, "the pasted fields")
+    text = wait_for(lambda s: "✓ Passwords match" in s, "the pasted fields")
     check("dave" in text and "secret1" not in text and "davesecret" not in text and "Signed up" not in text,
           "a paste with Tabs fills the fields, passwords masked, nothing submitted:\n" + text)
     keys("Escape")

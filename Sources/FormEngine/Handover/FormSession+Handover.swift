@@ -8,7 +8,7 @@ extension FormSession {
         if var check = pendingCheck {
             check.deadline = now + configuration.checkTimeout
             pendingCheck = check
-            effects.append(.startCheck(id: check.id, identity: IdentityValue(form.identityKind, check.value), deadline: check.deadline))
+            effects.append(.startCheck(id: check.id, identity: form.identity(check.value), deadline: check.deadline))
         }
         for check in pendingQuality {
             let field = form.fields[check.field]

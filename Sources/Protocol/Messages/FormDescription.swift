@@ -96,10 +96,13 @@ public struct FieldRulesDescription: Sendable, Equatable {
     public var unicodeVersion: String?
     /// The value must equal (byte for byte) the value of this field.
     public var equalsField: String?
-    /// Phone numbers: fewest and most decimal digits; spaces and dashes are ignored and a
-    /// leading `+` is allowed.
+    /// Phone numbers: fewest and most digits of the national significant number, for a
+    /// number of `region` (libphonenumber's numbering plans judge the rest).
     public var minDigits: Int?
     public var maxDigits: Int?
+    /// Phone numbers: the default region (ISO 3166 alpha-2) a number without a country
+    /// calling code belongs to; absent: numbers must be international (+…).
+    public var region: String?
     /// The value must not contain the value of this field (compared case-insensitively).
     public var notContainingField: String?
     /// The value must have the form local@domain.

@@ -128,6 +128,7 @@ extension FieldRulesDescription {
         rules.equalsField = try r.optionalString("equalsField")
         rules.minDigits = try r.optionalInt("minDigits")
         rules.maxDigits = try r.optionalInt("maxDigits")
+        rules.region = try r.optionalString("region")
         rules.notContainingField = try r.optionalString("notContainingField")
         rules.email = try r.optionalBool("email")
         rules.passwordQuality = try r.optionalString("passwordQuality")

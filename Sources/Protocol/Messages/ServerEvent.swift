@@ -207,6 +207,7 @@ extension ServerEvent {
         if let value = rules.equalsField { writer.member("equalsField", value) }
         if let value = rules.minDigits { writer.member("minDigits", value) }
         if let value = rules.maxDigits { writer.member("maxDigits", value) }
+        if let value = rules.region { writer.member("region", value) }
         if let value = rules.notContainingField { writer.member("notContainingField", value) }
         if let value = rules.email { writer.member("email", value) }
         if let value = rules.passwordQuality { writer.member("passwordQuality", value) }

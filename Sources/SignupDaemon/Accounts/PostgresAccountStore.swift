@@ -129,7 +129,7 @@ final class PostgresAccountStore: AccountStore {
         for try await version in try await connection.query("SELECT version FROM identity_key_version FOR UPDATE", logger: logger).decode(String.self) {
             stored = version
         }
-        guard stored != Usernames.keyVersion else { return }
+        guard stored != SimilarityKeyOwners.keyVersion else { return }
         _ = try await connection.query("DELETE FROM similarity_key", logger: logger).collect()
         var rows: [(Int64, String, String?)] = []
         for try await row in try await connection.query("SELECT id, username, legacy_key FROM account ORDER BY id", logger: logger)
@@ -149,8 +149,8 @@ final class PostgresAccountStore: AccountStore {
                 "UPDATE account SET identity_key = \(identity.key), collides_with = \(collidesWith) WHERE id = \(id)", logger: logger
             ).collect()
         }
-        _ = try await connection.query("UPDATE identity_key_version SET version = \(Usernames.keyVersion)", logger: logger).collect()
-        logger.notice("identity keys recomputed", metadata: ["accounts": "\(rows.count)", "keyVersion": "\(Usernames.keyVersion)"])
+        _ = try await connection.query("UPDATE identity_key_version SET version = \(SimilarityKeyOwners.keyVersion)", logger: logger).collect()
+        logger.notice("identity keys recomputed", metadata: ["accounts": "\(rows.count)", "keyVersion": "\(SimilarityKeyOwners.keyVersion)"])
     }
 
     /// BEGIN … COMMIT, or ROLLBACK and rethrow the body's own error.

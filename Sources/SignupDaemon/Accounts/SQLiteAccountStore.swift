@@ -116,7 +116,7 @@ final class SQLiteAccountStore: AccountStore {
     /// account can take a name colliding with either.
     static func recomputeKeys(_ db: Database) throws {
         let stored = try String.fetchOne(db, sql: "SELECT version FROM identityKeyVersion") ?? ""
-        guard stored != Usernames.keyVersion else { return }
+        guard stored != SimilarityKeyOwners.keyVersion else { return }
         try db.execute(sql: "DELETE FROM similarityKey")
         let rows = try Row.fetchAll(db, sql: "SELECT id, username, legacyKey FROM account ORDER BY id")
         var owners = SimilarityKeyOwners()
@@ -135,7 +135,7 @@ final class SQLiteAccountStore: AccountStore {
                 arguments: [identity.key, collidesWith, id]
             )
         }
-        try db.execute(sql: "UPDATE identityKeyVersion SET version = ?", arguments: [Usernames.keyVersion])
+        try db.execute(sql: "UPDATE identityKeyVersion SET version = ?", arguments: [SimilarityKeyOwners.keyVersion])
     }
 
     func availability(of identity: UsernameIdentity) throws(AccountStoreError) -> NameAvailability {

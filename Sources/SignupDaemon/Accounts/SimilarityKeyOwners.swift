@@ -5,12 +5,19 @@ import UsernameIdentity
 /// one with the same key is kept, marked as colliding with that owner. One place, so that
 /// SQLite and PostgreSQL cannot come to disagree on who owns a name.
 struct SimilarityKeyOwners {
+    /// The version stored with the keys: a daemon whose keys differ (another ICU, phone
+    /// numbers as E.164) recomputes them at start.
+    static var keyVersion: String { Usernames.keyVersion + "+tel-E.164" }
+
     /// Keyed by bytes: Swift's String == compares canonically, the stores compare bytes.
     private var owners: [[UInt8]: Int64] = [:]
 
     /// Account `id`'s identity, or the store's refusal to go on without it.
+    /// A phone number stored before identities were E.164 (`tel:13800138000`) gets the
+    /// key of its E.164 form, so that it logs in however the number is written; two that
+    /// then name one number collide like look-alike names (kept, reported at start).
     static func identity(ofAccount id: Int64, username: String, legacyKey: String?) throws(AccountStoreError) -> UsernameIdentity {
-        guard let identity = Usernames.storedIdentity(of: username, legacyKey: legacyKey ?? "") else {
+        guard let identity = Usernames.storedIdentity(of: PhoneIdentity.migrated(username) ?? username, legacyKey: legacyKey ?? "") else {
             throw AccountStoreError.unavailable("ICU cannot compute the key of account \(id)")
         }
         return identity

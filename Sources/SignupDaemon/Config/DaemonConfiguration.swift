@@ -61,7 +61,7 @@ struct DaemonConfiguration: Sendable {
     var formDirectories = FormDirectories(forms: FormDirectories.defaultForms, messages: FormDirectories.defaultMessages, formsRequired: false, messagesRequired: false)
 
     var formConfiguration: FormConfiguration {
-        FormConfiguration(checkTimeout: availabilityTimeout, catalogues: MessageCatalogues(), usernameRule: .identity)
+        FormConfiguration(checkTimeout: availabilityTimeout, catalogues: MessageCatalogues(), usernameRule: .identity, phoneNumbers: .libphonenumber)
     }
 }
 
