@@ -28,7 +28,7 @@ public enum BuiltinCatalogues {
         phone.impossible = No phone number has these digits
         phone.unsupported_type = Only mobile and landline numbers can be used
         phone.too_short = Phone number too short
-        phone.too_long = Phone number must have at most {max} digits
+        phone.too_long = Phone number too long
         phone.checking = Checking availability
         phone.available = Phone number available
         phone.taken = Phone number already registered
@@ -106,7 +106,7 @@ public enum BuiltinCatalogues {
         phone.invalid_country = 国家或地区代码无效
         phone.impossible = 该号码不存在
         phone.unsupported_type = 仅支持手机或固定电话号码
-        phone.too_long = 号码最多 {max} 位数字
+        phone.too_long = 号码过长
         phone.checking = 正在检查号码是否可用
         phone.available = 号码可用
         phone.taken = 号码已注册

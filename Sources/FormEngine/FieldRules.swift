@@ -299,11 +299,21 @@ extension FieldRule {
             case .bidiOrder: MessageRef("\(prefix).bidi_order")
             }
         case .phone(let minDigits, let maxDigits, let region):
-            guard value.utf8.count <= PhoneRules.maxInputBytes, let text = PhoneNumberText.ascii(value) else { return MessageRef("\(prefix).invalid") }
+            guard let text = PhoneNumberText.ascii(value) else { return MessageRef("\(prefix).invalid") }
             let tooShort = MessageRef("\(prefix).too_short", [.init("min", .integer(minDigits))])
             let tooLong = MessageRef("\(prefix).too_long", [.init("max", .integer(maxDigits))])
+            // Digits and punctuation only, past what any number needs: too long, not "invalid".
+            guard value.utf8.count <= PhoneRules.maxInputBytes else { return tooLong }
             let verdict = configuration.phoneNumbers.parse(text, region)
-            if verdict.inRegion, let digits = verdict.nationalDigits {
+            // While a number of the region is still being typed (or is not one), too few or too
+            // many digits is what the person can act on (RxLoginTest's "号码长度不足"); a number
+            // the numbering plan accepts is not second-guessed by the form's bounds.
+            let bounded = switch verdict.status {
+            case .valid: !verdict.judgedByPlan
+            case .invalidCountry, .wrongType: false
+            case .tooShort, .tooLong, .impossible, .notANumber: true
+            }
+            if bounded, verdict.inRegion, let digits = verdict.nationalDigits {
                 if digits < minDigits { return tooShort }
                 if digits > maxDigits { return tooLong }
             }
@@ -314,7 +324,8 @@ extension FieldRule {
             case .invalidCountry: MessageRef("\(prefix).invalid_country")
             case .impossible: MessageRef("\(prefix).impossible")
             case .wrongType: MessageRef("\(prefix).unsupported_type")
-            case .notANumber: MessageRef("\(prefix).invalid")
+            // Digits too few to read as any number yet (the first keystrokes).
+            case .notANumber: PhoneNumberText.digits(text).isEmpty ? MessageRef("\(prefix).invalid") : tooShort
             }
         case .email:
             return EmailAddresses.isValid(value) ? nil : MessageRef("\(prefix).invalid")

@@ -2,9 +2,10 @@
 
 /// A phone number's text reduced to what a numbering-plan parser reads: every Unicode
 /// decimal digit (full-width `１`, Arabic-Indic `١`, …) as its ASCII digit, and the
-/// punctuation people write numbers with — spaces, dashes, dots, parentheses and a `+`, in
-/// their ASCII and full-width forms — as ASCII. Anything else (a letter, an emoji) makes
-/// the text no phone number.
+/// punctuation people write numbers with — spaces, dashes, dots, round or square brackets
+/// and a `+`, in their ASCII and full-width forms — as ASCII; invisible format characters
+/// (a pasted number's bidi marks, a byte-order mark) are dropped. Anything else (a
+/// letter, an emoji) makes the text no phone number.
 public enum PhoneNumberText {
     /// The ASCII form of `value`, or nil when it holds anything but digits and the
     /// punctuation above.
@@ -18,11 +19,14 @@ public enum PhoneNumberText {
             }
             switch scalar {
             case "+", "\u{FF0B}": text.append("+")
-            case "(", "\u{FF08}": text.append("(")
-            case ")", "\u{FF09}": text.append(")")
+            case "(", "[", "\u{FF08}", "\u{FF3B}": text.append("(")
+            case ")", "]", "\u{FF09}", "\u{FF3D}": text.append(")")
             case ".", "\u{FF0E}": text.append(".")
             case "-", "\u{2010}", "\u{2011}", "\u{2012}", "\u{2013}", "\u{2014}", "\u{2015}", "\u{2212}", "\u{FF0D}": text.append("-")
             case _ where scalar.properties.isWhitespace: text.append(" ")
+            // Invisible format characters a pasted number carries (bidi marks and embeddings
+            // from a contacts app, a byte-order mark, zero-width spaces, soft hyphens).
+            case _ where scalar.properties.generalCategory == .format: continue
             default: return nil
             }
         }
@@ -65,11 +69,15 @@ public struct PhoneVerdict: Sendable, Equatable {
     public var nationalDigits: Int?
     /// Whether the number belongs to the rule's region (its country calling code).
     public var inRegion: Bool
+    /// Whether a numbering plan judged the number (false: digits were only counted, and the
+    /// form's digit bounds are all there is to say about a valid-looking number).
+    public var judgedByPlan: Bool
 
-    public init(_ status: Status, nationalDigits: Int? = nil, inRegion: Bool = false) {
+    public init(_ status: Status, nationalDigits: Int? = nil, inRegion: Bool = false, judgedByPlan: Bool = true) {
         self.status = status
         self.nationalDigits = nationalDigits
         self.inRegion = inRegion
+        self.judgedByPlan = judgedByPlan
     }
 }
 
@@ -92,9 +100,10 @@ public struct PhoneNumberRule: Sendable {
         let international = trimmed.hasPrefix("+") || trimmed.hasPrefix("00")
         var digits = PhoneNumberText.digits(text)
         if trimmed.hasPrefix("00") { digits.removeFirst(2) }
-        guard !digits.isEmpty else { return PhoneVerdict(.notANumber) }
-        guard digits.utf8.count <= 30 else { return PhoneVerdict(.tooLong, nationalDigits: digits.utf8.count, inRegion: !international) }
-        return PhoneVerdict(.valid(e164: international ? "+" + digits : digits), nationalDigits: digits.utf8.count, inRegion: !international)
+        guard !digits.isEmpty else { return PhoneVerdict(.notANumber, judgedByPlan: false) }
+        guard digits.utf8.count <= 30 else { return PhoneVerdict(.tooLong, nationalDigits: digits.utf8.count, inRegion: !international, judgedByPlan: false) }
+        return PhoneVerdict(
+            .valid(e164: international ? "+" + digits : digits), nationalDigits: digits.utf8.count, inRegion: !international, judgedByPlan: false)
     }
 
     /// The identity of `value` (as typed) under this rule: its E.164 form, or nil when it

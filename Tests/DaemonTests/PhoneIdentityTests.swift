@@ -77,7 +77,11 @@ struct PhoneIdentityTests {
         ("123 4567 8901", "phone.impossible", "该号码不存在"),
         ("+1 800 555 0199", "phone.unsupported_type", "仅支持手机或固定电话号码"),
         ("1380013800", "phone.too_short", "号码长度不足"),
-        ("+86 138 0013 8000 12345", "phone.too_long", "号码最多 15 位数字"),
+        ("+86 138 0013 8000 12345", "phone.too_long", "号码过长"),
+        ("1380013800012", "phone.too_long", "号码过长"),
+        ("1", "phone.too_short", "号码长度不足"),  // the first keystroke is not a format error
+        ("400 123 4567", "phone.unsupported_type", "仅支持手机或固定电话号码"),
+        (String(repeating: "1", count: 129), "phone.too_long", "号码过长"),
     ])
     func refused(_ value: String, _ id: String, _ chinese: String) throws {
         let client = try SharedDaemon.client()
@@ -88,6 +92,18 @@ struct PhoneIdentityTests {
         let snapshot = try client.next(where: { $0.string("event") == "busy" }).before
         let shown = try #require(snapshot.last { $0.event == "validation" && $0.string("field") == "phone" })
         #expect(shown.string("message") == chinese, "\(value) in zh-CN: \(shown)")
+    }
+
+    @Test("numbers as they arrive pasted or written with brackets are numbers; a landline of the region is one", arguments: [
+        "\u{202A}+86 139 0013 9000\u{202C}",  // a contacts app's bidi embedding
+        "\u{FEFF}13900139000", "139\u{200B}0013\u{00AD}9000", "\u{200E}+86 13900139000",
+        "[139]00139000", "\u{FF3B}139\u{FF3D}0013 9000", "010 6552 9988", "+86 10 6552 9988", "021 6321 1234",
+    ])
+    func accepted(_ value: String) throws {
+        let client = try SharedDaemon.client()
+        _ = try client.open("phone-login")
+        let shown = try #require(try client.set("phone", value).last { $0.event == "validation" })
+        #expect(shown.string("state") == "ok", "\(value.unicodeScalars.map { String($0.value, radix: 16) }): \(shown)")
     }
 
     @Test("the login limiter counts one number once, however it is written", arguments: StoreUnderTest.allCases)
@@ -151,11 +167,12 @@ struct PhoneMigrationTests {
         daemon.signal(SIGTERM)
         #expect(daemon.waitForExit() == 0)
 
-        // As the previous release stored them: A typed as 13…, the other as +86 13… of the same number.
+        // As the previous release stored them: A typed as 13…, the other as 0086 13… of the same number.
         let queue = try DatabaseQueue(path: daemon.databasePath)
         try queue.write { db in
-            try db.execute(sql: "UPDATE account SET username = ?, legacyKey = ? WHERE username = ?", arguments: ["tel:" + digits, "tel:" + digits, "tel:" + a.e164])
-            try db.execute(sql: "UPDATE account SET username = ?, legacyKey = ? WHERE username = ?", arguments: ["tel:86" + digits, "tel:86" + digits, "tel:" + b.e164])
+            // (The previous release kept no legacy key for accounts it made itself.)
+            try db.execute(sql: "UPDATE account SET username = ?, legacyKey = NULL WHERE username = ?", arguments: ["tel:" + digits, "tel:" + a.e164])
+            try db.execute(sql: "UPDATE account SET username = ?, legacyKey = NULL WHERE username = ?", arguments: ["tel:0086" + digits, "tel:" + b.e164])
             let version = try #require(try String.fetchOne(db, sql: "SELECT version FROM identityKeyVersion"))
             try db.execute(sql: "UPDATE identityKeyVersion SET version = ?", arguments: [version.replacingOccurrences(of: "+tel-E.164", with: "")])
         }
@@ -164,11 +181,11 @@ struct PhoneMigrationTests {
         try again.start()
         let after = try again.connect()
         _ = try after.hello()
-        #expect(again.log.contains("collide") && again.log.contains("tel:\(digits)") && again.log.contains("tel:86\(digits)"), "the collision is reported: \(again.log)")
+        #expect(again.log.contains("collide") && again.log.contains("tel:\(digits)") && again.log.contains("tel:0086\(digits)"), "the collision is reported: \(again.log)")
         let first = try after.phoneLogin(digits, "first password")
         #expect(first["ok"] == .bool(true) && first.string("user") == "tel:" + digits, "\(first)")
-        let second = try after.phoneLogin("+86 " + digits, "second password")
-        #expect(second["ok"] == .bool(true) && second.string("user") == "tel:86" + digits, "\(second)")
+        let second = try after.phoneLogin("0086 " + digits, "second password")
+        #expect(second["ok"] == .bool(true) && second.string("user") == "tel:0086" + digits, "\(second)")
         let spelled = try again.connect()
         _ = try spelled.hello()
         #expect(try spelled.phoneLogin(PhoneIdentityTests.fullWidth(digits), "first password")["ok"] == .bool(true), "a new spelling finds the oldest")

@@ -40,7 +40,7 @@ struct PhoneLoginTests {
         ("phone", "1381234567", "phone.too_short", "Phone number too short"),
         ("password", "12345", "password.short", "Password too short"),
         ("phone", "138l2345678", "phone.invalid", "Phone number can only contain digits, spaces, dashes, dots, brackets and a leading +"),
-        ("phone", "1234567890123456", "phone.too_long", "Phone number must have at most 15 digits"),
+        ("phone", "1234567890123456", "phone.too_long", "Phone number too long"),
     ])
     func english(_ field: String, _ value: String, _ id: String, _ text: String) throws {
         var session = FormSession(form: .phoneLogin)

@@ -49,8 +49,9 @@ struct FormScreenTests {
         let small = screen.render(columns: 40, rows: 12)
         #expect(small.tooSmall)
         #expect(small.cursor == nil ? true : false)
-        #expect(FormScreen.plain(small.lines[0]).hasPrefix("Terminal too small"))
-        #expect(small.lines.dropFirst().allSatisfy { $0.isEmpty })
+        let notice = small.lines.map(FormScreen.plain).filter { !$0.isEmpty }
+        #expect(notice.first?.hasPrefix("Esc quits.") == true, "\(notice)")
+        #expect(notice.joined(separator: " ") == "Esc quits. Terminal too small (40×12); need 48×\(screen.compactRows).", "the whole notice, wrapped at spaces: \(notice)")
     }
 
     @Test("the hints say what Ctrl-U does; after a successful submit the form says it is done")

@@ -34,17 +34,26 @@ struct ScreenTextTests {
         screen.text = .forLocale("zh-CN")
         for (columns, rows) in [(80, 24), (60, 14)] {
             let lines = screen.render(columns: columns, rows: rows).lines.map(FormScreen.plain)
-            #expect(lines.contains { $0.contains("注册账号 — signupd") }, "\(columns)x\(rows)")
+            // The heading is the form's title alone: no English program name on a Chinese screen.
+            #expect(lines.contains { $0.filter { $0 != " " } == "注册账号" }, "\(columns)x\(rows)")
+            #expect(!lines.joined().contains("signupd"), "\(columns)x\(rows)")
             #expect(lines.contains { $0.contains("Esc 退出") }, "\(columns)x\(rows)")
             #expect(lines.contains { $0.contains("（不可用）") }, "\(columns)x\(rows)")
             #expect(lines.contains { $0.contains("会话 0123456789abcdef") }, "\(columns)x\(rows)")
             #expect(!lines.joined().contains("Esc quit") && !lines.joined().contains("(disabled)"))
         }
-        let small = screen.render(columns: 40, rows: 5).lines.map(FormScreen.plain)
-        #expect(small[0].hasPrefix("终端太小"))
+        // Too small: how to quit comes first, and the notice wraps to fit the window whole.
+        for (columns, rows) in [(40, 5), (40, 10), (12, 6)] {
+            let small = screen.render(columns: columns, rows: rows).lines.map(FormScreen.plain).filter { !$0.isEmpty }
+            #expect(small.first?.hasPrefix("按 Esc") == true, "\(columns)x\(rows): \(small)")
+            let whole = ScreenText.simplifiedChinese.tooSmall(columns, rows, FormScreen.minimumColumns, screen.compactRows)
+            #expect(small.joined().filter { $0 != " " } == whole.filter { $0 != " " }, "\(columns)x\(rows): \(small)")
+            #expect(small.allSatisfy { DisplayWidth.of($0) <= columns - 1 }, "\(columns)x\(rows): \(small)")
+        }
         screen.view.result = SessionView.Result(ok: true, message: "注册成功", user: "alice", token: nil)
         let done = screen.render(columns: 80, rows: 24).lines.map(FormScreen.plain)
-        #expect(done.contains { $0.contains("按任意键退出") })
+        #expect(done.filter { $0.contains("按任意键退出") }.count == 1, "said once: \(done)")
+        #expect(done.contains { $0.contains("[ 注册 ]  完成") }, "\(done)")
     }
 
     @Test("without a title the heading is the submit label, as before")

@@ -11,10 +11,12 @@ usage: interactive_form_test.py path/to/signupd path/to/signupctl
 """
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
 import time
+import unicodedata
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "robustness"))
 from harness import FAST_HASH, SLOW_HASH, Daemon  # noqa: E402
@@ -297,7 +299,9 @@ try:
     check_frame(60, 20, "60x20")
     resize(40, 12)
     text = wait_for(lambda s: "Terminal too small" in s, "the too-small notice")
-    check(text.split("\n")[0].startswith("Terminal too small") and all(l.strip() == "" for l in text.split("\n")[1:]), "40x12: one line:\n" + text)
+    notice = [l.strip() for l in text.split("\n") if l.strip()]
+    check(notice[0].startswith("Esc quits.") and " ".join(notice).startswith("Esc quits. Terminal too small (40×12); need 48×"),
+          "40x12: how to quit first, then the whole notice, wrapped:\n" + text)
     check(all(len(l) < 40 for l in lines()), "40x12: the notice fits")
     keys("xyz", "BSpace")  # nothing to see, so nothing is edited; the notice says so
     wait_for(lambda s: "Typing is ignored" in s, "the dropped keys noticed")
@@ -383,21 +387,76 @@ try:
     text = wait_for(lambda s: "EXIT=" in s and "icanon" in s, "exit after the prompted signup")
     check("EXIT=0" in text and "Signed up: gina" in text and "pass word" not in text, "prompted signup with the password twice:\n" + text)
 
-    # LANG=zh_CN.UTF-8: the daemon's labels and messages are Chinese, and so is the form's own
-    # frame — title, key hints, the disabled button, the footer, the too-small notice.
+    # LANG=zh_CN.UTF-8: every word on the screen is Chinese but the person's own input (what
+    # they typed, the command included), the token, the session id and the names printed on
+    # the keys (Tab, Enter, Esc, Home, End, Ctrl) — through a refusal, Ctrl-Z, too-small
+    # windows, a signup, a login and the daemon going away.
+    KEYCAPS = {"Tab", "Enter", "Esc", "Home", "End", "Ctrl"}
+
+    def english_words(text, own=()):
+        text = re.sub(r"令牌：\s*\S+", "", text)  # the token
+        text = re.sub(r"会话 [0-9a-f]{16}|（会话 [0-9a-f]{16}", "", text)  # the session id
+        text = "\n".join(l for l in text.split("\n") if not l.startswith("EXIT=") and "icanon" not in l)  # the test's own probe
+        for word in own:
+            text = text.replace(word, "")
+        return [w for w in re.findall(r"[A-Za-z]{2,}", text) if w not in KEYCAPS]
+
+    def all_chinese(text, what, own=()):
+        check(not english_words(text, own), "zh_CN, %s: English words %s on the screen:\n%s" % (what, english_words(text, own), text))
+
+    zh_name = "zh%d" % os.getpid()
     open_form("LANG=zh_CN.UTF-8 NO_COLOR=1", wait_text="再次输入密码")
-    keys("zhuser", "Tab", "abc")
+    keys("taken")
+    text = wait_for(lambda s: "用户名已存在" in s, "a taken name, in Chinese")
+    check("Esc 退出" in text and "（不可用）" in text and "会话 " in text and "注册" in text, "zh_CN: hints, button state and footer:\n" + text)
+    all_chinese(text, "a taken name", own=["taken"])
+    keys("Tab", "abc")
     text = wait_for(lambda s: "密码至少需要" in s, "a Chinese field error")
-    check("注册 — signupd" in text and "Esc 退出" in text and "（不可用）" in text and "会话 " in text,
-          "zh_CN: title, hints, button state and footer in Chinese:\n" + text)
-    check("Esc quit" not in text and "(disabled)" not in text and "session " not in text, "zh_CN: no English chrome:\n" + text)
-    resize(40, 12)
-    text = wait_for(lambda s: "终端太小" in s, "the Chinese too-small notice")
+    all_chinese(text, "a field error", own=["taken"])
+    keys("Tab", "Enter")  # submit refused: the name is taken
+    text = wait_for(lambda s: "未提交" in s, "the refusal, in Chinese")
+    all_chinese(text, "a refused submit", own=["taken"])
+    keys("C-z")
+    text = wait_for(lambda s: "Ctrl-Z" in s and "挂起" in s, "Ctrl-Z, in Chinese")
+    all_chinese(text, "Ctrl-Z", own=["taken"])
+    for columns, rows in [(40, 10), (24, 6), (12, 8)]:
+        resize(columns, rows)
+        text = wait_for(lambda s: "退出" in s and "终端太小" in s.replace("\n", "").replace(" ", ""), "the too-small notice at %dx%d" % (columns, rows))
+        check(text.replace(" ", "").startswith("按Esc退出") and all(sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in l) < columns for l in text.split("\n")),
+              "%dx%d: how to quit first, the notice wrapped to the window:\n%s" % (columns, rows, text))
+        all_chinese(text, "a %dx%d window" % (columns, rows))
     resize(80, 24)
-    wait_for(lambda s: "Esc 退出" in s, "the form again")
-    keys("Escape")
-    text = wait_for(lambda s: "EXIT=" in s and "icanon" in s, "exit after Esc")
-    check("EXIT=130" in text and restored(text), "zh_CN form: Esc exits 130, terminal restored")
+    wait_for(lambda s: "Tab/↑/↓ 切换" in s, "the form again")  # the too-small notice says "Esc 退出" too
+    keys("Up", "Up", "C-u", zh_name, "Tab", "C-u", "long enough", "Tab", "long enough", "Enter")
+    text = wait_for(lambda s: "注册成功" in s, "signed up, in Chinese", timeout=30)
+    check(text.count("按任意键退出") == 1 and "[ 注册 ]  完成" in text, "zh_CN: done once, in Chinese:\n" + text)
+    all_chinese(text, "signed up", own=[zh_name])
+    keys("q")
+    wait_for(lambda s: "EXIT=0" in s, "exit after the signup")
+
+    open_form("LANG=zh_CN.UTF-8 NO_COLOR=1", args="login", wait_text="密码")
+    keys(zh_name, "Tab", "long enough", "Enter")
+    text = wait_for(lambda s: "登录成功" in s, "logged in, in Chinese", timeout=30)
+    check("令牌：" in text, "the token is labelled in Chinese:\n" + text)
+    all_chinese(text, "logged in", own=[zh_name])
+    keys("q")
+    wait_for(lambda s: "EXIT=0" in s, "exit after the login")
+
+    # The daemon goes away under an open form: the reason, in Chinese, after the form ends.
+    open_form("LANG=zh_CN.UTF-8 NO_COLOR=1", wait_text="再次输入密码")
+    daemon.stop()
+    text = wait_for(lambda s: "EXIT=" in s, "the form ends when the daemon stops")
+    check("服务" in text and restored(text), "the daemon's going is said in Chinese, the terminal restored:\n" + text)
+    all_chinese(text, "the daemon going away", own=["signupctl"])
+    daemon = start_daemon(slow=True)
+
+    # TERM=dumb in Chinese: the line-mode header and prompts.
+    open_form("LANG=zh_CN.UTF-8 TERM=dumb", wait_text="用户名")
+    text = screen()
+    check("按 Ctrl-C 或 Ctrl-D 取消" in text, "the line-mode header in Chinese:\n" + text)
+    all_chinese(text, "TERM=dumb")
+    keys("C-c")
+    wait_for(lambda s: "EXIT=130" in s, "cancelled")
 
     # SIGTERM and SIGHUP restore the terminal from the signal handler, in full screen and at a password prompt.
     for sig, args, wait_text in [("TERM", "signup", "Repeat password"), ("HUP", "signup", "Repeat password"), ("TERM", "signup --username x", "Password:")]:

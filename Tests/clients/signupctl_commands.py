@@ -7,6 +7,7 @@ usage: signupctl_commands.py path/to/signupd path/to/signupctl
 import grp
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -348,6 +349,33 @@ try:
     events = [first] + rest
     checks.check(all(e["ok"] is True and e["command"] == "monitor" and "id" not in e for e in events) and events[-1]["event"] == "closed",
                  "monitor --json: every event an envelope without ids: %s" % events)
+
+    # Under LANG=zh_CN.UTF-8 every scripted error is Chinese: no English word is left once the
+    # program's name, paths, option names, commands to type (in backquotes), group names and
+    # what the user typed are set aside. (--help stays English, as systemctl's does; errors
+    # about the command line's own syntax come from the argument parser, in English.)
+    zh = dict(ENV, LANG="zh_CN.UTF-8")
+    scripted_errors = [
+        (("ping",), None, dict(zh, SIGNUPD_SOCKET=os.path.join(daemon.directory, "none.sock")), 3, "注册服务未运行"),
+        (("ping", "--socket", daemon.directory), None, zh, 3, "不是套接字"),
+        (("ping", "--socket", mute, "--timeout", "1"), None, zh, 4, "秒内没有应答"),
+        (("signup", "--username", "scripted", "--password-stdin"), "pass word\n", zh, 2, "用户名已存在"),
+        (("login", "--username", "scripted", "--password-stdin"), "wrong word\n", zh, 1, "用户名或密码错误"),
+        (("verify",), "not-a-token\n", zh, 1, "令牌无效"),
+        (("verify",), "\n", zh, 64, "标准输入中没有令牌"),
+        (("signup", "--username", "someone", "--password-stdin"), "", zh, 64, "标准输入中没有密码"),
+        (("signup", "--username", "someone", "--field", "nickname=x", "--password-stdin"), "pass word\n", zh, 64, "没有这个字段"),
+        (("signup", "--form", "no-such-form", "--username", "someone", "--password-stdin"), "pass word\n", zh, 64, "没有 no-such-form 表单"),
+    ]
+    for args, stdin, env, code, chinese in scripted_errors:
+        r = ctl(*args, stdin=stdin, env=env)
+        expect(r, code, "zh_CN: %s" % " ".join(args))
+        text = r.stderr
+        for typed in ["signupctl", "SIGNUPD_SOCKET", "signupd-clients"] + [part for a in args if not a.startswith("-") for part in a.split("=")]:
+            text = text.replace(typed, "")
+        text = re.sub(r"`[^`]*`|\S*/\S*|--[a-z-]+", "", text)
+        english = re.findall(r"[A-Za-z]{2,}", text)
+        checks.check(chinese in r.stderr and not english, "zh_CN: %s says %r in Chinese, no English words %s: %r" % (" ".join(args), chinese, english, r.stderr))
 finally:
     checks.check(daemon.stop() == 0, "daemon exits 0")
 checks.done()

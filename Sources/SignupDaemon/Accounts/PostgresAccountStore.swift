@@ -146,7 +146,8 @@ final class PostgresAccountStore: AccountStore {
                 ).collect()
             }
             _ = try await connection.query(
-                "UPDATE account SET identity_key = \(identity.key), collides_with = \(collidesWith) WHERE id = \(id)", logger: logger
+                "UPDATE account SET identity_key = \(identity.key), collides_with = \(collidesWith), legacy_key = \(identity.legacyKey.isEmpty ? nil : identity.legacyKey) WHERE id = \(id)",
+                logger: logger
             ).collect()
         }
         _ = try await connection.query("UPDATE identity_key_version SET version = \(SimilarityKeyOwners.keyVersion)", logger: logger).collect()

@@ -131,8 +131,8 @@ final class SQLiteAccountStore: AccountStore {
                 )
             }
             try db.execute(
-                sql: "UPDATE account SET identityKey = ?, collidesWith = ? WHERE id = ?",
-                arguments: [identity.key, collidesWith, id]
+                sql: "UPDATE account SET identityKey = ?, collidesWith = ?, legacyKey = ? WHERE id = ?",
+                arguments: [identity.key, collidesWith, identity.legacyKey.isEmpty ? nil : identity.legacyKey, id]
             )
         }
         try db.execute(sql: "UPDATE identityKeyVersion SET version = ?", arguments: [SimilarityKeyOwners.keyVersion])

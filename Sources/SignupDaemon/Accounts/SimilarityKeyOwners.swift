@@ -17,7 +17,10 @@ struct SimilarityKeyOwners {
     /// key of its E.164 form, so that it logs in however the number is written; two that
     /// then name one number collide like look-alike names (kept, reported at start).
     static func identity(ofAccount id: Int64, username: String, legacyKey: String?) throws(AccountStoreError) -> UsernameIdentity {
-        guard let identity = Usernames.storedIdentity(of: PhoneIdentity.migrated(username) ?? username, legacyKey: legacyKey ?? "") else {
+        // A re-keyed number keeps its old key as its legacy key: of two accounts that now
+        // name one number, each logs in as it was first written.
+        let migrated = PhoneIdentity.migrated(username)
+        guard let identity = Usernames.storedIdentity(of: migrated ?? username, legacyKey: legacyKey ?? (migrated == nil ? "" : username)) else {
             throw AccountStoreError.unavailable("ICU cannot compute the key of account \(id)")
         }
         return identity

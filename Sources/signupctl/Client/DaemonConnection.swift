@@ -27,10 +27,10 @@ final class DaemonConnection {
         self.path = path
         timeoutMilliseconds = Int32(min(timeoutSeconds * 1000, Double(Int32.max)).rounded(.up))
         fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw CommandFailure(.unreachable, "cannot create a socket: \(UnixIO.errnoText())") }
+        guard fd >= 0 else { throw CommandFailure(.unreachable, Say.pick("cannot create a socket: \(UnixIO.errnoText())", "无法创建套接字：\(UnixIO.errnoText())")) }
         guard let status = UnixIO.withSocketAddress(path, { connect(fd, $0, $1) }) else {
             close(fd)
-            throw CommandFailure(.unreachable, "socket path too long: \(path)")
+            throw CommandFailure(.unreachable, Say.pick("socket path too long: \(path)", "套接字路径过长：\(path)"))
         }
         guard status == 0 else {
             let error = errno
@@ -42,18 +42,18 @@ final class DaemonConnection {
         case .success(.error(let code, let message, _, _)):
             // Refused at the door (too many connections, shutting down): the daemon is there
             // but will not serve us now, which is "cannot be reached" (exit 3), with its code.
-            throw CommandFailure(.unreachable, "signupd at \(path) refused the connection: \(message) (\(code.rawValue))", code: code.rawValue)
+            throw CommandFailure(.unreachable, Say.pick("signupd at \(path) refused the connection: \(message) (\(code.rawValue))", "\(path) 处的服务拒绝了连接：\(Say.refusal(code.rawValue))"), code: code.rawValue)
         case .failure(.unknownErrorCode(let code, let message)):
-            throw CommandFailure(.unreachable, "signupd at \(path) refused the connection: \(message) (\(code))", code: code)
+            throw CommandFailure(.unreachable, Say.pick("signupd at \(path) refused the connection: \(message) (\(code))", "\(path) 处的服务拒绝了连接：\(Say.refusal(code))"), code: code)
         case .success(.hello(let name, _, _, let spoken)):
             server = name
             protocolName = spoken
         default:
-            throw CommandFailure(.protocolError, "\(path) did not greet with hello; is it signupd?", code: "not_signupd")
+            throw CommandFailure(.protocolError, Say.pick("\(path) did not greet with hello; is it signupd?", "\(path) 没有按协议问候：它不是注册服务吗？"), code: "not_signupd")
         }
         // Decoding takes any version it is told; this client speaks signup/1 only.
         guard protocolName.hasPrefix("signup/1") else {
-            throw CommandFailure(.protocolError, "unsupported protocol \(protocolName); this signupctl speaks signup/1")
+            throw CommandFailure(.protocolError, Say.pick("unsupported protocol \(protocolName); this signupctl speaks signup/1", "不支持的协议版本 \(protocolName)"))
         }
         hello = greeting
     }
@@ -75,7 +75,7 @@ final class DaemonConnection {
 
     func sendRaw(_ bytes: [UInt8]) throws(CommandFailure) {
         if let failure = UnixIO.writeAll(fd, bytes) {
-            throw CommandFailure(.protocolError, "signupd closed the connection: \(UnixIO.errnoText(failure))")
+            throw CommandFailure(.protocolError, Say.pick("signupd closed the connection: \(UnixIO.errnoText(failure))", "服务关闭了连接：\(UnixIO.errnoText(failure))"))
         }
     }
 
@@ -93,7 +93,7 @@ final class DaemonConnection {
 
     /// The next complete line already read, if any.
     func bufferedLine() throws(CommandFailure) -> [UInt8]? {
-        if lineTooLong { throw CommandFailure(.protocolError, "signupd sent a line longer than \(Self.maxLineBytes) bytes") }
+        if lineTooLong { throw CommandFailure(.protocolError, Say.pick("signupd sent a line longer than \(Self.maxLineBytes) bytes", "服务发来的一行超过 \(Self.maxLineBytes) 字节")) }
         return lines.isEmpty ? nil : lines.removeFirst()
     }
 
@@ -109,7 +109,7 @@ final class DaemonConnection {
         while true {
             let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
             if count < 0 && errno == EINTR { continue }
-            if count < 0 { throw CommandFailure(.protocolError, "reading from signupd: \(UnixIO.errnoText())") }
+            if count < 0 { throw CommandFailure(.protocolError, Say.pick("reading from signupd: \(UnixIO.errnoText())", "读取服务应答失败：\(UnixIO.errnoText())")) }
             if count == 0 {
                 framer.finish(take)
                 return false
@@ -136,7 +136,7 @@ final class DaemonConnection {
                 let ready = poll(&poller, 1, timeoutMilliseconds)
                 if ready < 0 && errno == EINTR { continue }
                 guard ready > 0 else {
-                    throw CommandFailure(.protocolError, "signupd did not answer within \(Double(timeoutMilliseconds) / 1000) s", code: "timeout")
+                    throw CommandFailure(.protocolError, Say.pick("signupd did not answer within \(Double(timeoutMilliseconds) / 1000) s", "服务在 \(Double(timeoutMilliseconds) / 1000) 秒内没有应答"), code: "timeout")
                 }
             }
             guard try fill() else { return nil }
@@ -154,9 +154,9 @@ final class DaemonConnection {
 
     /// The next message; the end of the stream and `bye` are errors here.
     func receive() throws(CommandFailure) -> Received {
-        guard let received = try nextMessage() else { throw CommandFailure(.protocolError, "signupd closed the connection") }
+        guard let received = try nextMessage() else { throw CommandFailure(.protocolError, Say.pick("signupd closed the connection", "服务关闭了连接")) }
         if case .bye(let reason)? = received.event {
-            throw CommandFailure(.protocolError, "signupd closed the connection: \(reason)")
+            throw CommandFailure(.protocolError, Say.pick("signupd closed the connection: \(reason)", "服务关闭了连接：\(Say.byeReason(reason))"))
         }
         return received
     }
@@ -178,7 +178,7 @@ final class DaemonConnection {
     /// A line as a message.
     private static func parse(_ line: [UInt8]) throws(CommandFailure) -> Received {
         guard let object = try? JSONParser.parse(line).objectValue else {
-            throw CommandFailure(.protocolError, "signupd sent a line that is not a JSON object")
+            throw CommandFailure(.protocolError, Say.pick("signupd sent a line that is not a JSON object", "服务发来的一行不是有效的消息"))
         }
         return Received(object)
     }
@@ -189,7 +189,7 @@ extension CommandFailure {
     init(_ refusal: Received.Refusal) {
         guard let code = refusal.code else {
             // A code this signupctl does not know (a newer daemon's) is a protocol error.
-            self.init(.protocolError, "\(refusal.text) (\(refusal.codeText))", code: refusal.codeText)
+            self.init(.protocolError, Say.pick("\(refusal.text) (\(refusal.codeText))", Say.refusal(refusal.codeText)), code: refusal.codeText)
             return
         }
         let status: ExitStatus = switch code {
@@ -197,6 +197,6 @@ extension CommandFailure {
         case .storeUnavailable: .unavailable
         default: .protocolError
         }
-        self.init(status, "\(refusal.text) (\(code.rawValue))", code: status == .unavailable ? ExitStatus.unavailable.defaultCode : code.rawValue)
+        self.init(status, Say.pick("\(refusal.text) (\(code.rawValue))", Say.refusal(code.rawValue)), code: status == .unavailable ? ExitStatus.unavailable.defaultCode : code.rawValue)
     }
 }

@@ -15,7 +15,9 @@ final class FormClient {
         guard case .description(let forms, _, _)? = described.event else { throw .unexpected(described, answering: "describe") }
         guard let form = forms.first(where: { $0.name == formName }) else {
             let offered = forms.map(\.name).joined(separator: ", ")
-            throw CommandFailure(.usage, "signupd does not offer a \(formName) form; it offers: \(offered)", code: "usage")
+            throw CommandFailure(.usage, Say.pick(
+                "signupd does not offer a \(formName) form; it offers: \(offered)",
+                "服务没有 \(formName) 表单；可用的表单：\(forms.map { "`\($0.name)`" }.joined(separator: "、"))"), code: "usage")
         }
         view = SessionView(form: form)
         let openID = try connection.request(.open(form: formName, locale: UserLocale.current))
@@ -61,11 +63,11 @@ final class FormClient {
         try settle()
         while !view.enabled {
             if !view.validating, let problem = view.firstProblem {
-                let reason = problem.state.state == "empty" ? "is required" : "— \(problem.state.message)"
+                let reason = problem.state.state == "empty" ? Say.pick("is required", "必须填写") : "— \(problem.state.message)"
                 if CommandFailure.unavailableMessageIds.contains(problem.state.messageId) {
                     throw CommandFailure(.unavailable, "\(problem.field.label.lowercased()) \(reason)", messageId: problem.state.messageId)
                 }
-                throw CommandFailure(.invalidInput, "\(problem.field.label.lowercased()) \(reason)")
+                throw CommandFailure(.invalidInput, "\(problem.field.label.lowercased()) \(reason)", messageId: problem.state.messageId.isEmpty ? nil : problem.state.messageId)
             }
             try pump()
         }

@@ -87,7 +87,9 @@ extension SignupCtl {
             if token == "-" {
                 token = String((FormInputOptions.firstLine(of: 0) ?? "").filter { $0 != " " && $0 != "\t" })
                 guard !token.isEmpty else {
-                    throw CommandFailure(.usage, "no token on standard input (give it there, as in printf '%s\\n' \"$TOKEN\" | signupctl verify)", code: "usage")
+                    throw CommandFailure(.usage, Say.pick(
+                        "no token on standard input (give it there, as in printf '%s\\n' \"$TOKEN\" | signupctl verify)",
+                        "标准输入中没有令牌（请从那里传入，例如 `printf '%s\\n' \"$TOKEN\" | signupctl verify`）"), code: "usage")
                 }
             }
             let daemon = try connection.connect()

@@ -31,9 +31,9 @@ struct FormInputOptions: ParsableArguments {
     var noInteractive = false
 
     func validate() throws {
-        if passwordStdin && passwordFile != nil { throw ValidationError("use either --password-stdin or --password-file") }
-        if let username, username.isEmpty { throw ValidationError("--username needs a name") }
-        if let form, form.isEmpty { throw ValidationError("--form needs a form name") }
+        if passwordStdin && passwordFile != nil { throw ValidationError(Say.pick("use either --password-stdin or --password-file", "--password-stdin 与 --password-file 只能用其一")) }
+        if let username, username.isEmpty { throw ValidationError(Say.pick("--username needs a name", "--username 需要一个名字")) }
+        if let form, form.isEmpty { throw ValidationError(Say.pick("--form needs a form name", "--form 需要一个表单名")) }
     }
 
     /// Interactive when standard input is a terminal and nothing was given by flag; the
@@ -50,7 +50,7 @@ struct FormInputOptions: ParsableArguments {
         if let passwordFile {
             let fd = open(passwordFile, O_RDONLY | O_CLOEXEC)
             guard fd >= 0 else {
-                throw CommandFailure(.usage, "cannot read --password-file \(passwordFile): \(UnixIO.errnoText())", code: "usage")
+                throw CommandFailure(.usage, Say.pick("cannot read --password-file \(passwordFile): \(UnixIO.errnoText())", "无法读取 --password-file \(passwordFile)：\(UnixIO.errnoText())"), code: "usage")
             }
             defer { close(fd) }
             let password = Self.firstLine(of: fd) ?? ""
@@ -58,18 +58,20 @@ struct FormInputOptions: ParsableArguments {
         }
         if passwordStdin || isatty(0) == 0 {
             guard let password = Self.firstLine(of: 0) else {
-                throw CommandFailure(.usage, "no password on standard input (it ended at once): pipe one in with --password-stdin, or use --password-file", code: "usage")
+                throw CommandFailure(.usage, Say.pick(
+                    "no password on standard input (it ended at once): pipe one in with --password-stdin, or use --password-file",
+                    "标准输入中没有密码（输入立即结束）：请用 --password-stdin 通过管道传入，或使用 --password-file"), code: "usage")
             }
             return Dictionary(uniqueKeysWithValues: secret.map { ($0.name, password) })
         }
         guard let tty = Terminal.open() else {
-            throw CommandFailure(.usage, "no terminal to ask for the password on: use --password-stdin or --password-file", code: "usage")
+            throw CommandFailure(.usage, Say.pick("no terminal to ask for the password on: use --password-stdin or --password-file", "没有可用于输入密码的终端：请使用 --password-stdin 或 --password-file"), code: "usage")
         }
         defer { close(tty) }
         var values: [String: String] = [:]
         for field in secret {
             guard case .text(let value) = PasswordPrompt.read("\(field.label): ", fd: tty, secret: true) else {
-                throw CommandFailure(.cancelled, "cancelled", code: "cancelled")
+                throw CommandFailure(.cancelled, Say.pick("cancelled", "已取消"), code: "cancelled")
             }
             values[field.name] = value
         }
@@ -100,7 +102,9 @@ enum ScriptedForm {
     static func run(form: String, inputs: FormInputOptions, connection options: ConnectionOptions, printToken: Bool) throws {
         do throws(CommandFailure) {
             guard let username = inputs.username else {
-                throw CommandFailure(.usage, "--username is required when standard input is not a terminal (or with --no-interactive)", code: "usage")
+                throw CommandFailure(.usage, Say.pick(
+                    "--username is required when standard input is not a terminal (or with --no-interactive)",
+                    "标准输入不是终端（或使用了 --no-interactive）时必须给出 --username"), code: "usage")
             }
             let client = try FormClient(connection: try options.connect(), formName: form)
             let fields = client.view.form.fields
@@ -111,12 +115,14 @@ enum ScriptedForm {
             if let identity { values[identity.name] = username }
             for assignment in inputs.fields {
                 guard let equals = assignment.firstIndex(of: "="), !assignment[..<equals].isEmpty else {
-                    throw CommandFailure(.usage, "--field \(assignment): write it as NAME=VALUE", code: "usage")
+                    throw CommandFailure(.usage, Say.pick("--field \(assignment): write it as NAME=VALUE", "--field \(assignment)：请写成 字段名=值"), code: "usage")
                 }
                 let name = String(assignment[..<equals])
                 guard let field = fields.first(where: { $0.name == name }), !field.secret else {
                     let names = fields.filter { !$0.secret }.map(\.name).joined(separator: ", ")
-                    throw CommandFailure(.usage, "--field \(name): the \(form) form has no such field (its fields: \(names); secrets come from --password-stdin or --password-file)", code: "usage")
+                    throw CommandFailure(.usage, Say.pick(
+                        "--field \(name): the \(form) form has no such field (its fields: \(names); secrets come from --password-stdin or --password-file)",
+                        "--field \(name)：表单 \(form) 没有这个字段（可用的字段：\(fields.filter { !$0.secret }.map { "`\($0.name)`" }.joined(separator: "、"))；密码来自 --password-stdin 或 --password-file）"), code: "usage")
                 }
                 values[field.name] = String(assignment[assignment.index(after: equals)...])
             }

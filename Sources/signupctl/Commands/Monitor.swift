@@ -31,7 +31,7 @@ extension SignupCtl {
             while true {
                 // The attach answer comes within --timeout; then events come when they come.
                 guard let received = try daemon.nextMessage(waitingForever: attached) else {
-                    throw CommandFailure(.protocolError, "signupd closed the connection", code: "disconnected")
+                    throw CommandFailure(.protocolError, Say.pick("signupd closed the connection", "服务关闭了连接"), code: "disconnected")
                 }
                 if !attached, received.id == id {
                     if let refusal = received.refusal { throw CommandFailure(refusal) }

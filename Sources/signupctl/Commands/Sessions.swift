@@ -31,7 +31,7 @@ extension SignupCtl {
                 return
             }
             guard !summaries.isEmpty else {
-                print("no live sessions")
+                print(Say.pick("no live sessions", "没有进行中的会话"))
                 return
             }
             print("SESSION".padding(18) + "FORM".padding(8) + "AGE".padding(8) + "VIEWS")

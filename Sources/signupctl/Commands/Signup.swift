@@ -60,7 +60,7 @@ enum FormRun {
         case .finished(let result):
             FormOutput.print(result, form: form, session: client.view.session, json: connection.json, printToken: printToken, tty: tty)
         case .cancelled:
-            Report.fail(CommandFailure(.cancelled, "cancelled", code: "cancelled"))
+            Report.fail(CommandFailure(.cancelled, Say.pick("cancelled", "已取消"), code: "cancelled"))
         case .failed(let failure):
             Report.fail(failure)
         }

@@ -19,6 +19,35 @@ enum DisplayWidth {
         text.reduce(0) { $0 + of($1) }
     }
 
+    /// `text` broken into lines of at most `width` columns: a Latin word that does not fit
+    /// moves to the next line whole (broken at the space before it, which is dropped); wide
+    /// (Chinese) text breaks between any two characters, as it is written.
+    static func wrap(_ text: String, width: Int) -> [String] {
+        var lines: [String] = []
+        var line: [Character] = []
+        var used = 0
+        for character in text {
+            let size = of(character)
+            if used + size > width, !line.isEmpty {
+                // Only a Latin word moves whole: the run since the last space is all narrow.
+                if size == 1, character != " ", let space = line.lastIndex(of: " "), space > 0,
+                    line[(space + 1)...].allSatisfy({ of($0) == 1 }) {
+                    lines.append(String(line[..<space]))
+                    line = Array(line[(space + 1)...])
+                } else {
+                    lines.append(String(line))
+                    line = []
+                }
+                used = of(line)
+            }
+            if line.isEmpty && character == " " { continue }
+            line.append(character)
+            used += size
+        }
+        if !line.isEmpty { lines.append(String(line)) }
+        return lines
+    }
+
     /// East Asian Wide (W) and Fullwidth (F) blocks (UAX #11), the ranges terminals draw double.
     private static func isWide(_ v: UInt32) -> Bool {
         switch v {

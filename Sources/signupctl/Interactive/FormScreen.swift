@@ -59,8 +59,9 @@ struct FormScreen {
         let width = columns - 1
         var frame: Frame
         if tooSmall(columns: columns, rows: rows) {
-            var lines = [[Span(text.tooSmall(columns, rows, Self.minimumColumns, compactRows), "1;33")]]
-            if droppedKeys { lines.append([Span(text.typingIgnored, "33")]) }
+            // Wrapped to the window, so that how to quit always shows.
+            var lines = DisplayWidth.wrap(text.tooSmall(columns, rows, Self.minimumColumns, compactRows), width: max(1, width)).map { [Span($0, "1;33")] }
+            if droppedKeys { lines += DisplayWidth.wrap(text.typingIgnored, width: max(1, width)).map { [Span($0, "33")] } }
             frame = Frame(lines: lines, cursor: nil, tooSmall: true)
         } else if columns >= 60 && rows >= roomyRows {
             frame = roomy(width: width)
@@ -74,7 +75,7 @@ struct FormScreen {
     }
 
     private func roomy(width: Int) -> Frame {
-        var lines: [[Span]] = [[], [Span("  "), Span("\(heading) — \(server)", "1")], []]
+        var lines: [[Span]] = [[], [Span("  "), Span(text.header(heading, server), "1")], []]
         var cursor: (Int, Int)?
         for (index, field) in view.form.fields.enumerated() {
             let focused = index == focus
@@ -95,7 +96,7 @@ struct FormScreen {
     }
 
     private func compact(width: Int) -> Frame {
-        var lines: [[Span]] = [[Span("\(heading) — \(server)", "1")]]
+        var lines: [[Span]] = [[Span(text.header(heading, server), "1")]]
         var cursor: (Int, Int)?
         let labelWidth = min(18, (view.form.fields.map { DisplayWidth.of($0.label) }.max() ?? 0) + 1)
         for (index, field) in view.form.fields.enumerated() {
@@ -158,7 +159,7 @@ struct FormScreen {
     private func button() -> [Span] {
         let label = "[ \(view.form.submitLabel) ]"
         if finished {
-            return [Span(label, "2"), Span("  "), Span("done", "32")]
+            return [Span(label, "2"), Span("  "), Span(text.finished, "32")]
         } else if view.busy {
             return [Span(label, "2"), Span("  "), Span("\(Self.spinner[spinnerFrame % Self.spinner.count]) \(text.working)", "33")]
         } else if view.enabled {
@@ -171,7 +172,7 @@ struct FormScreen {
         guard let result = view.result else { return [] }
         var spans = [result.ok ? Span("✓ \(result.message)", "1;32") : Span("✗ \(result.message)", "1;31")]
         if let user = result.user { spans.append(Span("  (\(user))")) }
-        if let token = result.token { spans.append(Span("  token: \(token)")) }
+        if let token = result.token { spans.append(Span("  \(text.token) \(token)")) }
         return spans
     }
 

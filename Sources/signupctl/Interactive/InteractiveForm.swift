@@ -89,11 +89,11 @@ enum InteractiveForm {
         mutating func receive(_ screen: inout FormScreen) -> Outcome? {
             do {
                 guard try client.connection.fill() else {
-                    return .failed(CommandFailure(.protocolError, "signupd went away", code: "disconnected"))
+                    return .failed(CommandFailure(.protocolError, Say.pick("signupd went away", "服务已断开"), code: "disconnected"))
                 }
                 while let received = try client.connection.bufferedMessage() {
                     if case .bye(let reason)? = received.event {
-                        return .failed(CommandFailure(.protocolError, "signupd closed the connection: \(reason)", code: "disconnected"))
+                        return .failed(CommandFailure(.protocolError, Say.pick("signupd closed the connection: \(reason)", "服务关闭了连接：\(Say.byeReason(reason))"), code: "disconnected"))
                     }
                     screen.view.apply(received.event)
                     switch received.event {
@@ -103,7 +103,8 @@ enum InteractiveForm {
                         if gate.enabled(screen.view.enabled) == .submit { try submit(&screen) }
                     case .session(_, _, .result, _)?:
                         gate.result()
-                        screen.notice = screen.view.result?.ok == true ? screen.text.pressAnyKey : nil
+                        // A success says "any key exits" on the keys line; no notice repeats it.
+                        screen.notice = nil
                     default:
                         if let refusal = received.refusal { refused(refusal, id: received.id, &screen) }
                     }
@@ -130,7 +131,7 @@ enum InteractiveForm {
                 // submit or after: name the field and why, as when waiting ends.
                 screen.notice = screen.text.notSubmitted(problem.field.label, problem.state.message)
             } else {
-                screen.notice = refusal.text
+                screen.notice = Say.pick(refusal.text, Say.refusal(refusal.codeText))
             }
         }
 
@@ -157,7 +158,7 @@ enum InteractiveForm {
                 case .tab, .down: screen.focus = (screen.focus + 1) % fields.count
                 case .backTab, .up: screen.focus = (screen.focus + fields.count - 1) % fields.count
                 case .redraw: Terminal.write("\u{1B}[2J")
-                case .suspend: screen.notice = "Ctrl-Z does not suspend this form: finish it, or Esc to quit."
+                case .suspend: screen.notice = screen.text.noSuspend
                 case .pastedNewline: if screen.focus < fields.count - 1 { screen.focus += 1 }  // a paste never submits
                 case .enter:
                     if screen.focus < fields.count - 1 {

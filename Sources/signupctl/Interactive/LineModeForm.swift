@@ -11,7 +11,8 @@ enum LineModeForm {
     static func run(client: FormClient, tty: Int32) -> InteractiveForm.Outcome {
         let fields = client.view.form.fields
         let say = { (text: String) in _ = UnixIO.writeAll(tty, Array((text + "\n").utf8)) }
-        say("\(client.view.form.submitLabel) — \(client.connection.server) (session \(client.view.session); Ctrl-C or Ctrl-D cancels)")
+        let text = ScreenText.forLocale(client.locale)
+        say(text.lineModeHeader(client.view.form.submitLabel, client.connection.server, client.view.session))
         do throws(CommandFailure) {
             while true {
                 var index = 0
@@ -25,13 +26,13 @@ enum LineModeForm {
                     if state.state == "ok" {
                         index += 1
                     } else {
-                        say("  ✗ \(state.state == "empty" ? "\(field.label) is required" : state.message)")
+                        say("  ✗ \(state.state == "empty" ? text.required(field.label) : state.message)")
                         // A repeat that no longer matches sends the user back to it, not further.
                     }
                 }
                 // Fields checked together (a repeated password) may have changed since.
                 if let problem = client.view.firstProblem {
-                    say("  ✗ \(problem.state.message.isEmpty ? "\(problem.field.label) is required" : problem.state.message)")
+                    say("  ✗ \(problem.state.message.isEmpty ? text.required(problem.field.label) : problem.state.message)")
                     continue
                 }
                 while !client.view.enabled, client.view.validating { try client.pump() }
@@ -39,7 +40,7 @@ enum LineModeForm {
                 while client.view.result == nil {
                     let received = try client.pump()
                     if received.id == id, let refusal = received.refusal {
-                        say("  ✗ \(refusal.text)")
+                        say("  ✗ \(Say.pick(refusal.text, Say.refusal(refusal.codeText)))")
                         break
                     }
                 }

@@ -6,7 +6,12 @@ struct ScreenText: Sendable {
     var keysRoomy: String
     var keysCompact: String
     var done: String
-    var pressAnyKey: String
+    /// Beside the button once the form succeeded.
+    var finished: String
+    /// Before a login's token in the result line.
+    var token: String
+    /// Ctrl-Z was pressed: the form does not stop (it would leave the terminal raw).
+    var noSuspend: String
     var enterToSubmit: String
     var disabled: String
     var working: String
@@ -15,13 +20,22 @@ struct ScreenText: Sendable {
     var typingIgnored: String
     var session: String
     var notSubmitted: @Sendable (_ label: String, _ reason: String) -> String
+    /// How to quit first, then why: a window too small shows as much of it as fits.
     var tooSmall: @Sendable (_ columns: Int, _ rows: Int, _ needColumns: Int, _ needRows: Int) -> String
+    /// The form's heading line: its title and the daemon's name and version.
+    var header: @Sendable (_ title: String, _ server: String) -> String
+    /// The first line of the form on a terminal without cursor addressing (`TERM=dumb`).
+    var lineModeHeader: @Sendable (_ submitLabel: String, _ server: String, _ session: String) -> String
+    /// A field left empty (line mode).
+    var required: @Sendable (_ label: String) -> String
 
     static let english = ScreenText(
         keysRoomy: "Tab/↑/↓ move · ←/→ Home End · Enter submit · Ctrl-U del to start · Esc quit",
         keysCompact: "Tab move · ←/→ edit · Enter submit · Esc quit",
         done: "Done · any key exits",
-        pressAnyKey: "Press any key to exit.",
+        finished: "done",
+        token: "token:",
+        noSuspend: "Ctrl-Z does not suspend this form: finish it, or Esc to quit.",
         enterToSubmit: "Enter to submit",
         disabled: "(disabled)",
         working: "working…",
@@ -31,15 +45,20 @@ struct ScreenText: Sendable {
         session: "session",
         notSubmitted: { label, reason in "Not submitted: \(label) — \(reason)" },
         tooSmall: { columns, rows, needColumns, needRows in
-            "Terminal too small (\(columns)×\(rows)); need \(needColumns)×\(needRows). Esc quits."
-        }
+            "Esc quits. Terminal too small (\(columns)×\(rows)); need \(needColumns)×\(needRows)."
+        },
+        header: { title, server in "\(title) — \(server)" },
+        lineModeHeader: { label, server, session in "\(label) — \(server) (session \(session); Ctrl-C or Ctrl-D cancels)" },
+        required: { label in "\(label) is required" }
     )
 
     static let simplifiedChinese = ScreenText(
         keysRoomy: "Tab/↑/↓ 切换 · ←/→ Home End · Enter 提交 · Ctrl-U 删至行首 · Esc 退出",
         keysCompact: "Tab 切换 · ←/→ 编辑 · Enter 提交 · Esc 退出",
         done: "完成 · 按任意键退出",
-        pressAnyKey: "按任意键退出。",
+        finished: "完成",
+        token: "令牌：",
+        noSuspend: "此表单不能用 Ctrl-Z 挂起：请填完，或按 Esc 退出。",
         enterToSubmit: "按 Enter 提交",
         disabled: "（不可用）",
         working: "处理中…",
@@ -49,8 +68,12 @@ struct ScreenText: Sendable {
         session: "会话",
         notSubmitted: { label, reason in "未提交：\(label) — \(reason)" },
         tooSmall: { columns, rows, needColumns, needRows in
-            "终端太小（\(columns)×\(rows)），至少需要 \(needColumns)×\(needRows)。按 Esc 退出。"
-        }
+            "按 Esc 退出。终端太小（\(columns)×\(rows)），至少需要 \(needColumns)×\(needRows)。"
+        },
+        // The daemon's name is not a word of the form: the heading is the form's title.
+        header: { title, _ in title },
+        lineModeHeader: { label, _, session in "\(label)（会话 \(session)；按 Ctrl-C 或 Ctrl-D 取消）" },
+        required: { label in "请填写\(label)" }
     )
 
     /// The table for a resolved locale (`opened`'s `locale`): Simplified Chinese for `zh`,
