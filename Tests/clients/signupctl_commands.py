@@ -73,6 +73,17 @@ try:
         r = ctl("verify", *args, stdin=token + "\n")
         expect(r, 0, "verify %s with the token on standard input" % args)
         checks.check(r.stdout.strip() == "scripted", "verify %s reads the token from standard input" % args)
+    # logout revokes a token read from standard input; verify then refuses it, and a second
+    # logout says it is gone.
+    doomed = ctl("login", "--username", "scripted", "--password-file", pwfile).stdout.strip()
+    r = ctl("logout", stdin=doomed + "\n")
+    expect(r, 0, "logout")
+    checks.check(r.stdout.strip() == "logged out", "logout says so: %r" % r.stdout)
+    expect(ctl("verify", stdin=doomed + "\n"), 1, "verify after logout")
+    expect(ctl("logout", stdin=doomed + "\n"), 1, "logout again")
+    r = ctl("logout", "--json", stdin=token + "x\n")
+    checks.check(r.returncode == 1 and json.loads(r.stdout)["error"]["code"] == "invalid_token", "logout --json of an unknown token: %r" % r.stdout)
+    expect(ctl("verify", stdin=token + "\n"), 0, "the other token still verifies")
     r = ctl("login", "--username", "scripted", "--password-stdin", "--json", stdin="pass word\n")
     expect(r, 0, "login --json")
     out = json.loads(r.stdout)

@@ -5,7 +5,8 @@ password from a file). Checks, through each host's own Unix socket, as clients u
 
   1. 300 clients spread over the 3 hosts race for 10 names: exactly 10 ok, 290 told
      "Username already taken", 10 rows in the table.
-  2. a login token issued on host A verifies on B and C; failed logins on A throttle B and C.
+  2. a login token issued on host A verifies on B and C, and after `logout` on B neither A nor C
+     accepts it; failed logins on A throttle B and C.
   3. PostgreSQL stopped for 5 s in the middle of a signup load and started again: every
      acknowledged signup is in the table, every other attempt got a clear refusal, all
      hosts serve again without a restart.
@@ -206,6 +207,13 @@ def tokens_and_throttling(checks, hosts):
     for name, client in (("B", b), ("C", c)):
         verified, _ = client.reply(client.send("verify", token=token))
         checks.check(verified.get("user") == "Wanderer", "host A's token verifies on host %s: %s" % (name, verified))
+    # logout on host B revokes it everywhere: A and C refuse it from then on.
+    revoked, _ = b.reply(b.send("logout", token=token))
+    checks.check(revoked.get("event") == "revoked", "logout on host B: %s" % revoked)
+    for name, client in (("A", a), ("C", c)):
+        refused, _ = client.reply(client.send("verify", token=token))
+        checks.check(refused.get("event") == "error" and refused.get("code") == "invalid_token",
+                     "after logout on host B, host %s refuses the token: %s" % (name, refused))
     checks.check(signup_once(a, "guarded") == ("ok", "guarded"), "signup of the throttled name")
     for _ in range(3):
         failed = login(a, "guarded", "wrong password")

@@ -13,6 +13,8 @@ public struct Request: Sendable, Equatable {
         case snapshot(session: String?)
         case close(session: String?)
         case verify(token: String)
+        /// Revokes a login token on every host sharing the store (`logout`).
+        case logout(token: String)
         /// The live sessions opened by the caller's uid.
         case sessions
     }
@@ -26,7 +28,7 @@ public struct Request: Sendable, Equatable {
     }
 
     /// The `op` names of protocol v1.
-    public static let operationNames = ["describe", "ping", "open", "attach", "set", "submit", "snapshot", "close", "verify", "sessions", "locale"]
+    public static let operationNames = ["describe", "ping", "open", "attach", "set", "submit", "snapshot", "close", "verify", "logout", "sessions", "locale"]
 }
 
 /// A request that could not be understood, with the code and message to send back.
@@ -104,6 +106,7 @@ extension Request {
         case "snapshot": operation = .snapshot(session: try members.optionalSession())
         case "close": operation = .close(session: try members.optionalSession())
         case "verify": operation = .verify(token: try members.requiredString("token"))
+        case "logout": operation = .logout(token: try members.requiredString("token"))
         case "sessions": operation = .sessions
         default:
             throw RequestError(.unknownOp, "unknown op \"\(op)\"; known: \(operationNames.joined(separator: ", "))", id: id)
@@ -172,6 +175,7 @@ extension Request {
         case .snapshot: name = "snapshot"
         case .close: name = "close"
         case .verify: name = "verify"
+        case .logout: name = "logout"
         case .sessions: name = "sessions"
         case .locale: name = "locale"
         }
@@ -193,7 +197,7 @@ extension Request {
             writer.member("value", value)
         case .submit(let session), .snapshot(let session), .close(let session):
             if let session { writer.member("session", session) }
-        case .verify(let token): writer.member("token", token)
+        case .verify(let token), .logout(let token): writer.member("token", token)
         }
         writer.endObject()
         writer.endLine()

@@ -45,6 +45,7 @@ extension ServerEvent {
         case "closed": return .closed(session: try reader.string("session"), id: id)
         case "pong": return .pong(id: id)
         case "verified": return .verified(user: try reader.string("user"), id: id)
+        case "revoked": return .revoked(id: id)
         case "sessions":
             let sessions = try reader.objects("sessions").map { (summary) throws(ServerEventDecodingError) in
                 let item = MemberReader(object: summary, event: "sessions")
@@ -67,7 +68,7 @@ extension ServerEvent {
         switch self {
         case .hello, .bye: nil
         case .description(_, _, let id), .opened(_, _, _, let id), .attached(_, _, _, let id), .localeChanged(_, _, let id),
-            .closed(_, let id), .pong(let id), .verified(_, let id), .sessionList(_, let id), .session(_, _, _, let id), .error(_, _, _, let id):
+            .closed(_, let id), .pong(let id), .verified(_, let id), .revoked(let id), .sessionList(_, let id), .session(_, _, _, let id), .error(_, _, _, let id):
             id
         }
     }

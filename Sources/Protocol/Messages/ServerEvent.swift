@@ -11,6 +11,8 @@ public enum ServerEvent: Sendable, Equatable {
     case closed(session: String, id: RequestID?)
     case pong(id: RequestID?)
     case verified(user: String, id: RequestID?)
+    /// A `logout`'s token was revoked: it verifies nowhere any more.
+    case revoked(id: RequestID?)
     case sessionList(sessions: [SessionSummary], id: RequestID?)
     case session(session: String, seq: UInt64, SessionEvent, id: RequestID?)
     case error(code: ErrorCode, message: String, session: String?, id: RequestID?)
@@ -110,6 +112,9 @@ extension ServerEvent {
             writer.member("event", "verified")
             if let id { writer.member("id", id) }
             writer.member("user", user)
+        case .revoked(let id):
+            writer.member("event", "revoked")
+            if let id { writer.member("id", id) }
         case .sessionList(let sessions, let id):
             writer.member("event", "sessions")
             if let id { writer.member("id", id) }

@@ -233,6 +233,15 @@ final class AccountService: Sendable {
         }
     }
 
+    /// Revokes a token (logout) in the store, so every host sharing it refuses the token
+    /// from then on; false when it was unknown, malformed or expired already.
+    func logout(token: String, on eventLoop: EventLoop) -> EventLoopFuture<Bool> {
+        guard LoginTokens.isWellFormed(token) else { return eventLoop.makeSucceededFuture(false) }
+        return storePool.runIfActive(eventLoop: eventLoop) { [store] in
+            try store.revokeToken(hash: LoginTokens.hash(token), now: Int64(wallClockSeconds()))
+        }
+    }
+
     /// The user a token belongs to, nil when it is unknown, malformed or expired.
     func verify(token: String, on eventLoop: EventLoop) -> EventLoopFuture<String?> {
         guard LoginTokens.isWellFormed(token) else { return eventLoop.makeSucceededFuture(nil) }

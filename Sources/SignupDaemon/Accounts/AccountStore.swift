@@ -62,6 +62,9 @@ protocol AccountStore: Sendable {
     /// The username (as displayed) owning an unexpired token hash.
     func tokenOwner(hash: [UInt8], now: Int64) throws(AccountStoreError) -> String?
 
+    /// Deletes a login token (logout); whether it existed and had not expired.
+    func revokeToken(hash: [UInt8], now: Int64) throws(AccountStoreError) -> Bool
+
     /// Deletes expired tokens; returns how many.
     func deleteExpiredTokens(now: Int64) throws(AccountStoreError) -> Int
 

@@ -65,6 +65,13 @@ final class InMemoryAccountStore: AccountStore {
         }
     }
 
+    func revokeToken(hash: [UInt8], now: Int64) -> Bool {
+        state.withLockedValue { state in
+            guard let token = state.tokens.removeValue(forKey: hash) else { return false }
+            return token.expiresAt > now
+        }
+    }
+
     func deleteExpiredTokens(now: Int64) -> Int {
         state.withLockedValue { state in
             let before = state.tokens.count

@@ -245,6 +245,14 @@ final class PostgresAccountStore: AccountStore {
         }
     }
 
+    func revokeToken(hash: [UInt8], now: Int64) throws(AccountStoreError) -> Bool {
+        try blocking { client in
+            let rows = try await client.query("DELETE FROM token WHERE hash = \(ByteBuffer(bytes: hash)) RETURNING expires_at > \(now)")
+            for try await live in rows.decode(Bool.self) { return live }
+            return false
+        }
+    }
+
     /// Every host runs this on its own timer. `SKIP LOCKED` lets hosts running it at the same
     /// moment delete disjoint rows instead of waiting on each other; a batch bounds each
     /// statement. Login failures older than the throttle remembers go too.

@@ -223,6 +223,17 @@ final class SQLiteAccountStore: AccountStore {
         }
     }
 
+    func revokeToken(hash: [UInt8], now: Int64) throws(AccountStoreError) -> Bool {
+        try checkFileIsOurs()
+        return try run {
+            try pool.write { db in
+                let live = try Bool.fetchOne(db, sql: "SELECT expiresAt > ? FROM token WHERE hash = ?", arguments: [now, Data(hash)]) ?? false
+                try db.execute(sql: "DELETE FROM token WHERE hash = ?", arguments: [Data(hash)])
+                return live
+            }
+        }
+    }
+
     func deleteExpiredTokens(now: Int64) throws(AccountStoreError) -> Int {
         try run {
             try pool.write { db in

@@ -115,6 +115,19 @@ extension ConnectionHandler {
                     }
                 }
             }
+        case .logout(let token):
+            try spend()
+            awaitingReply = true
+            shared.services.accounts.logout(token: token, on: output.eventLoop).whenComplete { result in
+                defer { output.replyComplete() }
+                Self.answer(id, output: output) { () throws(RequestFailure) in
+                    switch result {
+                    case .success(true): output.deliver(.revoked(id: id))
+                    case .success(false): throw .invalidToken
+                    case .failure: throw .storeUnavailable
+                    }
+                }
+            }
         }
     }
 

@@ -83,15 +83,7 @@ extension SignupCtl {
         @OptionGroup var connection: ConnectionOptions
 
         func body() throws(CommandFailure) {
-            var token = self.token ?? "-"
-            if token == "-" {
-                token = String((FormInputOptions.firstLine(of: 0) ?? "").filter { $0 != " " && $0 != "\t" })
-                guard !token.isEmpty else {
-                    throw CommandFailure(.usage, Say.pick(
-                        "no token on standard input (give it there, as in printf '%s\\n' \"$TOKEN\" | signupctl verify)",
-                        "标准输入中没有令牌（请从那里传入，例如 `printf '%s\\n' \"$TOKEN\" | signupctl verify`）"), code: "usage")
-                }
-            }
+            let token = try TokenInput.read(self.token, command: "verify")
             let daemon = try connection.connect()
             let reply = try daemon.reply(to: try daemon.request(.verify(token: token)))
             guard case .verified(let user, _)? = reply.event else { throw .unexpected(reply, answering: "verify") }

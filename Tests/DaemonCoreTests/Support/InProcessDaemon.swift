@@ -142,6 +142,7 @@ extension StubStore {
     func updatePasswordHash(accountID: Int64, passwordHash: String) throws(AccountStoreError) { throw failure }
     func storeToken(hash: [UInt8], accountID: Int64, expiresAt: Int64) throws(AccountStoreError) { throw failure }
     func tokenOwner(hash: [UInt8], now: Int64) throws(AccountStoreError) -> String? { throw failure }
+    func revokeToken(hash: [UInt8], now: Int64) throws(AccountStoreError) -> Bool { throw failure }
     func deleteExpiredTokens(now: Int64) throws(AccountStoreError) -> Int { throw failure }
     func keptCollisions() throws(AccountStoreError) -> [KeptCollision] { throw failure }
 }
