@@ -161,7 +161,8 @@ public struct SignupDaemonCommand: AsyncParsableCommand {
                 connectsPerUIDPerSecond: configuration.connectsPerUIDPerSecond, unthrottledUIDs: [0, getuid()]
             ),
             directory: SessionDirectory(),
-            checkBudget: CheckBudget(perUIDPerSecond: configuration.availabilityChecksPerUIDPerSecond, perSessionPerSecond: configuration.availabilityChecksPerSessionPerSecond)
+            checkBudget: CheckBudget(perUIDPerSecond: configuration.availabilityChecksPerUIDPerSecond, perSessionPerSecond: configuration.availabilityChecksPerSessionPerSecond),
+            sessionIdleTimeout: configuration.sessionIdleSeconds.map { .seconds(Int64($0)) }
         )
         // One notifier for the process: its messages leave in the order they were asked for.
         let notifier = ServiceNotifier()
@@ -253,6 +254,7 @@ public struct SignupDaemonCommand: AsyncParsableCommand {
         configuration.availabilityChecksPerUIDPerSecond = limits.availabilityChecksPerSecond
         configuration.availabilityChecksPerSessionPerSecond = limits.availabilityChecksPerSessionPerSecond
         configuration.idleConnectionSeconds = limits.idleConnectionTimeout == 0 ? nil : limits.idleConnectionTimeout
+        configuration.sessionIdleSeconds = limits.sessionIdleTimeout == 0 ? nil : limits.sessionIdleTimeout
         configuration.expensiveRequestsPerSecond = limits.maxExpensiveRequestsPerSecond
         configuration.loginAttemptsPerMinute = security.loginAttemptsPerMinute
         configuration.maxQueuedHashesPerUID = security.maxQueuedHashesPerUser

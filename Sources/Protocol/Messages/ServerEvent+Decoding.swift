@@ -42,7 +42,7 @@ extension ServerEvent {
             let (session, form, locale) = (try reader.string("session"), try reader.string("form"), try reader.optionalString("locale"))
             return reader.event == "opened" ? .opened(session: session, form: form, locale: locale, id: id) : .attached(session: session, form: form, locale: locale, id: id)
         case "locale": return .localeChanged(session: try reader.string("session"), locale: try reader.string("locale"), id: id)
-        case "closed": return .closed(session: try reader.string("session"), id: id)
+        case "closed": return .closed(session: try reader.string("session"), reason: try reader.optionalString("reason"), id: id)
         case "pong": return .pong(id: id)
         case "verified": return .verified(user: try reader.string("user"), id: id)
         case "revoked": return .revoked(id: id)
@@ -68,7 +68,7 @@ extension ServerEvent {
         switch self {
         case .hello, .bye: nil
         case .description(_, _, let id), .opened(_, _, _, let id), .attached(_, _, _, let id), .localeChanged(_, _, let id),
-            .closed(_, let id), .pong(let id), .verified(_, let id), .revoked(let id), .sessionList(_, let id), .session(_, _, _, let id), .error(_, _, _, let id):
+            .closed(_, _, let id), .pong(let id), .verified(_, let id), .revoked(let id), .sessionList(_, let id), .session(_, _, _, let id), .error(_, _, _, let id):
             id
         }
     }

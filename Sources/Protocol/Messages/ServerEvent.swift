@@ -8,7 +8,9 @@ public enum ServerEvent: Sendable, Equatable {
     case attached(session: String, form: String, locale: String?, id: RequestID?)
     /// The session's locale changed (`locale` op); its snapshot follows in the new language.
     case localeChanged(session: String, locale: String, id: RequestID?)
-    case closed(session: String, id: RequestID?)
+    /// `reason`: why the server ended it (absent when a client's `close` or the opener's
+    /// leaving did), e.g. "idle: no request for 900 seconds".
+    case closed(session: String, reason: String? = nil, id: RequestID?)
     case pong(id: RequestID?)
     case verified(user: String, id: RequestID?)
     /// A `logout`'s token was revoked: it verifies nowhere any more.
@@ -101,10 +103,11 @@ extension ServerEvent {
             if let id { writer.member("id", id) }
             writer.member("session", session)
             writer.member("locale", locale)
-        case .closed(let session, let id):
+        case .closed(let session, let reason, let id):
             writer.member("event", "closed")
             if let id { writer.member("id", id) }
             writer.member("session", session)
+            if let reason { writer.member("reason", reason) }
         case .pong(let id):
             writer.member("event", "pong")
             if let id { writer.member("id", id) }

@@ -69,6 +69,9 @@ struct LimitOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Seconds a connection holding no session may stay without a request before it is closed with bye (0: never).", valueName: "seconds"))
     var idleConnectionTimeout: Int = 600
 
+    @Option(help: ArgumentHelp("Seconds a session may go without a request before it is closed, with a closed event naming why, even while its connection lives (0: never).", valueName: "seconds"))
+    var sessionIdleTimeout: Int = 900
+
     @Option(help: ArgumentHelp("Username availability checks per peer uid per second, over all its sessions (bursts of twice that); past it checks are delayed, not refused. Raise it for a web bridge serving many people under one uid.", valueName: "n"))
     var availabilityChecksPerSecond: Int = 50
 
@@ -100,6 +103,7 @@ struct LimitOptions: ParsableArguments {
         try checkRange("--availability-checks-per-second", availabilityChecksPerSecond, 1...1_000_000)
         try checkRange("--availability-checks-per-session-per-second", availabilityChecksPerSessionPerSecond, 1...1_000_000)
         try checkRange("--idle-connection-timeout", idleConnectionTimeout, 0...86_400)
+        try checkRange("--session-idle-timeout", sessionIdleTimeout, 0...604_800)
         try checkRange("--max-sessions-per-connection", maxSessionsPerConnection, 1...1024)
         try checkRange("--max-output-bytes", maxOutputBytes, 4096...1_073_741_824)
         try checkRange("--max-buffered-bytes", maxBufferedBytes, 65536...68_719_476_736)

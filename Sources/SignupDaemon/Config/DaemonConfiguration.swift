@@ -39,6 +39,8 @@ struct DaemonConfiguration: Sendable {
     var availabilityChecksPerSessionPerSecond = 20
     /// A connection holding no session is closed after this many seconds without a request; nil: never.
     var idleConnectionSeconds: Int? = 600
+    /// A session is closed after this many seconds without a request; nil: never.
+    var sessionIdleSeconds: Int? = 900
     /// Exit after this many seconds without connections; nil: never.
     var idleExitSeconds: Int?
     var availabilityURL: AvailabilityURLTemplate?

@@ -26,6 +26,10 @@ final class Session: @unchecked Sendable {
     /// The connections holding it (`SessionHold`): the owner first, then attached ones.
     private var holds: [SessionHold] = []
     private var deadlineTask: Scheduled<Void>?
+    /// When a connection last sent the session a request (`--session-idle-timeout`), and
+    /// the one timer that looks at it: rescheduled when it fires early, not per request.
+    private var lastRequest: NIODeadline
+    private var idleTask: Scheduled<Void>?
     /// Set while the check deadline's tick is fed: a check it cancels timed out.
     private var timingOut = false
     /// The availability check in flight (at most one per session) and the newest value
@@ -64,8 +68,10 @@ final class Session: @unchecked Sendable {
         state = FormSession(form: form, locale: configuration.catalogues.resolve(locale), configuration: configuration)
         self.services = services
         openedAt = services.clock.now()
+        lastRequest = openedAt
         checkBucket = CheckBudget.Bucket(perSecond: services.checkBudget.perSessionPerSecond, now: openedAt)
         holds = [SessionHold(self, owner, isOwner: true)]
+        scheduleIdleCheck(after: services.sessionIdleTimeout)
     }
 
     // MARK: Handover (issue 16): carrying the session to the next process.
@@ -83,9 +89,12 @@ final class Session: @unchecked Sendable {
         self.services = services
         let now = services.clock.now()
         openedAt = now - age
+        // The idle time starts again in the new process.
+        lastRequest = now
         checkBucket = CheckBudget.Bucket(perSecond: services.checkBudget.perSessionPerSecond, now: now)
         holds = [SessionHold(self, owner, isOwner: true)] + views.map { SessionHold(self, $0, isOwner: false) }
         viewCount.withLockedValue { $0 = views.count }
+        scheduleIdleCheck(after: services.sessionIdleTimeout)
     }
 
     /// The hold of a connection holding this session (its opener's, made by `init`; a
@@ -101,6 +110,7 @@ final class Session: @unchecked Sendable {
         eventLoop.preconditionInEventLoop()
         closedFlag.set()
         deadlineTask?.cancel()
+        idleTask?.cancel()
         checkInFlight?.cancellation.cancel()
         return (state, seq, services.clock.now() - openedAt, holds.map(\.output))
     }
@@ -127,6 +137,7 @@ final class Session: @unchecked Sendable {
     func handle(_ input: FormInput, id requestID: RequestID?, from requester: ConnectionOutput?) throws(FormError) {
         eventLoop.preconditionInEventLoop()
         guard !isClosed else { return }
+        if requester != nil { lastRequest = services.clock.now() }
         let step = try state.handle(input, now: services.clock.moment)
         publish(step.events, id: requestID, requester: requester)
         for effect in step.effects { perform(effect) }
@@ -142,6 +153,7 @@ final class Session: @unchecked Sendable {
     func switchLocale(to tag: String, id requestID: RequestID?, from requester: ConnectionOutput) {
         eventLoop.preconditionInEventLoop()
         guard !isClosed else { return }
+        lastRequest = services.clock.now()
         guard let step = try? state.handle(.setLocale(tag), now: services.clock.moment) else { return }
         for hold in holds {
             hold.output.deliver(.localeChanged(session: id, locale: state.locale, id: hold.output === requester ? requestID : nil))
@@ -152,6 +164,7 @@ final class Session: @unchecked Sendable {
     /// Sends the full state to one connection.
     func sendSnapshot(to output: ConnectionOutput, id requestID: RequestID?) {
         eventLoop.preconditionInEventLoop()
+        lastRequest = services.clock.now()
         for event in state.snapshot() {
             seq += 1
             output.deliver(.session(session: id, seq: seq, event, id: requestID))
@@ -180,12 +193,14 @@ final class Session: @unchecked Sendable {
     }
 
     /// Ends the session: attached peers are told, pending timers stop. Work already
-    /// started (a signup) still completes in the store.
-    func close() {
+    /// started (a signup) still completes in the store. With a `reason` (the session
+    /// itself decided to end, e.g. idle), the opener hears `closed` with it too.
+    func close(reason: String? = nil) {
         eventLoop.preconditionInEventLoop()
         guard !isClosed else { return }
         closedFlag.set()
         deadlineTask?.cancel()
+        idleTask?.cancel()
         checkInFlight?.cancellation.cancel()
         if checkWaitingForBudget {
             checkWaitingForBudget = false
@@ -193,14 +208,31 @@ final class Session: @unchecked Sendable {
         }
         nextCheck = nil
         passwordChecks.removeAll()
-        holds.first?.end()
+        if let owner = holds.first {
+            if reason == nil { owner.end() } else { owner.output.deliver(.closed(session: id, reason: reason, id: nil)) { owner.end() } }
+        }
         for hold in holds.dropFirst() {
             // An attached connection hears `closed` first; its requests naming the session
             // are answered "has ended" only after that, in order.
-            hold.output.deliver(.closed(session: id, id: nil)) { hold.end() }
+            hold.output.deliver(.closed(session: id, reason: reason, id: nil)) { hold.end() }
         }
         holds.removeAll()
         services.directory.remove(id)
+    }
+
+    /// Looks, once `delay` has passed, whether the session went `--session-idle-timeout`
+    /// without a request: then it ends, saying why; else it looks again when it could.
+    private func scheduleIdleCheck(after delay: TimeAmount?) {
+        guard let delay, let timeout = services.sessionIdleTimeout else { return }
+        idleTask = eventLoop.scheduleTask(in: delay) { [self] in
+            guard !isClosed else { return }
+            let quiet = services.clock.now() - lastRequest
+            if quiet >= timeout {
+                close(reason: "idle: no request for \(timeout.nanoseconds / 1_000_000_000) seconds")
+            } else {
+                scheduleIdleCheck(after: timeout - quiet)
+            }
+        }
     }
 
     private func publish(_ events: [SessionEvent], id requestID: RequestID?, requester: ConnectionOutput?) {

@@ -13,6 +13,8 @@ struct SessionServices: Sendable {
     let directory: SessionDirectory
     /// Availability answers per uid and per session.
     let checkBudget: CheckBudget
+    /// A session without a request this long is closed (`--session-idle-timeout`); nil: never.
+    var sessionIdleTimeout: TimeAmount? = .seconds(900)
     /// The time for sessions, budgets and idle timeouts.
     var clock = DaemonClock.system
 

@@ -69,8 +69,8 @@ extension SignupCtl {
                 }
             case .attached(let session, let form, _, _)?:
                 return "attached to session \(session) (\(form))"
-            case .closed?:
-                return "session closed"
+            case .closed(_, let reason, _)?:
+                return reason.map { "session closed: \($0)" } ?? "session closed"
             case .bye(let reason)?:
                 return "signupd said bye: \(reason)"
             default:

@@ -95,6 +95,10 @@ enum InteractiveForm {
                     if case .bye(let reason)? = received.event {
                         return .failed(CommandFailure(.protocolError, Say.pick("signupd closed the connection: \(reason)", "服务关闭了连接：\(Say.byeReason(reason))"), code: "disconnected"))
                     }
+                    // The daemon ended the form itself (left alone past --session-idle-timeout).
+                    if case .closed(let session, let reason?, _)? = received.event, session == screen.view.session {
+                        return .failed(CommandFailure(.protocolError, Say.pick("signupd closed the form: \(reason)", "表单已被服务关闭：\(Say.byeReason(reason))"), code: "closed"))
+                    }
                     screen.view.apply(received.event)
                     switch received.event {
                     case .session(_, _, .busy, _)?:
