@@ -18,12 +18,14 @@
 #      ThreadSanitizer and AddressSanitizer (each sanitizer build compiles every package again,
 #      PostgresNIO's TLS stack included: some 10 minutes each on 2 cores)
 #
-# Wherever the project is cloned, the checks after the build run from a view of the checkout
-# that other uids cannot enter and that the systemd sandbox hides (a bind mount in a 0700
-# directory under /tmp, in a private mount namespace): a test that hands another uid or the
-# sandbox a path inside the checkout, instead of a copy it can reach, fails here, not only
-# for the person who cloned into /root or /tmp. What the run puts in /tmp is gone when it
-# ends, passed or failed; a passing run checks that.
+# Wherever the project is cloned, the checks after the build run in a private mount
+# namespace with a /tmp of their own (a fresh tmpfs: whatever they leave there goes when the
+# run ends, passed, failed or interrupted), from a view of the checkout that other uids cannot
+# enter and that the systemd sandbox hides (a bind mount in a 0700 directory in that /tmp):
+# a test that hands another uid or the sandbox a path inside the checkout, instead of a copy
+# it can reach, fails here, not only for the person who cloned into /root or /tmp. The build
+# itself writes its temporary files in a directory of the run's (TMPDIR), removed at the end;
+# a passing run fails if anything of signupd's is left in the real /tmp.
 #   scripts/test.sh [--long]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -37,8 +39,7 @@ if [ -z "${SIGNUPD_TEST_VIEW:-}" ]; then
   # PostgreSQL server runs as nobody from a directory in it), not write to it.
   scratch=$(mktemp -d /tmp/signupd-test-tmp-XXXXXX)
   chmod 0755 "$scratch"
-  view=
-  trap 'rm -rf "$scratch"; [ -z "$view" ] || rmdir "$view/src" "$view" 2>/dev/null || true' EXIT
+  trap 'rm -rf "$scratch"' EXIT
   export TMPDIR=$scratch
   scripts/install-deps.sh
   swift build --build-tests
@@ -46,23 +47,27 @@ if [ -z "${SIGNUPD_TEST_VIEW:-}" ]; then
   # find it built), before the checks move to the view.
   scripts/build-deb.sh
   if [ "$(id -u)" = 0 ] && unshare -m --propagation private true 2>/dev/null; then
-    # One name per checkout, so that SwiftPM's paths stay the same from run to run.
-    view=/tmp/signupd-view-$(printf %s "$PWD" | cksum | cut -d' ' -f1)
-    rmdir "$view/src" "$view" 2>/dev/null || true
-    mkdir -m 0700 "$view" && mkdir "$view/src"
     status=0
-    # Outside the namespace the view stays two empty directories (the trap removes them).
-    SIGNUPD_TEST_VIEW=1 unshare -m --propagation private bash -c 'mount --bind "$1" "$2" && cd "$2" && exec scripts/test.sh "${@:3}"' \
-      _ "$PWD" "$view/src" "${long[@]}" || status=$?
+    # One path for the view, so that SwiftPM's paths stay the same from run to run.
+    # The checkout is bound from the working directory, which still reaches it when it is
+    # itself under the /tmp the new tmpfs covers.
+    unshare -m --propagation private bash -c '
+      set -e
+      cd "$1"
+      mount -t tmpfs -o mode=1777 signupd-test-tmp /tmp
+      mkdir -m 0700 /tmp/signupd-view && mkdir /tmp/signupd-view/src
+      mount --no-canonicalize --bind . /tmp/signupd-view/src
+      cd /tmp/signupd-view/src
+      TMPDIR=$(mktemp -d /tmp/signupd-tmp-XXXXXX); chmod 0755 "$TMPDIR"; export TMPDIR
+      SIGNUPD_TEST_VIEW=1 exec scripts/test.sh "${@:2}"' _ "$PWD" "${long[@]}" || status=$?
   else
     echo "note: not root (or no mount namespaces): the checks run from the checkout's own path"
     status=0
     SIGNUPD_TEST_VIEW=0 scripts/test.sh "${long[@]}" || status=$?
   fi
   rm -rf "$scratch"
-  [ -z "$view" ] || rmdir "$view/src" "$view"
-  # tmux keeps its server's socket directory (tmux-UID) for every later tmux of that user.
-  left=$(ls -A /tmp | grep -vxF -f <(printf '%s\n' "$before") | grep -vE '^tmux-[0-9]+$' || true)
+  # Only signupd's own names: other processes of the machine may use /tmp meanwhile.
+  left=$(ls -A /tmp | grep -vxF -f <(printf '%s\n' "$before") | grep -E '^signupd' || true)
   if [ $status = 0 ] && [ -n "$left" ]; then
     echo "FAIL: the test command left these in /tmp:"; echo "$left"; exit 1
   fi
@@ -71,7 +76,7 @@ if [ -z "${SIGNUPD_TEST_VIEW:-}" ]; then
 fi
 
 # The checks, from the view (or the checkout itself where no view can be made).
-[ "$SIGNUPD_TEST_VIEW" = 1 ] && echo "checks run from $PWD, a view of the checkout that only root can enter"
+[ "$SIGNUPD_TEST_VIEW" = 1 ] && echo "checks run from $PWD, a view of the checkout that only root can enter, with a private /tmp"
 run=$(mktemp -d)
 trap 'rm -rf "$run"' EXIT
 # One run of the whole suite; where no PostgreSQL server can run, pgserver says why and
