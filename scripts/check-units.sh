@@ -11,7 +11,7 @@ BIN=$(realpath "$1")
 work=$(mktemp -d /tmp/signupd-units.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 cp "$HERE/systemd/signupd.socket" "$work/"
-sed "s|^ExecStart=/usr/sbin/signupd|ExecStart=$BIN|" "$HERE/systemd/signupd.service" > "$work/signupd.service"
+sed "s|^ExecStart=/usr/sbin/signupd|ExecStart=\"$BIN\"|" "$HERE/systemd/signupd.service" > "$work/signupd.service"
 out=$(cd "$work" && systemd-analyze verify --man=no ./signupd.socket ./signupd.service 2>&1) || { echo "$out"; echo "FAIL: systemd-analyze verify"; exit 1; }
 [ -z "$out" ] || { echo "$out"; echo "FAIL: systemd-analyze verify printed warnings"; exit 1; }
 echo "systemd-analyze verify: clean"

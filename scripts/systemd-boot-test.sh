@@ -65,6 +65,7 @@ STATE=$(mktemp -d /tmp/signupd-systemd.XXXXXX)
 # which may be under /tmp or in a directory only root can enter.
 HERE=$(cd "$(dirname "$0")/.." && pwd)
 SRC=/run/sandbox-src
+TESTS=/run/sandbox-tests
 CG=signupd-test-$$
 mkdir -p "$STATE/units"
 cat > "$STATE/units/sandbox.target" <<UNIT
@@ -101,6 +102,8 @@ cp $STATE/units/* /run/sandbox-units/
 rm -f /usr/sbin/policy-rc.d
 cp $DEB $STATE/signupd_newer.deb /run/sandbox-pkg/
 mkdir -p $SRC; mount --bind "$HERE" $SRC; mount -o remount,bind,ro $SRC
+# The scripts the sandbox runs, readable by its service users whatever the checkout's mode.
+install -d -m 0755 $TESTS; install -m 0644 "$HERE"/Tests/robustness/{restart_handover,https_service,corrupt_state_service}.py $TESTS/
 # Only the standard targets above and what the package installs: the host's units stay hidden.
 mount -t tmpfs -o mode=755 tmpfs /usr/lib/systemd/system
 mount -t tmpfs -o mode=755 tmpfs /etc/systemd/system
@@ -274,7 +277,7 @@ ns_exec openssl req -newkey rsa:2048 -nodes -subj /CN=localhost -keyout $tls/ser
 ns_exec bash -c "printf 'subjectAltName=DNS:localhost\nextendedKeyUsage=serverAuth\n' > $tls/server.ext" || fail "server.ext"
 ns_exec openssl x509 -req -in $tls/server.csr -CA $tls/ca.pem -CAkey $tls/ca.key -CAcreateserial -days 2 -extfile $tls/server.ext -out $tls/server.pem >/dev/null 2>&1 || fail "openssl: the server certificate"
 ns_exec install -m 0644 $tls/ca.pem /etc/signupd/availability-ca.pem || fail "installing the CA file in /etc/signupd"
-exec {service_out}< <(timeout -s KILL 300 nsenter -t "$PID1" -a python3 $SRC/Tests/robustness/https_service.py $tls/server.pem $tls/server.key 2>&1)
+exec {service_out}< <(timeout -s KILL 300 nsenter -t "$PID1" -a python3 $TESTS/https_service.py $tls/server.pem $tls/server.key 2>&1)
 read -r -t 30 -u $service_out https_port https_pid || fail "the https availability service did not start"
 case "$https_port" in ''|*[!0-9]*) fail "the https availability service did not start: $https_port" ;; esac
 availability_dropin() {
@@ -343,7 +346,7 @@ pass
 # the package again: no bye, seq without gap or repeat, keystrokes sent meanwhile answered
 # in order, every signup done. `systemctl stop` says bye shutdown; kill -9 leaves the next
 # process to close the stored connections with bye restarted.
-HANDOVER="python3 $SRC/Tests/robustness/restart_handover.py"
+HANDOVER="python3 $TESTS/restart_handover.py"
 out=$(ns_exec $HANDOVER carry 2>&1) || fail "only connections holding a session are stored: $out"
 out=$(ns_exec $HANDOVER restart 2>&1) || fail "sessions across systemctl restart: $out"
 handover_note=$(echo "$out" | tail -1)

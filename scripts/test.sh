@@ -56,7 +56,7 @@ if [ -z "${SIGNUPD_TEST_VIEW:-}" ]; then
       cd "$1"
       mount -t tmpfs -o mode=1777 signupd-test-tmp /tmp
       mkdir -m 0700 /tmp/signupd-view && mkdir /tmp/signupd-view/src
-      mount --no-canonicalize --bind . /tmp/signupd-view/src
+      mount --no-canonicalize --rbind . /tmp/signupd-view/src
       cd /tmp/signupd-view/src
       TMPDIR=$(mktemp -d /tmp/signupd-tmp-XXXXXX); chmod 0755 "$TMPDIR"; export TMPDIR
       SIGNUPD_TEST_VIEW=1 exec scripts/test.sh "${@:2}"' _ "$PWD" "${long[@]}" || status=$?

@@ -17,6 +17,7 @@ separate process, over its socket, with the shipped operator examples.
 
 usage: forms_and_locales_test.py path/to/signupd path/to/signupctl
 """
+import atexit
 import os
 import shutil
 import socket
@@ -362,6 +363,7 @@ def reload(daemon, path, notify, forms):
 def main():
     check_config()
     directory = tempfile.mkdtemp(prefix="signupd-forms-")
+    atexit.register(shutil.rmtree, directory, ignore_errors=True)
     forms, messages = os.path.join(directory, "forms.d"), os.path.join(directory, "messages.d")
     shutil.copytree(os.path.join(EXAMPLES, "forms.d"), forms)
     shutil.copytree(os.path.join(EXAMPLES, "messages.d"), messages)

@@ -9,6 +9,8 @@ terminal has no other event to wait on.
 
 usage: interactive_form_test.py path/to/signupd path/to/signupctl
 """
+import shutil
+import atexit
 import json
 import os
 import re
@@ -23,6 +25,7 @@ from harness import FAST_HASH, SLOW_HASH, Daemon  # noqa: E402
 
 SIGNUPD, SIGNUPCTL = sys.argv[1], sys.argv[2]
 directory = tempfile.mkdtemp(prefix="signupd-tty-")
+atexit.register(shutil.rmtree, directory, ignore_errors=True)
 SOCK = os.path.join(directory, "signupd.sock")
 SESSION = "signupd-tty-%d" % os.getpid()
 servers = []

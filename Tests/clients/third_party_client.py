@@ -7,6 +7,8 @@ and a token check. Every assertion is about what PROTOCOL.md promises.
 
 usage: third_party_client.py path/to/signupd
 """
+import shutil
+import atexit
 import json
 import os
 import socket
@@ -56,6 +58,7 @@ class Client:
 
 def main(binary):
     directory = tempfile.mkdtemp(prefix="signupd-py-")
+    atexit.register(shutil.rmtree, directory, ignore_errors=True)
     path = os.path.join(directory, "signupd.sock")
     notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     notify.bind(os.path.join(directory, "notify.sock"))

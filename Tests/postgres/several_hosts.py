@@ -18,6 +18,8 @@ Skips (exit 0, saying why) where network namespaces or the PostgreSQL server can
 usage: several_hosts.py path/to/signupd [--measure]
   --measure: also time signups per second with 1, 2 and 3 hosts at the default hash cost
 """
+import shutil
+import atexit
 import os
 import signal
 import subprocess
@@ -137,6 +139,7 @@ def main():
         skip(str(why))
     make_network()
     directory = tempfile.mkdtemp(prefix="signupd-hosts-")
+    atexit.register(shutil.rmtree, directory, ignore_errors=True)
     hosts = []
     try:
         try:

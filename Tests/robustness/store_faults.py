@@ -6,6 +6,8 @@ database.
 
 usage: store_faults.py path/to/signupd   (re-executes itself under `unshare -m`)
 """
+import shutil
+import atexit
 import os
 import subprocess
 import sys
@@ -24,6 +26,15 @@ from harness import FAST_HASH, Checks, Client, Daemon
 checks = Checks("store faults (full disk)")
 mount = tempfile.mkdtemp(prefix="signupd-disk-")
 subprocess.check_call(["mount", "-t", "tmpfs", "-o", "size=4m,mode=0700", "tmpfs", mount])
+
+
+def unmount():
+    """However the check ends (the daemon failing to start included): unmounted and removed."""
+    subprocess.call(["umount", mount], stderr=subprocess.DEVNULL)
+    shutil.rmtree(mount, ignore_errors=True)
+
+
+atexit.register(unmount)
 daemon = Daemon(sys.argv[1], database=os.path.join(mount, "accounts.sqlite"), args=FAST_HASH).start()
 filler = os.path.join(mount, "filler")
 try:
@@ -66,6 +77,6 @@ try:
     checks.check(isinstance(ping, list), "connection still answers ping")
 finally:
     code = daemon.stop()
-    subprocess.call(["umount", mount])
+    unmount()
 checks.check(code == 0, "daemon exits 0")
 checks.done()
