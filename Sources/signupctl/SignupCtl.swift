@@ -55,7 +55,7 @@ enum Main {
         }
         switch ArgumentNormalizer.normalize(arguments, subcommands: names) {
         case .usage(let message):
-            Report.fail(CommandFailure(.usage, message, code: message.hasPrefix("unknown command") ? "unknown_command" : "usage"))
+            Report.fail(CommandFailure(.usage, message, code: message.hasPrefix("unknown command") || message.hasPrefix(ArgumentNormalizer.unknownCommandChinese) ? "unknown_command" : "usage"))
         case .arguments(let normalized):
             if json { emitInformationEnvelope(normalized, names: names) }
             var command: ParsableCommand

@@ -424,8 +424,9 @@ try:
     all_chinese(text, "Ctrl-Z", own=["taken"])
     for columns, rows in [(40, 10), (24, 6), (12, 8)]:
         resize(columns, rows)
-        text = wait_for(lambda s: "退出" in s and "终端太小" in s.replace("\n", "").replace(" ", ""), "the too-small notice at %dx%d" % (columns, rows))
-        check(text.replace(" ", "").startswith("按Esc退出") and all(sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in l) < columns for l in text.split("\n")),
+        text = wait_for(lambda s: "退出" in s.replace("\n", "") and "终端太小" in s.replace("\n", "").replace(" ", ""), "the too-small notice at %dx%d" % (columns, rows))
+        check(not any(l.strip()[:1] in "，。、）：；" for l in text.split("\n") if l.strip()), "%dx%d: no line starts with closing punctuation:\n%s" % (columns, rows, text))
+        check(text.replace(" ", "").replace("\n", "").startswith("按Esc退出") and all(sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in l) < columns for l in text.split("\n")),
               "%dx%d: how to quit first, the notice wrapped to the window:\n%s" % (columns, rows, text))
         all_chinese(text, "a %dx%d window" % (columns, rows))
     resize(80, 24)

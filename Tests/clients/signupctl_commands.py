@@ -372,6 +372,8 @@ try:
         (("ping", "--socket", mute, "--timeout", "1"), None, zh, 4, "秒内没有应答"),
         (("signup", "--username", "scripted", "--password-stdin"), "pass word\n", zh, 2, "用户名已存在"),
         (("login", "--username", "scripted", "--password-stdin"), "wrong word\n", zh, 1, "用户名或密码错误"),
+        (("pnig",), None, zh, 64, "未知命令"),
+        (("login", "--form", "signup", "--username", "someone", "--password-stdin"), "pass word\n", zh, 64, "用于注册"),
         (("verify",), "not-a-token\n", zh, 1, "令牌无效"),
         (("verify",), "\n", zh, 64, "标准输入中没有令牌"),
         (("signup", "--username", "someone", "--password-stdin"), "", zh, 64, "标准输入中没有密码"),
@@ -387,6 +389,14 @@ try:
         text = re.sub(r"`[^`]*`|\S*/\S*|--[a-z-]+", "", text)
         english = re.findall(r"[A-Za-z]{2,}", text)
         checks.check(chinese in r.stderr and not english, "zh_CN: %s says %r in Chinese, no English words %s: %r" % (" ".join(args), chinese, english, r.stderr))
+    # And what the commands print when they work.
+    for args in (("ping",), ("describe",), ("sessions",)):
+        r = ctl(*args, env=zh)
+        text = re.sub(r"\S*/\S*|\b[0-9a-f]{16}\b", "", r.stdout)  # paths, session ids
+        for name in ("signupd-clients", "repeatedPassword", "username", "password", "phone", "signup", "login"):
+            text = text.replace(name, "")  # field and form names are typed as they are
+        english = re.findall(r"[A-Za-z]{2,}", text)
+        checks.check(r.returncode == 0 and not english, "zh_CN: %s prints no English words %s: %r" % (args[0], english, r.stdout))
 finally:
     checks.check(daemon.stop() == 0, "daemon exits 0")
 checks.done()

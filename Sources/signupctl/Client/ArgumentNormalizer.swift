@@ -5,6 +5,9 @@ enum ArgumentNormalizer {
     /// Options every subcommand takes, and the name of the value each takes (nil: none).
     static let shared: [String: String?] = ["--socket": "path", "--timeout": "seconds", "--json": nil]
 
+    /// How a Chinese "unknown command" message begins (its --json code is unknown_command).
+    static let unknownCommandChinese = "未知命令"
+
     enum Outcome: Equatable {
         case arguments([String])
         /// Not a subcommand, or none after the shared options: the message to print (exit 64).
@@ -22,7 +25,7 @@ enum ArgumentNormalizer {
             leading.append(argument)
             if let valueName, !argument.contains("=") {
                 // The parser would blame the first option it cannot place; name the one short of its value.
-                guard index + 1 < arguments.count else { return .usage("Missing value for '\(name) <\(valueName)>'") }
+                guard index + 1 < arguments.count else { return .usage(Say.pick("Missing value for '\(name) <\(valueName)>'", "\(name) 缺少值")) }
                 leading.append(arguments[index + 1])
                 index += 1
             }
@@ -30,15 +33,19 @@ enum ArgumentNormalizer {
         }
         guard index < arguments.count else {
             if leading.isEmpty { return .arguments(arguments) }  // no arguments: the parser prints help
-            return .usage("no command after \(leading.joined(separator: " ")) (commands: \(subcommands.joined(separator: ", ")); see signupctl --help)")
+            return .usage(Say.pick(
+                "no command after \(leading.joined(separator: " ")) (commands: \(subcommands.joined(separator: ", ")); see signupctl --help)",
+                "\(leading.joined(separator: " ")) 之后缺少命令（命令：\(subcommands.map { "`\($0)`" }.joined(separator: "、"))；见 `signupctl --help`）"))
         }
         let verb = arguments[index]
         // Other options (--help, --version, --generate-completion-script) go to the parser as they are.
         if verb.hasPrefix("-") { return .arguments(arguments) }
         guard subcommands.contains(verb) || verb == "help" else {
-            var message = "unknown command '\(verb)'"
-            if let guess = suggestion(for: verb, among: subcommands) { message += "; did you mean '\(guess)'?" }
-            return .usage(message + " (commands: \(subcommands.joined(separator: ", ")); see signupctl --help)")
+            let guess = suggestion(for: verb, among: subcommands)
+            return .usage(Say.pick(
+                "unknown command '\(verb)'" + (guess.map { "; did you mean '\($0)'?" } ?? "") + " (commands: \(subcommands.joined(separator: ", ")); see signupctl --help)",
+                Self.unknownCommandChinese + "“\(verb)”" + (guess.map { "；是不是要用 `\($0)`？" } ?? "")
+                    + "（命令：\(subcommands.map { "`\($0)`" }.joined(separator: "、"))；见 `signupctl --help`）"))
         }
         if verb == "help", let topic = arguments[(index + 1)...].first(where: { !$0.hasPrefix("-") }), !subcommands.contains(topic) {
             var message = "no help on '\(topic)': not a command"

@@ -36,8 +36,8 @@ struct ConnectionOptions: ParsableArguments {
     }
 
     func validate() throws {
-        guard timeout > 0, timeout.isFinite else { throw ValidationError("--timeout must be a positive number of seconds, not \(timeout)") }
-        if let socket, socket.isEmpty { throw ValidationError("--socket needs a path") }
+        guard timeout > 0, timeout.isFinite else { throw ValidationError(Say.pick("--timeout must be a positive number of seconds, not \(timeout)", "--timeout 必须是正的秒数，而不是 \(timeout)")) }
+        if let socket, socket.isEmpty { throw ValidationError(Say.pick("--socket needs a path", "--socket 需要一个路径")) }
     }
 }
 

@@ -49,7 +49,7 @@ final class DaemonConnection {
             server = name
             protocolName = spoken
         default:
-            throw CommandFailure(.protocolError, Say.pick("\(path) did not greet with hello; is it signupd?", "\(path) 没有按协议问候：它不是注册服务吗？"), code: "not_signupd")
+            throw CommandFailure(.protocolError, Say.pick("\(path) did not greet with hello; is it signupd?", "\(path) 上的程序没有按注册服务的协议应答：它可能不是注册服务"), code: "not_signupd")
         }
         // Decoding takes any version it is told; this client speaks signup/1 only.
         guard protocolName.hasPrefix("signup/1") else {

@@ -8,8 +8,9 @@ final class FormClient {
     /// The locale the daemon resolved for the session (`opened`'s `locale`), nil if it named none.
     private(set) var locale: String?
 
-    /// Connects the form named `formName`, reading its description from the daemon.
-    init(connection: DaemonConnection, formName: String) throws(CommandFailure) {
+    /// Connects the form named `formName`, reading its description from the daemon;
+    /// `action` is the command's (`signup`, `login`): a form that does the other is refused.
+    init(connection: DaemonConnection, formName: String, action: String) throws(CommandFailure) {
         self.connection = connection
         let described = try connection.reply(to: try connection.request(.describe(locale: UserLocale.current)))
         guard case .description(let forms, _, _)? = described.event else { throw .unexpected(described, answering: "describe") }
@@ -18,6 +19,11 @@ final class FormClient {
             throw CommandFailure(.usage, Say.pick(
                 "signupd does not offer a \(formName) form; it offers: \(offered)",
                 "服务没有 \(formName) 表单；可用的表单：\(forms.map { "`\($0.name)`" }.joined(separator: "、"))"), code: "usage")
+        }
+        if let formAction = form.action, formAction != action {
+            throw CommandFailure(.usage, Say.pick(
+                "the \(formName) form is for \(formAction), not \(action): use `signupctl \(formAction) --form \(formName)`",
+                "表单 \(formName) 用于\(formAction == "login" ? "登录" : "注册")：请用 `signupctl \(formAction) --form \(formName)`"), code: "usage")
         }
         view = SessionView(form: form)
         let openID = try connection.request(.open(form: formName, locale: UserLocale.current))
@@ -63,11 +69,13 @@ final class FormClient {
         try settle()
         while !view.enabled {
             if !view.validating, let problem = view.firstProblem {
-                let reason = problem.state.state == "empty" ? Say.pick("is required", "必须填写") : "— \(problem.state.message)"
+                let label = problem.field.label.lowercased()
+                let reason = problem.state.state == "empty"
+                    ? Say.pick("\(label) is required", "请填写\(label)") : Say.pick("\(label) — \(problem.state.message)", problem.state.message)
                 if CommandFailure.unavailableMessageIds.contains(problem.state.messageId) {
-                    throw CommandFailure(.unavailable, "\(problem.field.label.lowercased()) \(reason)", messageId: problem.state.messageId)
+                    throw CommandFailure(.unavailable, reason, messageId: problem.state.messageId)
                 }
-                throw CommandFailure(.invalidInput, "\(problem.field.label.lowercased()) \(reason)", messageId: problem.state.messageId.isEmpty ? nil : problem.state.messageId)
+                throw CommandFailure(.invalidInput, reason, messageId: problem.state.messageId.isEmpty ? nil : problem.state.messageId)
             }
             try pump()
         }

@@ -27,6 +27,18 @@ enum Say {
 }
 
 extension Say {
+    /// An account name as a person reads it: a phone number or an e-mail address without
+    /// its `tel:` or `mailto:` (the `--json` output keeps the name as the daemon sent it).
+    static func shown(user: String) -> String {
+        for scheme in ["tel:", "mailto:"] where user.hasPrefix(scheme) { return String(user.dropFirst(scheme.count)) }
+        return user
+    }
+
+    /// "message: value" with the colon of the user's language.
+    static func labelled(_ label: String, _ value: String) -> String {
+        chinese ? "\(label)：\(value)" : "\(label): \(value)"
+    }
+
     /// An `error` code of the daemon's (PROTOCOL.md "Errors") said in Chinese; the English
     /// side shows the daemon's own message with its code.
     static func refusal(_ code: String) -> String {
@@ -44,7 +56,7 @@ extension Say {
             "unknown_session": "会话不存在或已结束",
             "no_session": "当前连接没有打开的表单",
             "value_too_long": "输入过长",
-            "invalid_request": "服务无法处理该请求", "invalid_json": "服务无法处理该请求", "unknown_op": "服务无法处理该请求",
+            "invalid_request": "服务无法处理该请求", "invalid_json": "服务无法处理该请求", "unknown_op": "服务版本较旧，不支持该操作",
             "line_too_long": "服务无法处理该请求", "session_open": "服务无法处理该请求", "internal": "服务内部错误",
         ]
         return texts[code] ?? "服务拒绝了请求"

@@ -24,12 +24,12 @@ extension SignupCtl {
                 envelope.emit()
                 return
             }
-            print("\(daemon.server) (\(daemon.protocolName)) at \(daemon.path)")
+            print(Say.pick("\(daemon.server) (\(daemon.protocolName)) at \(daemon.path)", "服务 \(daemon.path)"))
             guard case .description(let forms, _, _)? = reply.event else { throw .unexpected(reply, answering: "describe") }
             for form in forms {
                 print("\n\(form.name)  [\(form.submitLabel)]")
                 for field in form.fields {
-                    print("  \(field.name.padding(18))\(field.label)\(field.secret ? "  (secret)" : "")")
+                    print("  \(field.name.padding(18))\(field.label)\(field.secret ? Say.pick("  (secret)", "（密文）") : "")")
                 }
             }
         }
@@ -58,7 +58,10 @@ extension SignupCtl {
                 envelope.member("roundTripMicroseconds", Int((end - connected) / .microseconds(1)))
                 envelope.emit()
             } else {
-                print("\(daemon.server) at \(daemon.path): pong in \(Int((end - connected) / .microseconds(1))) µs (connect + hello \(Int((connected - start) / .microseconds(1))) µs)")
+                let (roundTrip, connect) = (Int((end - connected) / .microseconds(1)), Int((connected - start) / .microseconds(1)))
+                print(Say.pick(
+                    "\(daemon.server) at \(daemon.path): pong in \(roundTrip) µs (connect + hello \(connect) µs)",
+                    "服务 \(daemon.path) 已应答：往返 \(roundTrip) 微秒（连接与问候 \(connect) 微秒）"))
             }
         }
     }

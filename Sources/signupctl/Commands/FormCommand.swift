@@ -53,6 +53,10 @@ struct FormInputOptions: ParsableArguments {
                 throw CommandFailure(.usage, Say.pick("cannot read --password-file \(passwordFile): \(UnixIO.errnoText())", "无法读取 --password-file \(passwordFile)：\(UnixIO.errnoText())"), code: "usage")
             }
             defer { close(fd) }
+            var info = stat()
+            if fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFDIR {
+                throw CommandFailure(.usage, Say.pick("cannot read --password-file \(passwordFile): it is a directory", "无法读取 --password-file \(passwordFile)：它是一个目录"), code: "usage")
+            }
             let password = Self.firstLine(of: fd) ?? ""
             return Dictionary(uniqueKeysWithValues: secret.map { ($0.name, password) })
         }
@@ -70,7 +74,7 @@ struct FormInputOptions: ParsableArguments {
         defer { close(tty) }
         var values: [String: String] = [:]
         for field in secret {
-            guard case .text(let value) = PasswordPrompt.read("\(field.label): ", fd: tty, secret: true) else {
+            guard case .text(let value) = PasswordPrompt.read(Say.labelled(field.label, ""), fd: tty, secret: true) else {
                 throw CommandFailure(.cancelled, Say.pick("cancelled", "已取消"), code: "cancelled")
             }
             values[field.name] = value
@@ -106,7 +110,7 @@ enum ScriptedForm {
                     "--username is required when standard input is not a terminal (or with --no-interactive)",
                     "标准输入不是终端（或使用了 --no-interactive）时必须给出 --username"), code: "usage")
             }
-            let client = try FormClient(connection: try options.connect(), formName: form)
+            let client = try FormClient(connection: try options.connect(), formName: form, action: printToken ? "login" : "signup")
             let fields = client.view.form.fields
             var values = try inputs.secrets(for: fields)
             // --username is the identity field's value (username, phone or e-mail), else the
@@ -145,7 +149,7 @@ enum ScriptedForm {
 /// terminal when standard output is not one.
 enum FormOutput {
     static func print(_ result: SessionView.Result, form: String, session: String, json: Bool, printToken: Bool, tty: Int32?) {
-        let summary = "\(result.message): \(result.user ?? "")"
+        let summary = Say.labelled(result.message, Say.shown(user: result.user ?? ""))
         if json {
             var envelope = JSONEnvelope(command: form)
             envelope.member("message", result.message)

@@ -34,9 +34,12 @@ extension SignupCtl {
                 print(Say.pick("no live sessions", "没有进行中的会话"))
                 return
             }
-            print("SESSION".padding(18) + "FORM".padding(8) + "AGE".padding(8) + "VIEWS")
-            for summary in summaries {
-                print(summary.session.padding(18) + summary.form.padding(8) + Self.age(summary.ageSeconds).padding(8) + String(summary.views))
+            // Columns as wide as their widest entry (a form name may be long: phone-signup).
+            let headers = Say.chinese ? ["会话", "表单", "时长", "查看"] : ["SESSION", "FORM", "AGE", "VIEWS"]
+            let rows = summaries.map { [$0.session, $0.form, Self.age($0.ageSeconds), String($0.views)] }
+            let widths = (0..<3).map { column in ([headers] + rows).map { DisplayWidth.of($0[column]) }.max()! + 2 }
+            for row in [headers] + rows {
+                print((0..<3).map { row[$0] + String(repeating: " ", count: widths[$0] - DisplayWidth.of(row[$0])) }.joined() + row[3])
             }
         }
 
@@ -49,7 +52,9 @@ extension SignupCtl {
         }
 
         static func age(_ seconds: Int) -> String {
-            seconds < 60 ? "\(seconds)s" : seconds < 3600 ? "\(seconds / 60)m\(seconds % 60)s" : "\(seconds / 3600)h\(seconds / 60 % 60)m"
+            Say.chinese
+                ? (seconds < 60 ? "\(seconds)秒" : seconds < 3600 ? "\(seconds / 60)分\(seconds % 60)秒" : "\(seconds / 3600)时\(seconds / 60 % 60)分")
+                : (seconds < 60 ? "\(seconds)s" : seconds < 3600 ? "\(seconds / 60)m\(seconds % 60)s" : "\(seconds / 3600)h\(seconds / 60 % 60)m")
         }
     }
 }

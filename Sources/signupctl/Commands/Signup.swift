@@ -51,7 +51,7 @@ enum FormRun {
         }
         let client: FormClient
         do {
-            client = try FormClient(connection: try connection.connect(), formName: form)
+            client = try FormClient(connection: try connection.connect(), formName: form, action: printToken ? "login" : "signup")
         } catch {
             Report.fail(error)
         }

@@ -34,6 +34,13 @@ enum DisplayWidth {
                     line[(space + 1)...].allSatisfy({ of($0) == 1 }) {
                     lines.append(String(line[..<space]))
                     line = Array(line[(space + 1)...])
+                } else if Self.noLineStart.contains(character), line.count > 1 {
+                    // Chinese punctuation never starts a line: the characters before it go along
+                    // (as many as are such punctuation themselves, and one more).
+                    var carried = 1
+                    while carried < line.count - 1, Self.noLineStart.contains(line[line.count - carried]) { carried += 1 }
+                    lines.append(String(line.dropLast(carried)))
+                    line = Array(line.suffix(carried))
                 } else {
                     lines.append(String(line))
                     line = []
@@ -47,6 +54,9 @@ enum DisplayWidth {
         if !line.isEmpty { lines.append(String(line)) }
         return lines
     }
+
+    /// Punctuation that Chinese typography does not put at the start of a line.
+    static let noLineStart: Set<Character> = ["，", "。", "、", "）", "」", "』", "！", "？", "：", "；", "》"]
 
     /// East Asian Wide (W) and Fullwidth (F) blocks (UAX #11), the ranges terminals draw double.
     private static func isWide(_ v: UInt32) -> Bool {

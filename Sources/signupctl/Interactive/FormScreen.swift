@@ -90,7 +90,9 @@ struct FormScreen {
         lines.append([])
         lines.append([Span("  ")] + outcome())
         lines.append(notice.map { [Span("  "), Span($0, "33")] } ?? [])
-        lines.append([Span("  "), Span(finished ? text.done : text.keysRoomy, "2")])
+        // The full hints when they fit, else the short ones (which still say how to quit).
+        let hints = DisplayWidth.of(text.keysRoomy) + 2 <= width ? text.keysRoomy : text.keysCompact
+        lines.append([Span("  "), Span(finished ? text.done : hints, "2")])
         lines.append([Span("  "), Span(footer, "2")])
         return Frame(lines: lines, cursor: cursor)
     }
@@ -171,7 +173,7 @@ struct FormScreen {
     private func outcome() -> [Span] {
         guard let result = view.result else { return [] }
         var spans = [result.ok ? Span("✓ \(result.message)", "1;32") : Span("✗ \(result.message)", "1;31")]
-        if let user = result.user { spans.append(Span("  (\(user))")) }
+        if let user = result.user { spans.append(Span(Say.pick("  (\(Say.shown(user: user)))", "（\(Say.shown(user: user))）"))) }
         if let token = result.token { spans.append(Span("  \(text.token) \(token)")) }
         return spans
     }

@@ -18,7 +18,7 @@ enum LineModeForm {
                 var index = 0
                 while index < fields.count {
                     let field = fields[index]
-                    guard case .text(let value) = PasswordPrompt.read("\(field.label): ", fd: tty, secret: field.secret) else { return .cancelled }
+                    guard case .text(let value) = PasswordPrompt.read(Say.labelled(field.label, ""), fd: tty, secret: field.secret) else { return .cancelled }
                     try client.set(field.name, value)
                     try client.settle()
                     while client.view.fields[field.name]?.state == "validating" { try client.pump() }

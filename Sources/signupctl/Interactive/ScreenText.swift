@@ -57,7 +57,7 @@ struct ScreenText: Sendable {
         keysCompact: "Tab 切换 · ←/→ 编辑 · Enter 提交 · Esc 退出",
         done: "完成 · 按任意键退出",
         finished: "完成",
-        token: "令牌：",
+        token: "令牌：",  // the token follows after a space: it must stay whole to copy
         noSuspend: "此表单不能用 Ctrl-Z 挂起：请填完，或按 Esc 退出。",
         enterToSubmit: "按 Enter 提交",
         disabled: "（不可用）",
