@@ -270,14 +270,19 @@ final class HTTPAvailabilityClient: Sendable {
     private func connect(_ start: @escaping @Sendable (Lease) -> Void) {
         let host = template.host
         let handshakeTimeout = TimeAmount.nanoseconds(timeout.nanoseconds)
-        ClientBootstrap(group: group)
+        // The handshake's outcome is kept from before the channel exists: a handshake that
+        // fails at once may have closed the channel, and emptied its pipeline, before the
+        // connect's callback runs — its reason must not be lost with the pipeline.
+        let loop = group.next()
+        let handshake: EventLoopPromise<Void>? = tls == nil ? nil : loop.makePromise()
+        ClientBootstrap(group: loop)
             .connectTimeout(.nanoseconds(timeout.nanoseconds))
             .channelInitializer { [tls] channel in
                 channel.eventLoop.makeCompletedFuture {
                     let operations = channel.pipeline.syncOperations
-                    if let tls {
+                    if let tls, let handshake {
                         try operations.addHandler(try tls.handler(host: host))
-                        try operations.addHandler(TLSGate(host: host, promise: channel.eventLoop.makePromise()))
+                        try operations.addHandler(TLSGate(host: host, promise: handshake))
                     }
                     try operations.addHTTPClientHandlers()
                     try operations.addHandler(ResponseHandler(https: tls != nil))
@@ -297,16 +302,14 @@ final class HTTPAvailabilityClient: Sendable {
                         channel.close(promise: nil)
                         return start(.failed(Self.stopping))
                     }
-                    guard let gate = try? channel.pipeline.syncOperations.handler(type: TLSGate.self) else {
-                        return start(.ready(channel))
-                    }
+                    guard let handshake else { return start(.ready(channel)) }
                     // Ready once the handshake is done and the certificate names the host.
-                    let bound = NIOLoopBound(gate, eventLoop: channel.eventLoop)
                     let expiry = channel.eventLoop.scheduleTask(in: handshakeTimeout) {
-                        bound.value.fail(AvailabilityFailure.HandshakeTimeout(seconds: timeoutText))
+                        // A gate that is gone has settled the handshake already.
+                        (try? channel.pipeline.syncOperations.handler(type: TLSGate.self))?.fail(AvailabilityFailure.HandshakeTimeout(seconds: timeoutText))
                         channel.close(promise: nil)
                     }
-                    gate.promise.futureResult.whenComplete { result in
+                    handshake.futureResult.whenComplete { result in
                         expiry.cancel()
                         switch result {
                         case .success: start(.ready(channel))
@@ -316,6 +319,7 @@ final class HTTPAvailabilityClient: Sendable {
                         }
                     }
                 case .failure(let error):
+                    handshake?.fail(error)  // never started: nobody waits for it
                     failFastUntil.withLockedValue { $0 = .now() + Self.failFastPeriod }
                     connectionClosed(nil)
                     start(.failed(AvailabilityFailure.describe(error)))
