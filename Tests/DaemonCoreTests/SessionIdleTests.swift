@@ -42,3 +42,20 @@ import Testing
         try await daemon.stop()
     }
 }
+
+/// A signup or login being worked on is no abandoned form: however long the store takes,
+/// the session waits for its result instead of timing out.
+@Suite struct BusySessionIdleTests {
+    @Test func aSessionWaitingForItsSubmitIsNotIdle() async throws {
+        try await InProcessDaemon.withStalledStore(form: "login") { daemon, client in
+            try await client.send(#"{"op":"set","field":"username","value":"slowpoke"}"#)
+            try await client.send(#"{"op":"set","field":"password","value":"secret password"}"#)
+            _ = try await client.sync()
+            try await client.send(#"{"op":"submit","id":"go"}"#)
+            let started = try await client.sync()
+            #expect(started.contains { $0.event == "busy" && $0["value"] == .bool(true) }, "\(started)")
+            await daemon.advance(by: .seconds(3600))
+            #expect(try await client.sync().allSatisfy { $0.event != "closed" }, "an hour of a stalled store: still waiting, not closed")
+        }
+    }
+}

@@ -181,4 +181,15 @@ struct UserLocaleTests {
     func tags(_ posix: String, _ tag: String?) {
         #expect(UserLocale.tag(fromPOSIX: posix) == tag)
     }
+
+    @Test("a token beginning with '-' given to verify or logout is the token, not options (1 in 64 do)")
+    func dashedToken() {
+        let token = "-8rAaDJ997rlgyi-Wicthzfd3YDVtwIquHujCjXizho"
+        for verb in ["verify", "logout"] {
+            #expect(ArgumentNormalizer.normalize([verb, token, "--socket", "/s"], subcommands: ArgumentNormalizerTests.verbs + ["logout"]) == .arguments([verb, "--socket", "/s", "--", token]))
+            #expect(ArgumentNormalizer.normalize([verb, "-h"], subcommands: ArgumentNormalizerTests.verbs + ["logout"]) == .arguments([verb, "-h"]), "a short option stays one")
+        }
+        #expect(ArgumentNormalizer.normalize(["ping", token], subcommands: ArgumentNormalizerTests.verbs) == .arguments(["ping", token]), "other commands take no token")
+    }
+
 }

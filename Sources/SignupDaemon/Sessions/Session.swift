@@ -226,9 +226,12 @@ final class Session: @unchecked Sendable {
         guard let delay, let timeout = services.sessionIdleTimeout else { return }
         idleTask = eventLoop.scheduleTask(in: delay) { [self] in
             guard !isClosed else { return }
+            // A signup or login being worked on is no abandoned form: its result is owed.
+            if state.busy { lastRequest = services.clock.now() }
             let quiet = services.clock.now() - lastRequest
             if quiet >= timeout {
-                close(reason: "idle: no request for \(timeout.nanoseconds / 1_000_000_000) seconds")
+                let seconds = timeout.nanoseconds / 1_000_000_000
+                close(reason: "idle: no request for \(seconds) \(seconds == 1 ? "second" : "seconds")")
             } else {
                 scheduleIdleCheck(after: timeout - quiet)
             }

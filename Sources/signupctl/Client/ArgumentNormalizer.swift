@@ -52,7 +52,22 @@ enum ArgumentNormalizer {
             if let guess = suggestion(for: topic, among: subcommands) { message += "; did you mean '\(guess)'?" }
             return .usage(message + " (commands: \(subcommands.joined(separator: ", ")))")
         }
-        return .arguments([verb] + leading + arguments[(index + 1)...])
+        return .arguments([verb] + leading + protectingTokens(Array(arguments[(index + 1)...]), of: verb))
+    }
+
+    /// A login token is 43 characters of base64url and may begin with "-" (1 in 64 do): given
+    /// to `verify` or `logout` as an argument it would be read as options — `-h…` even as
+    /// help, exiting 0 with the token untouched. Such an argument moves to the end, after "--".
+    static func protectingTokens(_ rest: [String], of verb: String) -> [String] {
+        guard ["verify", "logout"].contains(verb), !rest.contains("--"),
+            let at = rest.firstIndex(where: isDashedToken)
+        else { return rest }
+        return Array(rest[..<at]) + rest[(at + 1)...] + ["--", rest[at]]
+    }
+
+    private static func isDashedToken(_ argument: String) -> Bool {
+        argument.utf8.count == 43 && argument.hasPrefix("-")
+            && argument.unicodeScalars.allSatisfy { ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || $0 == "-" || $0 == "_" }
     }
 
     /// The closest subcommand, if it is close enough to be a typo.

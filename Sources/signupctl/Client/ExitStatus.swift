@@ -59,6 +59,11 @@ struct CommandFailure: Error, CustomStringConvertible {
 }
 
 extension CommandFailure {
+    /// signupd ended the form itself (`closed` with a reason: left alone too long).
+    static func formClosed(_ reason: String) -> CommandFailure {
+        CommandFailure(.protocolError, Say.pick("signupd closed the form: \(reason)", "表单已被服务关闭：\(Say.closedReason(reason))"), code: "closed")
+    }
+
     /// signupd answered a request with an event that is not its answer.
     static func unexpected(_ received: Received, answering request: String) -> CommandFailure {
         CommandFailure(.protocolError, "signupd answered \(request) with \(RawLine.text(of: received.message))")

@@ -51,14 +51,23 @@ final class FormClient {
     @discardableResult
     func pump() throws(CommandFailure) -> Received {
         let received = try connection.receive()
-        view.apply(received.event)
+        try apply(received)
         return received
     }
 
     /// Waits until everything sent so far has been processed (ping round trip).
     func settle() throws(CommandFailure) {
         let id = try connection.request(.ping)
-        _ = try connection.reply(to: id) { received throws(CommandFailure) in view.apply(received.event) }
+        _ = try connection.reply(to: id) { received throws(CommandFailure) in try apply(received) }
+    }
+
+    /// Applies an event to the view; the daemon ending the form itself (left alone past
+    /// `--session-idle-timeout`) ends the command, saying why.
+    private func apply(_ received: Received) throws(CommandFailure) {
+        if case .closed(let session, let reason?, _)? = received.event, session == view.session {
+            throw CommandFailure.formClosed(reason)
+        }
+        view.apply(received.event)
     }
 
     /// The scripted flow: fill every field, wait for validation, submit, wait for the result.

@@ -39,6 +39,13 @@ extension Say {
         chinese ? "\(label)：\(value)" : "\(label): \(value)"
     }
 
+    /// Why signupd ended a form (`closed`'s reason) in Chinese.
+    static func closedReason(_ reason: String) -> String {
+        guard reason.hasPrefix("idle: no request for ") else { return "（\(reason)）" }
+        let seconds = reason.dropFirst("idle: no request for ".count).prefix { $0.isNumber }
+        return "\(seconds) 秒内没有任何操作"
+    }
+
     /// An `error` code of the daemon's (PROTOCOL.md "Errors") said in Chinese; the English
     /// side shows the daemon's own message with its code.
     static func refusal(_ code: String) -> String {

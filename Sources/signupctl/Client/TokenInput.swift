@@ -4,8 +4,13 @@
 enum TokenInput {
     static func read(_ argument: String?, command: String) throws(CommandFailure) -> String {
         let given = argument ?? "-"
-        guard given == "-" else { return given }
-        let token = String((FormInputOptions.firstLine(of: 0) ?? "").filter { $0 != " " && $0 != "\t" })
+        let token = given != "-" ? given : String((FormInputOptions.firstLine(of: 0) ?? "").filter { $0 != " " && $0 != "\t" })
+        // No token is this long (43 characters): refused here, not sent as a line the daemon
+        // would discard whole (line_too_long carries no request id to answer).
+        guard token.utf8.count <= 1024 else {
+            throw CommandFailure(.refused, Say.pick("unknown, malformed or expired token", "令牌无效或已过期"), code: "invalid_token")
+        }
+        guard given == "-" else { return token }
         guard !token.isEmpty else {
             throw CommandFailure(.usage, Say.pick(
                 "no token on standard input (give it there, as in printf '%s\\n' \"$TOKEN\" | signupctl \(command))",

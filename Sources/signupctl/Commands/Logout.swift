@@ -3,13 +3,15 @@ import ArgumentParser
 extension SignupCtl {
     struct Logout: FailingCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Revoke a login token (log out everywhere).",
+            abstract: "Revoke one login token: verify refuses it from then on, on every host sharing the store.",
             discussion: """
                 The token is read from the first line of standard input when it is not \
-                given or given as "-", as in `printf '%s\\n' "$TOKEN" | signupctl logout`. \
-                From then on `verify` refuses it, on this host and on every host sharing \
-                the account store. Exit 1 (code invalid_token) for an unknown, malformed or \
-                already expired token; exit 64 when standard input has no token. JSON: \
+                given or given as "-", as in `printf '%s\\n' "$TOKEN" | signupctl logout` \
+                (an argument is visible to every local user in /proc/PID/cmdline; a token \
+                beginning with "-" is taken as the token). Only that token is revoked, not \
+                the user's others. Exit 1 (code invalid_token) for an unknown, malformed or \
+                already expired token; 75 when the account store is unavailable (nothing \
+                was revoked: try again); 64 when standard input has no token. JSON: \
                 {"ok":true,"command":"logout"}
                 """
         )

@@ -95,9 +95,11 @@ enum InteractiveForm {
                     if case .bye(let reason)? = received.event {
                         return .failed(CommandFailure(.protocolError, Say.pick("signupd closed the connection: \(reason)", "服务关闭了连接：\(Say.byeReason(reason))"), code: "disconnected"))
                     }
-                    // The daemon ended the form itself (left alone past --session-idle-timeout).
+                    // The daemon ended the form itself (left alone past --session-idle-timeout);
+                    // a form already done keeps its result.
                     if case .closed(let session, let reason?, _)? = received.event, session == screen.view.session {
-                        return .failed(CommandFailure(.protocolError, Say.pick("signupd closed the form: \(reason)", "表单已被服务关闭：\(Say.byeReason(reason))"), code: "closed"))
+                        if let result = screen.view.result, result.ok { return .finished(result) }
+                        return .failed(.formClosed(reason))
                     }
                     screen.view.apply(received.event)
                     switch received.event {
