@@ -107,7 +107,7 @@ import Testing
 
     /// PROTOCOL.md's table states the daemon's fixed messages as they are.
     @Test func protocolDocumentsTheFixedMessages() throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let root = SourceTree.root
         let rows = try String(contentsOf: root.appendingPathComponent("PROTOCOL.md"), encoding: .utf8).split(separator: "\n")
         let fixed: [RequestFailure] = [
             .noSession, .notReady(session: ""), .finished(session: ""), .tooManyRequests(session: nil), .invalidToken,
@@ -129,7 +129,7 @@ import Testing
         let table = Set(Self.cases.map(\.code))
         #expect(table.isDisjoint(with: Self.checkedApart) && table.isDisjoint(with: Self.reserved))
         #expect(table.union(Self.checkedApart).union(Self.reserved) == Set(ErrorCode.allCases))
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let root = SourceTree.root
         let rows = try String(contentsOf: root.appendingPathComponent("PROTOCOL.md"), encoding: .utf8).split(separator: "\n")
         for code in Self.reserved {
             let row = rows.first { $0.hasPrefix("| `\(code.rawValue)` |") }

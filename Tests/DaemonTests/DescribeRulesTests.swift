@@ -34,7 +34,7 @@ struct DescribeRulesTests {
         let description = try client.next("description")
         let form = try #require(description["forms"]?.arrayValue?.first { $0.objectValue?["name"] == .string("signup") }?.objectValue)
         let field = try #require(form["fields"]?.arrayValue?.first { $0.objectValue?["name"] == .string("username") }?.objectValue)
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let root = SourceTree.root
         let protocolText = try String(contentsOf: root.appendingPathComponent("PROTOCOL.md"), encoding: .utf8)
         let after = try #require(protocolText.range(of: "The username's, for example:\n\n```json\n"), "PROTOCOL.md lost the example")
         let example = String(protocolText[after.upperBound...].prefix { $0 != "`" })

@@ -16,7 +16,7 @@ struct LegacyMigrationTests {
     /// A database as a v1 daemon left it: its schema is frozen in Fixtures/v1-schema.sql
     /// (migrations are never edited, so that file stays true).
     static func writeV1Database(at path: String) throws {
-        let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/v1-schema.sql")
+        let fixture = SourceTree.root.appendingPathComponent("Tests/DaemonTests/Fixtures/v1-schema.sql")
         let queue = try DatabaseQueue(path: path)
         try queue.write { db in try db.execute(sql: try String(contentsOf: fixture, encoding: .utf8)) }
         let accounts: [(String, String)] = [

@@ -88,7 +88,7 @@ struct FormFileTests {
 
     @Test("the engine's sources name no form and no field: every built-in one comes from data")
     func engineHasNoNames() throws {
-        let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let directory = SourceTree.root
             .appendingPathComponent("Sources/FormEngine")
         // Kinds, rule names and message-id prefixes are the format's vocabulary, and some
         // built-in fields are named like them ("username", "phone", "password"); those

@@ -9,7 +9,7 @@ import Testing
 struct MessageTableTests {
     /// The table's rows, by id (`a.b` / `.c` rows expanded), with the params they list.
     static func table() throws -> [String: Set<String>] {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let root = SourceTree.root
         let lines = try String(contentsOf: root.appendingPathComponent("PROTOCOL.md"), encoding: .utf8)
             .split(separator: "\n", omittingEmptySubsequences: false)
         let start = try #require(lines.firstIndex(of: "| id | params | en |"), "PROTOCOL.md has no message table")

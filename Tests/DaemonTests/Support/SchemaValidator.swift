@@ -10,9 +10,7 @@ struct SchemaValidator: @unchecked Sendable {
 
     /// The protocol schema shipped in the repository.
     static let protocolV1: SchemaValidator = {
-        let url = URL(fileURLWithPath: #filePath)
-            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("schema/signup-protocol-v1.schema.json")
+        let url = SourceTree.root.appendingPathComponent("schema/signup-protocol-v1.schema.json")
         let bytes = Array(try! Data(contentsOf: url))
         return SchemaValidator(root: try! JSONParser.parse(bytes, maxDepth: 64).objectValue!)
     }()
