@@ -449,7 +449,7 @@ try:
     # The daemon goes away under an open form: the reason, in Chinese, after the form ends.
     open_form("LANG=zh_CN.UTF-8 NO_COLOR=1", wait_text="再次输入密码")
     daemon.stop()
-    text = wait_for(lambda s: "EXIT=" in s, "the form ends when the daemon stops")
+    text = wait_for(lambda s: "EXIT=" in s and "icanon" in s, "the form ends when the daemon stops")
     check("服务" in text and restored(text), "the daemon's going is said in Chinese, the terminal restored:\n" + text)
     all_chinese(text, "the daemon going away", own=["signupctl"])
     daemon = start_daemon(slow=True)
