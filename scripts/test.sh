@@ -66,8 +66,9 @@ if [ -z "${SIGNUPD_TEST_VIEW:-}" ]; then
     SIGNUPD_TEST_VIEW=0 scripts/test.sh "${long[@]}" || status=$?
   fi
   rm -rf "$scratch"
-  # Only signupd's own names: other processes of the machine may use /tmp meanwhile.
-  left=$(ls -A /tmp | grep -vxF -f <(printf '%s\n' "$before") | grep -E '^signupd' || true)
+  # Only signupd's own names: other processes of the machine may use /tmp meanwhile, and
+  # another run of this command (a second clone) has its own TMPDIR there while it runs.
+  left=$(ls -A /tmp | grep -vxF -f <(printf '%s\n' "$before") | grep -E '^signupd' | grep -v '^signupd-test-tmp-' || true)
   if [ $status = 0 ] && [ -n "$left" ]; then
     echo "FAIL: the test command left these in /tmp:"; echo "$left"; exit 1
   fi
