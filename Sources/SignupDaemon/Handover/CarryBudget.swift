@@ -21,8 +21,7 @@ struct CarryBudget: Sendable {
 
     private struct Account {
         var stored = 0
-        var tokens: Double
-        var refilled: NIODeadline
+        var bucket: TokenBucket
     }
     private var accounts: [UInt32: Account] = [:]
 
@@ -37,15 +36,12 @@ struct CarryBudget: Sendable {
 
     /// Takes a place for one more of `uid`'s connections at `now`, or says why not.
     mutating func take(uid: UInt32, now: NIODeadline) -> Refusal? {
-        var account = accounts[uid] ?? Account(tokens: Double(burst), refilled: now)
-        let elapsed = Double(max(0, (now - account.refilled).nanoseconds)) / 1e9
-        account.tokens = min(Double(burst), account.tokens + elapsed * Double(perSecond))
-        account.refilled = now
+        var account = accounts[uid] ?? newAccount(now: now)
+        account.bucket.refill(now: now)
         defer { accounts[uid] = account }
         guard account.stored < maxPerUID else { return .perUID }
         guard total < maxTotal else { return .total }
-        guard account.tokens >= 1 else { return .rate }
-        account.tokens -= 1
+        guard account.bucket.take(now: now) else { return .rate }
         account.stored += 1
         total += 1
         return nil
@@ -53,7 +49,8 @@ struct CarryBudget: Sendable {
 
     /// Counts a connection adopted from the previous process (stored already).
     mutating func adopt(uid: UInt32, now: NIODeadline) {
-        accounts[uid, default: Account(tokens: Double(burst), refilled: now)].stored += 1
+        let fresh = newAccount(now: now)
+        accounts[uid, default: fresh].stored += 1
         total += 1
     }
 
@@ -63,7 +60,11 @@ struct CarryBudget: Sendable {
         account.stored -= 1
         total -= 1
         // Forgotten once nothing is stored and the bucket is full again (a bounded map).
-        accounts[uid] = account.stored == 0 && account.tokens >= Double(burst) ? nil : account
+        accounts[uid] = account.stored == 0 && account.bucket.isFull ? nil : account
+    }
+
+    private func newAccount(now: NIODeadline) -> Account {
+        Account(bucket: TokenBucket(rate: Double(perSecond), capacity: Double(burst), now: now))
     }
 
     /// Connections of `uid` stored now (for tests).

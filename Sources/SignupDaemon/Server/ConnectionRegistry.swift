@@ -16,8 +16,8 @@ final class ConnectionRegistry: Sendable {
         var submitWaiters: [CheckedContinuation<Void, Never>] = []
         var connectionWaiters: [CheckedContinuation<Void, Never>] = []
         var acceptedTotal = 0
-        /// Connect budgets of uids that connected recently (a full bucket is forgotten).
-        var connects: [UInt32: CheckBudget.Bucket] = [:]
+        /// Connect budgets of uids that connected recently; nil: unlimited.
+        var connects: TokenBuckets<UInt32>?
 
         mutating func add(_ output: ConnectionOutput, uid: UInt32) {
             let id = ObjectIdentifier(output)
@@ -49,7 +49,7 @@ final class ConnectionRegistry: Sendable {
 
     init(maxConnections: Int, maxConnectionsPerUID: Int, connectsPerUIDPerSecond: Int? = nil, unthrottledUIDs: Set<UInt32> = [], clock: DaemonClock = .system) {
         self.clock = clock
-        state = NIOLockedValueBox(State(lastConnectionClosed: clock.now()))
+        state = NIOLockedValueBox(State(lastConnectionClosed: clock.now(), connects: connectsPerUIDPerSecond.map { TokenBuckets(perSecond: Double($0)) }))
         self.maxConnections = maxConnections
         self.maxConnectionsPerUID = maxConnectionsPerUID
         self.connectsPerUIDPerSecond = connectsPerUIDPerSecond
@@ -73,23 +73,8 @@ final class ConnectionRegistry: Sendable {
     func admit(_ output: ConnectionOutput, uid: UInt32, now: NIODeadline) -> Admission {
         state.withLockedValue { state in
             if state.draining { return .draining }
-            if let perSecond = connectsPerUIDPerSecond.map(Double.init), !unthrottledUIDs.contains(uid) {
-                var bucket = state.connects[uid] ?? CheckBudget.Bucket(perSecond: perSecond, now: now)
-                bucket.refill(perSecond: perSecond, now: now)
-                guard bucket.tokens >= 1 else {
-                    state.connects[uid] = bucket
-                    return .connectingTooFast
-                }
-                bucket.tokens -= 1
-                state.connects[uid] = bucket
-                // Forget full buckets now and then, so the table holds only busy uids.
-                if state.connects.count > 1024 {
-                    state.connects = state.connects.filter { _, old in
-                        var old = old
-                        old.refill(perSecond: perSecond, now: now)
-                        return old.tokens < perSecond * 2
-                    }
-                }
+            if state.connects != nil, !unthrottledUIDs.contains(uid), state.connects?.take(uid, now: now) == false {
+                return .connectingTooFast
             }
             var displaced: Admission?
             if state.connections.count >= maxConnections {

@@ -46,7 +46,7 @@ final class Session: @unchecked Sendable {
     private var passwordCheckInFlight = false
     private var passwordChecks: [(id: UInt64, password: String, user: String)] = []
     /// This session's share of `services.checkBudget`.
-    private var checkBucket: CheckBudget.Bucket
+    private var checkBucket: TokenBucket
     private let services: SessionServices
     /// The forms' catalogues and rules as they were at open (a reload does not change
     /// them): the engine's, fixed when it was made.
@@ -69,7 +69,7 @@ final class Session: @unchecked Sendable {
         self.services = services
         openedAt = services.clock.now()
         lastRequest = openedAt
-        checkBucket = CheckBudget.Bucket(perSecond: services.checkBudget.perSessionPerSecond, now: openedAt)
+        checkBucket = services.checkBudget.sessionBucket(now: openedAt)
         holds = [SessionHold(self, owner, isOwner: true)]
         scheduleIdleCheck(after: services.sessionIdleTimeout)
     }
@@ -91,7 +91,7 @@ final class Session: @unchecked Sendable {
         openedAt = now - age
         // The idle time starts again in the new process.
         lastRequest = now
-        checkBucket = CheckBudget.Bucket(perSecond: services.checkBudget.perSessionPerSecond, now: now)
+        checkBucket = services.checkBudget.sessionBucket(now: now)
         holds = [SessionHold(self, owner, isOwner: true)] + views.map { SessionHold(self, $0, isOwner: false) }
         viewCount.withLockedValue { $0 = views.count }
         scheduleIdleCheck(after: services.sessionIdleTimeout)
