@@ -8,8 +8,6 @@ struct HandoverHooks {
     var restoring: HandoverState.ConnectionRecord?
     /// Its `FDNAME=` in the file descriptor store, once stored.
     var name: String?
-    /// No more requests are handled: the rest goes to the next process.
-    var paused = false
     /// Saved and closed for the next process: its stored descriptor stays in the store.
     var handedOver = false
     /// The handover waiting for an answer this connection awaits from elsewhere.
@@ -29,19 +27,14 @@ extension ConnectionHandler {
         self.init(context: context)
         handover.restoring = record
         handover.name = record.name
-        handover.paused = true
-        reading = false
         framer = LineFramer(maxLineBytes: context.limits.maxLineBytes, partial: record.partial.bytes, discarding: record.discarding)
-        backlog = record.lines.map { line in
-            switch line {
-            case .line(let bytes): .line(bytes.bytes)
-            case .tooLong: .tooLong
-            }
-        }
-        backlogBytes = record.lines.reduce(0) { total, line in
-            guard case .line(let bytes) = line else { return total }
-            return total + bytes.bytes.count
-        }
+        state.adopted(
+            pending: record.lines.map { line in
+                switch line {
+                case .line(let bytes): .line(bytes.bytes)
+                case .tooLong: .tooLong
+                }
+            })
     }
 
     /// From `channelActive`, for an adopted connection.
@@ -70,16 +63,14 @@ extension ConnectionHandler {
     /// Stops handling requests and reading: what the client sends from now on waits in
     /// the socket for the next process.
     func pauseForHandover() {
-        handover.paused = true
-        guard let output, let context = try? output.channel.pipeline.syncOperations.context(handlerType: ConnectionHandler.self) else { return }
-        setReading(false, context: context)
+        state.pause()
     }
 
     /// Completes once no answer from elsewhere is awaited (at once if none is), or after
     /// `limit` if it has still not come.
     func whenReplied(within limit: TimeAmount) -> EventLoopFuture<Void> {
         guard let output else { preconditionFailure("a stored connection has its output") }
-        guard awaitingReply, output.channel.isActive else { return output.eventLoop.makeSucceededVoidFuture() }
+        guard state.awaitingReply, output.channel.isActive else { return output.eventLoop.makeSucceededVoidFuture() }
         let promise = output.eventLoop.makePromise(of: Void.self)
         handover.replyWaiters.append(promise)
         let timer = output.eventLoop.scheduleTask(in: limit) { promise.succeed() }
@@ -91,14 +82,12 @@ extension ConnectionHandler {
     /// (the client does not notice: systemd holds another). Nil while an answer from
     /// elsewhere is still awaited (ask again).
     func handOver() -> HandoverState.ConnectionRecord? {
-        handover.paused = true
-        guard let output, let name = handover.name else { return nil }
-        guard !awaitingReply else { return nil }
+        guard state.handOver() == .save, let output, let name = handover.name else { return nil }
         output.flush()
         let buffered = output.channel.isActive ? ((try? output.channel.syncOptions?.getOption(.bufferedWritableBytes)) ?? 0) : 0
         let tracker = try? output.channel.pipeline.syncOperations.handler(type: UnsentOutputTracker.self)
         let unsent = tracker?.unsent(buffered: buffered) ?? []
-        let lines: [HandoverState.PendingLine] = backlog[backlogHead...].map { frame in
+        let lines: [HandoverState.PendingLine] = state.pending.map { frame in
             switch frame {
             case .line(let bytes): .line(HandoverBytes(bytes))
             case .tooLong: .tooLong
@@ -116,9 +105,6 @@ extension ConnectionHandler {
     /// The sessions are back: requests are handled again, first those that waited.
     func resumeAfterHandover(holds restored: [SessionHold]) {
         holds = restored
-        handover.paused = false
-        guard let output, let context = try? output.channel.pipeline.syncOperations.context(handlerType: ConnectionHandler.self) else { return }
-        drain(context: context)
-        if !handover.paused, backlogHead == backlog.count, !awaitingReply, lifecycle.readsRequests { setReading(true, context: context) }
+        if state.resume() == .drain { drain() }
     }
 }

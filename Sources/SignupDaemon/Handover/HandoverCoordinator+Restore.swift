@@ -123,8 +123,8 @@ extension HandoverCoordinator {
             }
     }
 
-    /// The same channel set-up as accepted connections (SignupServer), reading off until
-    /// the sessions are back.
+    /// The same channel set-up as accepted connections (SignupServer); the connection's
+    /// state machine holds reading back until the sessions are back.
     private static func bootstrap(context: ConnectionHandler.Context, group: EventLoopGroup, record: HandoverState.ConnectionRecord) -> ClientBootstrap {
         let outputCap = context.limits.maxOutputBytes
         return ClientBootstrap(group: group)
@@ -132,7 +132,6 @@ extension HandoverCoordinator {
             .channelOption(.writeBufferWaterMark, value: .init(low: outputCap / 2, high: outputCap))
             .channelOption(.recvAllocator, value: ConnectionHandler.recvAllocator)
             .channelOption(.maxMessagesPerRead, value: 1)
-            .channelOption(.autoRead, value: false)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(UnsentOutputTracker())

@@ -104,7 +104,7 @@ extension ConnectionHandler {
             output.deliver(.sessionList(sessions: shared.services.directory.summaries(ownedBy: output.peer.uid, now: shared.services.clock.now()), id: id))
         case .verify(let token):
             try spend()
-            awaitingReply = true
+            state.awaitReply()
             shared.services.accounts.verify(token: token, on: output.eventLoop).whenComplete { result in
                 defer { output.replyComplete() }
                 Self.answer(id, output: output) { () throws(RequestFailure) in
@@ -117,7 +117,7 @@ extension ConnectionHandler {
             }
         case .logout(let token):
             try spend()
-            awaitingReply = true
+            state.awaitReply()
             shared.services.accounts.logout(token: token, on: output.eventLoop).whenComplete { result in
                 defer { output.replyComplete() }
                 Self.answer(id, output: output) { () throws(RequestFailure) in
@@ -221,7 +221,7 @@ extension ConnectionHandler {
         if session.eventLoop.inEventLoop {
             Self.apply(input, to: session, id: id, output: output)
         } else {
-            awaitingReply = true
+            state.awaitReply()
             session.eventLoop.execute {
                 Self.apply(input, to: session, id: id, output: output)
                 output.replyComplete()
@@ -231,7 +231,7 @@ extension ConnectionHandler {
 
     /// A request answered on another loop holds back the connection's next requests.
     private func awaitIfElsewhere(_ session: Session) {
-        if !session.eventLoop.inEventLoop { awaitingReply = true }
+        if !session.eventLoop.inEventLoop { state.awaitReply() }
     }
 
     /// After the answer from `session`'s loop: the connection may go on (a no-op when the

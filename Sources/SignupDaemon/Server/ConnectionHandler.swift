@@ -7,8 +7,9 @@ import Protocol
 /// One client connection: frames lines, decodes requests, routes them to the sessions
 /// this connection holds, and writes replies. Runs on the connection's event loop; form
 /// logic is the engine's, blocking work the account service's thread pools'.
-final class ConnectionHandler: ChannelInboundHandler {
+final class ConnectionHandler: ChannelDuplexHandler {
     typealias InboundIn = ByteBuffer
+    typealias OutboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
 
     /// What every connection shares.
@@ -35,6 +36,9 @@ final class ConnectionHandler: ChannelInboundHandler {
     }
 
     let shared: Context
+    /// The pipeline and the lifecycle: every decision about reading, handling, waiting and
+    /// closing is its (`let action = state.x(); run(action)`).
+    var state = ConnectionStateMachine()
     // Internal, not private: the handover (Handover/ConnectionHandler+Handover.swift) saves and restores them.
     var framer: LineFramer
     var output: ConnectionOutput?
@@ -45,25 +49,14 @@ final class ConnectionHandler: ChannelInboundHandler {
     /// The ids of the latest sessions it held that have ended (`remember(ended:)`).
     var endedSessions: [String] = []
     var budget: RequestBudget
-    /// Admitted, half-closed, closing: the transitions and what each asks for.
-    var lifecycle = ConnectionLifecycle()
-    /// True while a request's answer comes from elsewhere (a token check, a session on
-    /// another event loop): later requests wait in `backlog`, and reading pauses, so that
-    /// answers leave in request order and `ping` is a true barrier.
-    var awaitingReply = false
-    var backlog: [Frame] = []
-    /// Bytes of the lines in `backlog` not handled yet (for the buffer budget).
-    var backlogBytes = 0
     private var lastRequest: NIODeadline
     private var idleTimer: Scheduled<Void>?
-    var backlogHead = 0
     /// Carrying this connection across a restart (issue 16; Handover/).
     var handover = HandoverHooks()
+    /// Set between `handlerAdded` and `handlerRemoved`.
+    private var context: ChannelHandlerContext?
 
-    enum Frame {
-        case line([UInt8])
-        case tooLong
-    }
+    typealias Frame = ConnectionStateMachine.Frame
 
     /// The peer's credentials when the channel has none to ask (a testing channel); a
     /// socket's `SO_PEERCRED` otherwise.
@@ -77,30 +70,31 @@ final class ConnectionHandler: ChannelInboundHandler {
         lastRequest = context.services.clock.now()
     }
 
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        self.context = nil
+    }
+
     func channelActive(context: ChannelHandlerContext) {
         turns = shared.fairTurns.turns(on: context.eventLoop)
         let output = ConnectionOutput(channel: context.channel, peer: givenPeer ?? Self.peerCredentials(of: context.channel), clock: shared.services.clock)
         self.output = output
-        output.onReplyComplete = { [weak self] in self?.replyComplete(context: context) }
         output.bufferBudget = shared.bufferBudget
-        output.onBudgetExceeded = { [shared] in
-            let registry = shared.services.registry
-            for victim in shared.bufferBudget.sweep({ registry.allConnections }) ?? [] { victim.dropForBudget() }
-        }
-        output.onEnd = { [weak self] ending in self?.end(ending, context: context) }
         let registry = shared.services.registry
         let now = shared.services.clock.now()
         // Handover (issue 16): a connection carried over from the previous process was
         // admitted there; it gets no second hello, and the output it was not sent first.
         if handover.restoring != nil {
-            lifecycle.adopted()
             registry.adopt(output, uid: output.peer.uid)
             restoreHandedOver(context: context, output: output)
             armIdleTimer(context: context, at: now)
             return
         }
         let answer = registry.admit(output, uid: output.peer.uid, now: now)
-        switch lifecycle.admission(
+        switch state.admission(
             answer, uid: output.peer.uid, maxConnections: registry.maxConnections, maxConnectionsPerUID: registry.maxConnectionsPerUID,
             connectsPerUIDPerSecond: registry.connectsPerUIDPerSecond
         ) {
@@ -124,24 +118,14 @@ final class ConnectionHandler: ChannelInboundHandler {
         idleTimer?.cancel()
         handover.replied()
         guard let output else { return }
-        let action = lifecycle.inactive()
+        let action = state.inactive()
+        output.releaseBudget()
         // Handover (issue 16): leaves the file descriptor store, unless handed over (then
         // the sessions stay as they were saved: no unsubscribing).
-        guard forgetForHandover(output) else {
-            output.releaseBudget()
-            output.onReplyComplete = nil
-            output.onEnd = nil
-            output.onBudgetExceeded = nil
-            if case .release(deregister: true) = action { shared.services.registry.remove(output, uid: output.peer.uid) }
-            return
+        if forgetForHandover(output) {
+            for hold in holds where !hold.hasEnded { Self.onLoop(of: hold.session) { $0.unsubscribe(hold) } }
+            holds.removeAll()
         }
-        output.releaseBudget()
-        // These capture the context, which holds this handler, which holds the output: break the cycle.
-        output.onReplyComplete = nil
-        output.onEnd = nil
-        output.onBudgetExceeded = nil
-        for hold in holds where !hold.hasEnded { Self.onLoop(of: hold.session) { $0.unsubscribe(hold) } }
-        holds.removeAll()
         if case .release(deregister: true) = action { shared.services.registry.remove(output, uid: output.peer.uid) }
     }
 
@@ -152,27 +136,32 @@ final class ConnectionHandler: ChannelInboundHandler {
             clientGone(output)
             return
         }
-        guard lifecycle.readsRequests, output != nil else { return }
+        guard state.readsRequests, let output else { return }
         lastRequest = shared.services.clock.now()
         let buffer = unwrapInboundIn(data)
         buffer.withUnsafeReadableBytes { bytes in
             framer.feed(bytes) { frame in
                 switch frame {
-                case .line(let line):
-                    backlog.append(.line(Array(line)))
-                    backlogBytes += line.count
-                case .tooLong: backlog.append(.tooLong)
+                case .line(let line): state.received(.line(Array(line)))
+                case .tooLong: state.received(.tooLong)
                 }
             }
         }
-        // A drain is already due (next turn, or when the client has read): it handles
-        // these lines. Reading is paused then, so input still arriving is NIO emptying the
-        // socket of a client that went away — handling it here would serve it all at once.
-        guard !waitingForTurn, !waitingForOutput else {
-            output?.setInputHeld(backlogBytes + framer.bufferedBytes)
-            return
+        switch state.receivedAll() {
+        case .drain: drain()
+        // A drain is due already (the next turn, the client reading, the end of a
+        // handover's pause): it handles these lines.
+        case .wait, .ignore: output.setInputHeld(state.backlogBytes + framer.bufferedBytes)
         }
-        drain(context: context)
+    }
+
+    /// NIO asks to read: passed on only while nothing waits to be handled (the state machine
+    /// holds it back otherwise, and passes it on once the backlog is handled).
+    func read(context: ChannelHandlerContext) {
+        switch state.readRequested() {
+        case .read: context.read()
+        case .hold: break
+        }
     }
 
     /// Bytes taken from the socket per read: at most some 580 of the shortest requests.
@@ -195,75 +184,46 @@ final class ConnectionHandler: ChannelInboundHandler {
     private var outputPauseBytes: Int { min(shared.limits.maxOutputBytes / 2, 64 * 1024) }
     /// This loop's turns; set when the connection becomes active.
     private var turns: FairTurns?
-    /// Waiting for the next turn (`FairTurns`): the backlog's lines are handled then.
-    private var waitingForTurn = false
-    private var waitingForOutput = false
 
     /// Handles buffered request lines, in order, while no answer is awaited, at most
     /// `linesPerTurn` of them and no more than its uid's share of this loop's turn, and
-    /// only while the client reads its answers: a client that
-    /// pipelines requests and never reads stops being served (and read) instead of making
-    /// the daemon render output for it at the expense of everyone on its event loop.
-    /// Reading resumes once the backlog is empty.
-    func drain(context: ChannelHandlerContext) {
-        // Paused for a handover: the lines wait, and go to the next process.
-        guard let output, let turns, context.channel.isActive, !handover.paused else { return }
+    /// only while the client reads its answers: a client that pipelines requests and never
+    /// reads stops being served (and read) instead of making the daemon render output for
+    /// it at the expense of everyone on its event loop.
+    func drain() {
+        guard let output, let turns, output.channel.isActive, state.mayDrain else { return }
         // The answers to these lines leave in one write.
         output.batch {
-            let share = turns.share(of: output.peer.uid, upTo: backlogHead < backlog.count ? Self.linesPerTurn : 0)
+            let share = turns.share(of: output.peer.uid, upTo: state.hasBacklog ? Self.linesPerTurn : 0)
             var handled = 0
-            while !awaitingReply, backlogHead < backlog.count, share.allows(handled), output.unreadBytes <= outputPauseBytes {
-                let frame = backlog[backlogHead]
-                backlogHead += 1
+            while share.allows(handled), output.unreadBytes <= outputPauseBytes, let frame = state.nextFrame() {
                 handled += 1
                 switch frame {
-                case .line(let line):
-                    backlogBytes -= line.count
-                    line.withUnsafeBytes { process($0, output: output) }
+                case .line(let line): line.withUnsafeBytes { process($0, output: output) }
                 case .tooLong: lineTooLong(output)
                 }
             }
             turns.spend(share, lines: handled)
-            if backlogHead == backlog.count {
-                backlog.removeAll(keepingCapacity: false)
-                backlogHead = 0
-                backlogBytes = 0
-            }
-            output.setInputHeld(backlogBytes + framer.bufferedBytes)
+            output.setInputHeld(state.backlogBytes + framer.bufferedBytes)
         }
-        if awaitingReply || backlogHead < backlog.count {
-            setReading(false, context: context)
-        } else if !lifecycle.readsRequests {
-            closeIfDone()
-        } else {
-            setReading(true, context: context)
-        }
-        guard !awaitingReply, backlogHead < backlog.count else { return }
-        if output.unreadBytes > outputPauseBytes {
-            // Wait for the client to read; the write's completion resumes.
-            guard !waitingForOutput else { return }
-            waitingForOutput = true
-            output.whenWritten { [self] in
-                waitingForOutput = false
-                drain(context: context)
-            }
-        } else if !waitingForTurn {
+        switch state.drainEnded(outputFull: output.unreadBytes > outputPauseBytes) {
+        case .none: break
+        case .read: context?.read()
+        case .checkDone: closeIfDone()
+        case .waitForOutput:
+            // The write's completion resumes.
+            output.whenWritten { [self] in woke() }
+        case .waitForTurn:
             // A full turn, or the uid's share of it: the loop's other connections (and
             // I/O) go first; `FairTurns` resumes this one in its uid's place.
-            waitingForTurn = true
             output.flush()
-            turns.waitForTurn(ObjectIdentifier(self), uid: output.peer.uid) { [self] in
-                waitingForTurn = false
-                drain(context: context)
-            }
+            turns.waitForTurn(ObjectIdentifier(self), uid: output.peer.uid) { [self] in woke() }
         }
     }
 
-    var reading = true
-    func setReading(_ on: Bool, context: ChannelHandlerContext) {
-        guard reading != on else { return }
-        reading = on
-        context.channel.setOption(ChannelOptions.autoRead, value: on).whenComplete { _ in }
+    /// The turn or the output room a drain waited for came.
+    private func woke() {
+        if state.woke() == .drain { drain() }
     }
 
     /// Closes the connection, with `bye`, once it has held no session and sent nothing
@@ -279,9 +239,9 @@ final class ConnectionHandler: ChannelInboundHandler {
             let now = shared.services.clock.now()
             if let stuck = output.outputStuckSince, stuck + timeout <= now {
                 shared.logger.notice("closing a client that stopped reading", metadata: ["pid": "\(output.peer.pid)", "uid": "\(output.peer.uid)", "unread": "\(output.unreadBytes)"])
-                end(.stuck(seconds: timeout.nanoseconds / 1_000_000_000), context: context)
-            } else if liveHolds.isEmpty, !awaitingReply, due <= now {
-                end(.idle(seconds: timeout.nanoseconds / 1_000_000_000), context: context)
+                end(.stuck(seconds: timeout.nanoseconds / 1_000_000_000))
+            } else if liveHolds.isEmpty, !state.awaitingReply, due <= now {
+                end(.idle(seconds: timeout.nanoseconds / 1_000_000_000))
             } else {
                 // Held sessions, or a request since: look again one timeout after the later of the two.
                 armIdleTimer(context: context, at: due > now ? lastRequest : now)
@@ -293,14 +253,6 @@ final class ConnectionHandler: ChannelInboundHandler {
         Self.refuse(.lineTooLong(maxBytes: shared.limits.maxLineBytes), id: nil, output: output)
     }
 
-    /// The awaited answer has been delivered: the requests that waited behind it run now.
-    private func replyComplete(context: ChannelHandlerContext) {
-        guard awaitingReply else { return }
-        awaitingReply = false
-        handover.replied()
-        drain(context: context)
-    }
-
     func channelReadComplete(context: ChannelHandlerContext) {
         guard let output else { return }
         output.flush()
@@ -308,20 +260,39 @@ final class ConnectionHandler: ChannelInboundHandler {
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let event = event as? ConnectionOutputEvent {
+            return outputSaid(event)
+        }
         guard let event = event as? ChannelEvent, event == .inputClosed, let output else {
             context.fireUserInboundEventTriggered(event)
             return
         }
         // The client has sent all it will: answer the last line, finish pending work, close.
-        guard lifecycle.inputClosed() == .finishInput else { return }
+        guard state.inputClosed() == .finishInput else { return }
         framer.finish { frame in
             guard case .line(let line) = frame else { return }
-            backlog.append(.line(Array(line)))
-            backlogBytes += line.count
+            state.finishedLine(.line(Array(line)))
         }
-        output.afterDelivery = { [weak self] in self?.closeIfDone() }
-        drain(context: context)
+        output.reportsDeliveries = true
+        drain()
         closeIfDone()
+    }
+
+    /// What the connection's output tells it (`ConnectionOutputEvent`).
+    private func outputSaid(_ event: ConnectionOutputEvent) {
+        switch event {
+        case .replyComplete:
+            // The awaited answer has been delivered: the requests that waited behind it run now.
+            handover.replied()
+            if state.replied() == .drain { drain() }
+        case .delivered:
+            closeIfDone()
+        case .overBudget:
+            let registry = shared.services.registry
+            for victim in shared.bufferBudget.sweep({ registry.allConnections }) ?? [] { victim.dropForBudget() }
+        case .end(let ending):
+            end(ending)
+        }
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
@@ -329,14 +300,14 @@ final class ConnectionHandler: ChannelInboundHandler {
         output.reportUnread()
         guard !context.channel.isWritable else { return }
         // The client does not read: it must not make the daemon buffer without bound.
-        end(.slowConsumer(maxOutputBytes: shared.limits.maxOutputBytes), context: context)
+        end(.slowConsumer(maxOutputBytes: shared.limits.maxOutputBytes))
     }
 
     /// The daemon ends this connection: every close it decides comes here, and the
-    /// lifecycle says whether it still can (once only) and with which words.
-    func end(_ ending: ConnectionLifecycle.Ending, context: ChannelHandlerContext) {
+    /// state machine says whether it still can (once only) and with which words.
+    func end(_ ending: ConnectionEnding) {
         guard let output else { return }
-        let action = lifecycle.end(ending)
+        let action = state.end(ending)
         switch ending {
         case .overBudget(_, let held) where action != .none:
             // The buffers of all clients together are past the budget and this connection
@@ -348,37 +319,31 @@ final class ConnectionHandler: ChannelInboundHandler {
         }
         switch action {
         case .sayBye(let reason): output.close(saying: .bye(reason: reason))
-        case .close: context.close(promise: nil)
+        case .close: output.channel.close(promise: nil)
         case .none: break
         }
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         shared.logger.debug("connection error", metadata: ["error": "\(error)"])
-        end(.failed, context: context)
+        end(.failed)
     }
 
     /// The client closed its socket (a write to it failed): its pending requests are dropped.
     private func clientGone(_ output: ConnectionOutput) {
-        guard lifecycle.writeFailed() == .dropInput else { return }
-        backlog.removeAll()
-        backlogHead = 0
-        backlogBytes = 0
+        guard state.writeFailed() == .dropInput else { return }
         output.setInputHeld(framer.bufferedBytes)
     }
 
     /// The holds whose session goes on.
     var liveHolds: [SessionHold] { holds.filter { !$0.hasEnded } }
 
-    /// Closes a half-closed connection once its work is done (the lifecycle decides).
+    /// Closes a half-closed connection once its work is done (the state machine decides).
     private func closeIfDone() {
         // The per-read fast path: an open connection is never done.
-        guard !lifecycle.readsRequests, let output else { return }
-        let work = ConnectionLifecycle.Work(
-            requestsBuffered: backlogHead < backlog.count, awaitingReply: awaitingReply,
-            sessionsBusy: liveHolds.contains { $0.session.eventLoop === output.eventLoop && $0.session.hasPendingWork }
-        )
-        if lifecycle.progressed(work) == .close { output.channel.close(promise: nil) }
+        guard state.lifecycle == .draining, let output else { return }
+        let busy = liveHolds.contains { $0.session.eventLoop === output.eventLoop && $0.session.hasPendingWork }
+        if state.progressed(sessionsBusy: busy) == .close { output.channel.close(promise: nil) }
     }
 
     private static func peerCredentials(of channel: Channel) -> PeerCredentials {

@@ -29,9 +29,9 @@ final class ConnectionOutput: EventLoopConfined, @unchecked Sendable {
     private var lastWrite: EventLoopFuture<Void>?
     /// True inside `batch`: deliveries wait for its end to be flushed together.
     private var inBatch = false
-    /// Called after every delivery from outside a read batch (used to close a half-closed
-    /// connection once its work is done).
-    @LoopConfined var afterDelivery: (() -> Void)? = nil
+    /// Whether the handler hears of every delivery from outside a read batch
+    /// (`ConnectionOutputEvent.delivered`: a half-closed connection closes once its work is done).
+    @LoopConfined var reportsDeliveries = false
 
     /// The daemon-wide buffer budget (request bytes not handled yet plus unread output),
     /// and what this connection last reported to it.
@@ -40,11 +40,6 @@ final class ConnectionOutput: EventLoopConfined, @unchecked Sendable {
     private var reported = 0
     private let published = Atomic<Int>(0)
     private var resample: Scheduled<Void>?
-    /// Called on this loop when the total is past the budget (the handler asks the budget
-    /// which connections to drop).
-    @LoopConfined var onBudgetExceeded: (() -> Void)? = nil
-    /// Called on this loop when the daemon ends the connection (`end`, `dropForBudget`).
-    @LoopConfined var onEnd: ((ConnectionLifecycle.Ending) -> Void)? = nil
 
     /// Since when the client has read none of the output pending for it (nil: none is
     /// pending, or it read some since the last sample). Event loop only.
@@ -57,10 +52,6 @@ final class ConnectionOutput: EventLoopConfined, @unchecked Sendable {
 
     /// What this connection holds (as last reported), readable from any thread.
     var heldBytes: Int { published.load(ordering: .relaxed) }
-
-    /// Called on this connection's loop when the answer the connection waits for has
-    /// been delivered (see `ConnectionHandler.awaitingReply`).
-    @LoopConfined var onReplyComplete: (() -> Void)? = nil
 
     /// The daemon's clock (for `outputStuckSince`).
     private let clock: DaemonClock
@@ -92,7 +83,7 @@ final class ConnectionOutput: EventLoopConfined, @unchecked Sendable {
             enqueue(event)
             if !inBatch {
                 flush()
-                afterDelivery?()
+                if reportsDeliveries { tell(.delivered) }
             }
         } else {
             eventLoop.execute { self.deliver(event) }
@@ -117,9 +108,9 @@ final class ConnectionOutput: EventLoopConfined, @unchecked Sendable {
     /// is queued behind that loop's earlier `deliver`s to this connection, so it runs after them.
     func replyComplete() {
         if eventLoop.inEventLoop {
-            onReplyComplete?()
+            tell(.replyComplete)
         } else {
-            eventLoop.execute { self.onReplyComplete?() }
+            eventLoop.execute { self.tell(.replyComplete) }
         }
     }
 
@@ -214,18 +205,17 @@ final class ConnectionOutput: EventLoopConfined, @unchecked Sendable {
                 reportUnread()
             }
         }
-        if total > bufferBudget.limit { onBudgetExceeded?() }
+        if total > bufferBudget.limit { tell(.overBudget) }
     }
 
-    /// Asks, from any thread, that this connection be dropped for the budget.
     /// Asks, from any thread, that the daemon end this connection (displaced to make room
     /// for a uid holding fewer, the shutdown): its handler's lifecycle decides
-    /// (`ConnectionLifecycle.end`) and says `bye`.
-    func end(_ ending: ConnectionLifecycle.Ending) {
+    /// (`ConnectionStateMachine.end`) and says `bye`.
+    func end(_ ending: ConnectionEnding) {
         if eventLoop.inEventLoop {
-            onEnd?(ending)
+            tell(.end(ending))
         } else {
-            eventLoop.execute { self.onEnd?(ending) }
+            eventLoop.execute { self.tell(.end(ending)) }
         }
     }
 
@@ -233,10 +223,16 @@ final class ConnectionOutput: EventLoopConfined, @unchecked Sendable {
     /// holds the most.
     func dropForBudget() {
         if eventLoop.inEventLoop {
-            onEnd?(.overBudget(limit: bufferBudget?.limit ?? 0, held: heldBytes))
+            tell(.end(.overBudget(limit: bufferBudget?.limit ?? 0, held: heldBytes)))
         } else {
             eventLoop.execute { self.dropForBudget() }
         }
+    }
+
+    /// Tells the connection's handler, through the pipeline: the output never calls into
+    /// the handler, and once the channel is closed nobody is told. Event loop only.
+    private func tell(_ event: ConnectionOutputEvent) {
+        channel.pipeline.syncOperations.fireUserInboundEventTriggered(event)
     }
 
     /// Gives this connection's share back (it closed). Event loop only.
@@ -249,6 +245,18 @@ final class ConnectionOutput: EventLoopConfined, @unchecked Sendable {
         inputHeld = 0
         published.store(0, ordering: .relaxed)
     }
+}
+
+/// What a connection's output tells its handler (`ConnectionHandler.userInboundEventTriggered`).
+enum ConnectionOutputEvent: Sendable {
+    /// The answer the connection awaited has been delivered (`ConnectionStateMachine.replied`).
+    case replyComplete
+    /// An event went out from outside a read batch (only while `reportsDeliveries`).
+    case delivered
+    /// The buffers of all clients together passed the budget: drop the biggest.
+    case overBudget
+    /// The daemon ends the connection.
+    case end(ConnectionEnding)
 }
 
 /// Who is on the other end of a Unix socket.

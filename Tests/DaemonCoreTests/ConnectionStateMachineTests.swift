@@ -1,19 +1,20 @@
 import Testing
 @testable import SignupDaemonCore
 
-/// The connection lifecycle as plain values, every transition and refusal.
-@Suite struct ConnectionLifecycleTests {
-    private func admitted() -> ConnectionLifecycle {
-        var lifecycle = ConnectionLifecycle()
+/// The connection's lifecycle as plain values, every transition and refusal (the pipeline:
+/// ConnectionPipelineTests; every state × event pair: ConnectionStateTableTests).
+@Suite struct ConnectionStateMachineTests {
+    private func admitted() -> ConnectionStateMachine {
+        var lifecycle = ConnectionStateMachine()
         #expect(lifecycle.admission(.admitted, uid: 7, maxConnections: 10, maxConnectionsPerUID: 2, connectsPerUIDPerSecond: 5) == .greet)
         return lifecycle
     }
 
     @Test func anAdmittedConnectionReadsUntilItsInputCloses() {
         var lifecycle = admitted()
-        #expect(lifecycle.state == .open && lifecycle.readsRequests)
+        #expect(lifecycle.lifecycle == .open && lifecycle.readsRequests)
         #expect(lifecycle.inputClosed() == .finishInput)
-        #expect(lifecycle.state == .draining && !lifecycle.readsRequests)
+        #expect(lifecycle.lifecycle == .draining && !lifecycle.readsRequests)
         #expect(lifecycle.inputClosed() == .none)
     }
 
@@ -22,7 +23,7 @@ import Testing
     @Test func theDaemonEndsAConnectionOnceWithItsReason() {
         var lifecycle = admitted()
         #expect(lifecycle.end(.idle(seconds: 600)) == .sayBye("idle: no request for 600 seconds"))
-        #expect(lifecycle.state == .closing && !lifecycle.readsRequests)
+        #expect(lifecycle.lifecycle == .closing && !lifecycle.readsRequests)
         // A second reason (the shutdown, a displacement) finds it ending already.
         #expect(lifecycle.end(.shutdown("the server is shutting down")) == .none)
         #expect(lifecycle.end(.failed) == .close)
@@ -34,7 +35,7 @@ import Testing
         #expect(draining.end(.overBudget(limit: 100, held: 60))
             == .sayBye("over budget: the buffers of all clients passed 100 bytes and this connection held 60 of them"))
 
-        var refused = ConnectionLifecycle()
+        var refused = ConnectionStateMachine()
         _ = refused.admission(.draining, uid: 7, maxConnections: 10, maxConnectionsPerUID: 2, connectsPerUIDPerSecond: 5)
         #expect(refused.end(.displaced(maxConnections: 10, uid: 7, held: 3)) == .none)
         #expect(refused.end(.failed) == .close)
@@ -42,9 +43,10 @@ import Testing
 
     @Test func anAdoptedConnectionIsOpenAndCountsInTheRegistry() {
         // A connection carried over from the previous process (issue 16): no admission.
-        var lifecycle = ConnectionLifecycle()
-        lifecycle.adopted()
-        #expect(lifecycle.state == .open && lifecycle.readsRequests)
+        var lifecycle = ConnectionStateMachine()
+        lifecycle.adopted(pending: [])
+        #expect(lifecycle.resume() == .drain)
+        #expect(lifecycle.lifecycle == .open && lifecycle.readsRequests)
         #expect(lifecycle.inputClosed() == .finishInput)
         #expect(lifecycle.inactive() == .release(deregister: true))
     }
@@ -56,9 +58,9 @@ import Testing
         (.draining, .draining),
     ])
     func refusalsNameTheirLimit(answer: ConnectionRegistry.Admission, failure: RequestFailure) {
-        var lifecycle = ConnectionLifecycle()
+        var lifecycle = ConnectionStateMachine()
         #expect(lifecycle.admission(answer, uid: 7, maxConnections: 10, maxConnectionsPerUID: 2, connectsPerUIDPerSecond: 5) == .refuse(failure))
-        #expect(lifecycle.state == .refused && !lifecycle.readsRequests)
+        #expect(lifecycle.lifecycle == .refused && !lifecycle.readsRequests)
         #expect(lifecycle.inputClosed() == .none)
         // A refused connection never counted in the registry.
         #expect(lifecycle.inactive() == .release(deregister: false))
@@ -66,35 +68,40 @@ import Testing
 
     @Test func aDrainingConnectionClosesOnlyWhenAllWorkIsDone() {
         var lifecycle = admitted()
-        let idle = ConnectionLifecycle.Work(requestsBuffered: false, awaitingReply: false, sessionsBusy: false)
         // Open: done or not, it stays.
-        #expect(lifecycle.progressed(idle) == .none)
+        #expect(lifecycle.progressed(sessionsBusy: false) == .none)
+        lifecycle.received(.line(Array("{}".utf8)))
         _ = lifecycle.inputClosed()
-        for busy in [
-            ConnectionLifecycle.Work(requestsBuffered: true, awaitingReply: false, sessionsBusy: false),
-            .init(requestsBuffered: false, awaitingReply: true, sessionsBusy: false),
-            .init(requestsBuffered: false, awaitingReply: false, sessionsBusy: true),
-        ] {
-            #expect(lifecycle.progressed(busy) == .none)
-        }
-        #expect(lifecycle.progressed(idle) == .close)
-        #expect(lifecycle.state == .closing)
+        // A line buffered.
+        #expect(lifecycle.progressed(sessionsBusy: false) == .none)
+        #expect(lifecycle.nextFrame() == .line(Array("{}".utf8)))
+        // An answer awaited.
+        lifecycle.awaitReply()
+        #expect(lifecycle.progressed(sessionsBusy: false) == .none)
+        #expect(lifecycle.replied() == .drain)
+        #expect(lifecycle.drainEnded(outputFull: false) == .checkDone)
+        // A session busy.
+        #expect(lifecycle.progressed(sessionsBusy: true) == .none)
+        #expect(lifecycle.progressed(sessionsBusy: false) == .close)
+        #expect(lifecycle.lifecycle == .closing)
         // Asked once: later progress does not close again.
-        #expect(lifecycle.progressed(idle) == .none)
+        #expect(lifecycle.progressed(sessionsBusy: false) == .none)
         #expect(lifecycle.inactive() == .release(deregister: true))
-        #expect(lifecycle.state == .closed)
+        #expect(lifecycle.lifecycle == .closed)
     }
 
     @Test func aClientWhoseWriteFailedHasItsInputDropped() {
         var lifecycle = admitted()
+        lifecycle.received(.line(Array("{}".utf8)))
         #expect(lifecycle.writeFailed() == .dropInput)
-        #expect(lifecycle.state == .closing && !lifecycle.readsRequests)
+        #expect(!lifecycle.hasBacklog && lifecycle.backlogBytes == 0)
+        #expect(lifecycle.lifecycle == .closing && !lifecycle.readsRequests)
         #expect(lifecycle.writeFailed() == .none)
         // Still counted until the channel goes.
         #expect(lifecycle.inactive() == .release(deregister: true))
-        var refused = ConnectionLifecycle()
+        var refused = ConnectionStateMachine()
         _ = refused.admission(.draining, uid: 7, maxConnections: 10, maxConnectionsPerUID: 2, connectsPerUIDPerSecond: 5)
-        #expect(refused.writeFailed() == .none && refused.state == .refused)
+        #expect(refused.writeFailed() == .none && refused.lifecycle == .refused)
     }
 
     @Test func anOpenConnectionLeavesTheRegistryWhenInactive() {
