@@ -226,8 +226,8 @@ public struct SignupDaemonCommand: AsyncParsableCommand {
                 throw DaemonError.startup("--database: \(error)")
             }
             store = .postgres(PostgresStoreSettings(
-                url: url, password: try postgres.password(), poolSize: postgres.databasePoolSize ?? 8,
-                timeout: .milliseconds(Int64(postgres.databaseTimeout * 1000))
+                url: url, password: try postgres.password(), poolSize: postgres.databasePoolSize ?? DaemonTuning.standard.databasePoolSize,
+                timeout: postgres.databaseTimeout.map { .milliseconds(Int64($0 * 1000)) } ?? DaemonTuning.standard.databaseTimeout
             ))
         } else {
             let path = try paths.database ?? DefaultPaths.database()
@@ -242,26 +242,10 @@ public struct SignupDaemonCommand: AsyncParsableCommand {
             hashConcurrency: security.hashConcurrency ?? max(1, System.coreCount),
             eventLoopThreads: threads ?? System.coreCount
         )
-        configuration.limits = ServerLimits(
-            maxLineBytes: limits.maxLineBytes,
-            maxSessionsPerConnection: limits.maxSessionsPerConnection,
-            maxOutputBytes: limits.maxOutputBytes
-        )
-        configuration.maxConnections = limits.maxConnections
-        configuration.maxConnectionsPerUID = limits.maxConnectionsPerUser
-        configuration.connectsPerUIDPerSecond = limits.maxConnectsPerUserPerSecond == 0 ? nil : limits.maxConnectsPerUserPerSecond
-        configuration.maxBufferedBytes = limits.maxBufferedBytes
-        configuration.availabilityChecksPerUIDPerSecond = limits.availabilityChecksPerSecond
-        configuration.availabilityChecksPerSessionPerSecond = limits.availabilityChecksPerSessionPerSecond
-        configuration.idleConnectionSeconds = limits.idleConnectionTimeout == 0 ? nil : limits.idleConnectionTimeout
-        configuration.sessionIdleSeconds = limits.sessionIdleTimeout == 0 ? nil : limits.sessionIdleTimeout
-        configuration.expensiveRequestsPerSecond = limits.maxExpensiveRequestsPerSecond
-        configuration.loginAttemptsPerMinute = security.loginAttemptsPerMinute
-        configuration.maxQueuedHashesPerUID = security.maxQueuedHashesPerUser
-        configuration.maxQueuedHashes = security.maxQueuedHashes
-        configuration.tokenLifetimeSeconds = Int64(security.tokenLifetime)
+        limits.apply(to: &configuration.tuning)
+        security.apply(to: &configuration.tuning)
+        availability.apply(to: &configuration.tuning)
         configuration.formDirectories = forms.directories
-        configuration.availabilityTimeout = Duration.milliseconds(Int64(availability.availabilityTimeout * 1000))
         if let template = availability.availabilityURL {
             do {
                 configuration.availabilityURL = try AvailabilityURLTemplate(template)

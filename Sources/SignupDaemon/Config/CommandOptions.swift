@@ -37,11 +37,16 @@ struct AvailabilityOptions: ParsableArguments {
         valueName: "path"))
     var availabilityCAFile: String?
 
-    @Option(help: ArgumentHelp("Seconds an availability check may take before it counts as \"Error contacting server\".", valueName: "seconds"))
-    var availabilityTimeout: Double = 3
+    @Option(help: ArgumentHelp("Seconds an availability check may take before it counts as \"Error contacting server\". (default: \(seconds(DaemonTuning.standard.availabilityTimeout)))", valueName: "seconds"))
+    var availabilityTimeout: Double?
+
+    /// The timeout given, over the default.
+    func apply(to tuning: inout DaemonTuning) {
+        if let availabilityTimeout { tuning.availabilityTimeout = .milliseconds(Int64(availabilityTimeout * 1000)) }
+    }
 
     func validate() throws {
-        guard availabilityTimeout > 0, availabilityTimeout <= 60 else { throw ValidationError("--availability-timeout must be in (0, 60]") }
+        if let availabilityTimeout, !(availabilityTimeout > 0 && availabilityTimeout <= 60) { throw ValidationError("--availability-timeout must be in (0, 60]") }
         if availabilityCAFile != nil, !(availabilityURL?.lowercased().hasPrefix("https://") ?? false) {
             throw ValidationError("--availability-ca-file is for an https:// --availability-url")
         }
@@ -54,85 +59,111 @@ struct AvailabilityOptions: ParsableArguments {
 
 /// Resource limits; each is announced or documented.
 struct LimitOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("Longest request line accepted, in bytes.", valueName: "bytes"))
-    var maxLineBytes: Int = 65536
+    @Option(help: ArgumentHelp("Longest request line accepted, in bytes. (default: \(DaemonTuning.standard.limits.maxLineBytes))", valueName: "bytes"))
+    var maxLineBytes: Int?
 
-    @Option(help: ArgumentHelp("Connections served at once, in total.", valueName: "n"))
-    var maxConnections: Int = 16384
+    @Option(help: ArgumentHelp("Connections served at once, in total. (default: \(DaemonTuning.standard.maxConnections))", valueName: "n"))
+    var maxConnections: Int?
 
-    @Option(help: ArgumentHelp("Connections served at once per peer uid (at most --max-connections; the default, a sixteenth of the total, leaves room for other users).", valueName: "n"))
-    var maxConnectionsPerUser: Int = 1024
+    @Option(help: ArgumentHelp("Connections served at once per peer uid (at most --max-connections; the default, a sixteenth of the total, leaves room for other users). (default: \(DaemonTuning.standard.maxConnectionsPerUID))", valueName: "n"))
+    var maxConnectionsPerUser: Int?
 
-    @Option(help: ArgumentHelp("New connections per peer uid per second (bursts of twice that); past it a connection is refused at once with rate_limited and bye. Root and the daemon's own uid are not limited (they can stop the daemon anyway); 0: no limit.", valueName: "n"))
-    var maxConnectsPerUserPerSecond: Int = 100
+    @Option(help: ArgumentHelp("New connections per peer uid per second (bursts of twice that); past it a connection is refused at once with rate_limited and bye. Root and the daemon's own uid are not limited (they can stop the daemon anyway); 0: no limit. (default: \(DaemonTuning.standard.connectsPerUIDPerSecond ?? 0))", valueName: "n"))
+    var maxConnectsPerUserPerSecond: Int?
 
-    @Option(help: ArgumentHelp("Seconds a connection holding no session may stay without a request before it is closed with bye (0: never).", valueName: "seconds"))
-    var idleConnectionTimeout: Int = 600
+    @Option(help: ArgumentHelp("Seconds a connection holding no session may stay without a request before it is closed with bye (0: never). (default: \(DaemonTuning.standard.idleConnectionSeconds ?? 0))", valueName: "seconds"))
+    var idleConnectionTimeout: Int?
 
-    @Option(help: ArgumentHelp("Seconds a session may go without a request before it is closed, with a closed event naming why, even while its connection lives (0: never).", valueName: "seconds"))
-    var sessionIdleTimeout: Int = 900
+    @Option(help: ArgumentHelp("Seconds a session may go without a request before it is closed, with a closed event naming why, even while its connection lives (0: never). (default: \(DaemonTuning.standard.sessionIdleSeconds ?? 0))", valueName: "seconds"))
+    var sessionIdleTimeout: Int?
 
-    @Option(help: ArgumentHelp("Username availability checks per peer uid per second, over all its sessions (bursts of twice that); past it checks are delayed, not refused. Raise it for a web bridge serving many people under one uid.", valueName: "n"))
-    var availabilityChecksPerSecond: Int = 50
+    @Option(help: ArgumentHelp("Username availability checks per peer uid per second, over all its sessions (bursts of twice that); past it checks are delayed, not refused. Raise it for a web bridge serving many people under one uid. (default: \(DaemonTuning.standard.availabilityChecksPerUIDPerSecond))", valueName: "n"))
+    var availabilityChecksPerSecond: Int?
 
-    @Option(help: ArgumentHelp("Username availability checks per session per second (bursts of twice that).", valueName: "n"))
-    var availabilityChecksPerSessionPerSecond: Int = 20
+    @Option(help: ArgumentHelp("Username availability checks per session per second (bursts of twice that). (default: \(DaemonTuning.standard.availabilityChecksPerSessionPerSecond))", valueName: "n"))
+    var availabilityChecksPerSessionPerSecond: Int?
 
-    @Option(help: ArgumentHelp("Sessions one connection may hold.", valueName: "n"))
-    var maxSessionsPerConnection: Int = 16
+    @Option(help: ArgumentHelp("Sessions one connection may hold. (default: \(DaemonTuning.standard.limits.maxSessionsPerConnection))", valueName: "n"))
+    var maxSessionsPerConnection: Int?
 
-    @Option(help: ArgumentHelp("Unread output buffered for a client before it is dropped as a slow consumer.", valueName: "bytes"))
-    var maxOutputBytes: Int = 1 << 20
+    @Option(help: ArgumentHelp("Unread output buffered for a client before it is dropped as a slow consumer. (default: \(DaemonTuning.standard.limits.maxOutputBytes))", valueName: "bytes"))
+    var maxOutputBytes: Int?
 
     @Option(name: [.customLong("max-buffered-bytes"), .customLong("max-total-output-bytes")], help: ArgumentHelp(
-        "Memory held for all clients together: request bytes read but not handled yet (partial lines, lines waiting) plus answers not read yet. Past it, the connections holding the most are closed with bye (biggest first, until the total is under three quarters of this); one holding under 4 KiB never is. --max-total-output-bytes is an older name.",
+        "Memory held for all clients together: request bytes read but not handled yet (partial lines, lines waiting) plus answers not read yet. Past it, the connections holding the most are closed with bye (biggest first, until the total is under three quarters of this); one holding under 4 KiB never is. --max-total-output-bytes is an older name. (default: \(DaemonTuning.standard.maxBufferedBytes))",
         valueName: "bytes"))
-    var maxBufferedBytes: Int = 256 << 20
+    var maxBufferedBytes: Int?
 
-    @Option(help: ArgumentHelp("open, attach, submit, verify, sessions, locale and describe requests per connection per second (bursts of twice that).", valueName: "n"))
-    var maxExpensiveRequestsPerSecond: Int = 50
+    @Option(help: ArgumentHelp("open, attach, submit, verify, sessions, locale and describe requests per connection per second (bursts of twice that). (default: \(DaemonTuning.standard.expensiveRequestsPerSecond))", valueName: "n"))
+    var maxExpensiveRequestsPerSecond: Int?
+
+    /// The limits given, over the defaults (0 turns a rate or a timeout off).
+    func apply(to tuning: inout DaemonTuning) {
+        if let maxLineBytes { tuning.limits.maxLineBytes = maxLineBytes }
+        if let maxSessionsPerConnection { tuning.limits.maxSessionsPerConnection = maxSessionsPerConnection }
+        if let maxOutputBytes { tuning.limits.maxOutputBytes = maxOutputBytes }
+        if let maxConnections { tuning.maxConnections = maxConnections }
+        if let maxConnectionsPerUser { tuning.maxConnectionsPerUID = maxConnectionsPerUser }
+        if let maxConnectsPerUserPerSecond { tuning.connectsPerUIDPerSecond = maxConnectsPerUserPerSecond == 0 ? nil : maxConnectsPerUserPerSecond }
+        if let maxBufferedBytes { tuning.maxBufferedBytes = maxBufferedBytes }
+        if let availabilityChecksPerSecond { tuning.availabilityChecksPerUIDPerSecond = availabilityChecksPerSecond }
+        if let availabilityChecksPerSessionPerSecond { tuning.availabilityChecksPerSessionPerSecond = availabilityChecksPerSessionPerSecond }
+        if let idleConnectionTimeout { tuning.idleConnectionSeconds = idleConnectionTimeout == 0 ? nil : idleConnectionTimeout }
+        if let sessionIdleTimeout { tuning.sessionIdleSeconds = sessionIdleTimeout == 0 ? nil : sessionIdleTimeout }
+        if let maxExpensiveRequestsPerSecond { tuning.expensiveRequestsPerSecond = maxExpensiveRequestsPerSecond }
+    }
 
     func validate() throws {
-        try checkRange("--max-line-bytes", maxLineBytes, 256...16_777_216)
-        try checkRange("--max-connections", maxConnections, 1...1_000_000)
-        try checkRange("--max-connections-per-user", maxConnectionsPerUser, 1...1_000_000)
-        guard maxConnectionsPerUser <= maxConnections else {
-            throw ValidationError("--max-connections-per-user \(maxConnectionsPerUser) is more than --max-connections \(maxConnections); a per-uid limit cannot exceed the total")
+        if let maxLineBytes { try checkRange("--max-line-bytes", maxLineBytes, 256...16_777_216) }
+        if let maxConnections { try checkRange("--max-connections", maxConnections, 1...1_000_000) }
+        if let maxConnectionsPerUser { try checkRange("--max-connections-per-user", maxConnectionsPerUser, 1...1_000_000) }
+        var tuning = DaemonTuning()
+        apply(to: &tuning)
+        try checkPerUID("--max-connections-per-user", tuning.maxConnectionsPerUID, within: "--max-connections", tuning.maxConnections)
+        if let maxConnectsPerUserPerSecond { try checkRange("--max-connects-per-user-per-second", maxConnectsPerUserPerSecond, 0...1_000_000) }
+        if let availabilityChecksPerSecond { try checkRange("--availability-checks-per-second", availabilityChecksPerSecond, 1...1_000_000) }
+        if let availabilityChecksPerSessionPerSecond {
+            try checkRange("--availability-checks-per-session-per-second", availabilityChecksPerSessionPerSecond, 1...1_000_000)
         }
-        try checkRange("--max-connects-per-user-per-second", maxConnectsPerUserPerSecond, 0...1_000_000)
-        try checkRange("--availability-checks-per-second", availabilityChecksPerSecond, 1...1_000_000)
-        try checkRange("--availability-checks-per-session-per-second", availabilityChecksPerSessionPerSecond, 1...1_000_000)
-        try checkRange("--idle-connection-timeout", idleConnectionTimeout, 0...86_400)
-        try checkRange("--session-idle-timeout", sessionIdleTimeout, 0...604_800)
-        try checkRange("--max-sessions-per-connection", maxSessionsPerConnection, 1...1024)
-        try checkRange("--max-output-bytes", maxOutputBytes, 4096...1_073_741_824)
-        try checkRange("--max-buffered-bytes", maxBufferedBytes, 65536...68_719_476_736)
-        try checkRange("--max-expensive-requests-per-second", maxExpensiveRequestsPerSecond, 1...1_000_000)
+        if let idleConnectionTimeout { try checkRange("--idle-connection-timeout", idleConnectionTimeout, 0...86_400) }
+        if let sessionIdleTimeout { try checkRange("--session-idle-timeout", sessionIdleTimeout, 0...604_800) }
+        if let maxSessionsPerConnection { try checkRange("--max-sessions-per-connection", maxSessionsPerConnection, 1...1024) }
+        if let maxOutputBytes { try checkRange("--max-output-bytes", maxOutputBytes, 4096...1_073_741_824) }
+        if let maxBufferedBytes { try checkRange("--max-buffered-bytes", maxBufferedBytes, 65536...68_719_476_736) }
+        if let maxExpensiveRequestsPerSecond { try checkRange("--max-expensive-requests-per-second", maxExpensiveRequestsPerSecond, 1...1_000_000) }
     }
 }
 
 /// Password hashing and login tokens.
 struct SecurityOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("Argon2id passes (default: libsodium's interactive profile, 2).", valueName: "n"))
+    @Option(help: ArgumentHelp("Argon2id passes (default: libsodium's interactive profile, \(PasswordHasher.interactive.operations)).", valueName: "n"))
     var argon2Ops: UInt64?
 
-    @Option(help: ArgumentHelp("Argon2id memory per hash in KiB (default: libsodium's interactive profile, 65536).", valueName: "kib"))
+    @Option(help: ArgumentHelp("Argon2id memory per hash in KiB (default: libsodium's interactive profile, \(PasswordHasher.interactive.memoryBytes / 1024)).", valueName: "kib"))
     var argon2MemoryKib: Int?
 
     @Option(help: ArgumentHelp("Passwords hashed at once (default: the number of cores).", valueName: "n"))
     var hashConcurrency: Int?
 
-    @Option(help: ArgumentHelp("Seconds a login token stays valid.", valueName: "seconds"))
-    var tokenLifetime: Int = 86_400
+    @Option(help: ArgumentHelp("Seconds a login token stays valid. (default: \(DaemonTuning.standard.tokenLifetimeSeconds))", valueName: "seconds"))
+    var tokenLifetime: Int?
 
-    @Option(help: ArgumentHelp("Failed logins per username from one uid before its further attempts back off (1 minute, doubling, at most 1 hour).", valueName: "n"))
-    var loginAttemptsPerMinute: Int = 5
+    @Option(help: ArgumentHelp("Failed logins per username from one uid before its further attempts back off (1 minute, doubling, at most 1 hour). (default: \(DaemonTuning.standard.loginAttemptsPerMinute))", valueName: "n"))
+    var loginAttemptsPerMinute: Int?
 
-    @Option(help: ArgumentHelp("Signups and logins queued or hashing at once for one peer uid; a submit past it is refused at once.", valueName: "n"))
-    var maxQueuedHashesPerUser: Int = 64
+    @Option(help: ArgumentHelp("Signups and logins queued or hashing at once for one peer uid; a submit past it is refused at once. (default: \(DaemonTuning.standard.maxQueuedHashesPerUID))", valueName: "n"))
+    var maxQueuedHashesPerUser: Int?
 
-    @Option(help: ArgumentHelp("Signups and logins queued or hashing at once in total.", valueName: "n"))
-    var maxQueuedHashes: Int = 256
+    @Option(help: ArgumentHelp("Signups and logins queued or hashing at once in total. (default: \(DaemonTuning.standard.maxQueuedHashes))", valueName: "n"))
+    var maxQueuedHashes: Int?
+
+    /// The token and hashing limits given, over the defaults.
+    func apply(to tuning: inout DaemonTuning) {
+        if let tokenLifetime { tuning.tokenLifetimeSeconds = Int64(tokenLifetime) }
+        if let loginAttemptsPerMinute { tuning.loginAttemptsPerMinute = loginAttemptsPerMinute }
+        if let maxQueuedHashesPerUser { tuning.maxQueuedHashesPerUID = maxQueuedHashesPerUser }
+        if let maxQueuedHashes { tuning.maxQueuedHashes = maxQueuedHashes }
+    }
 
     var hashCost: DaemonConfiguration.HashCost {
         let interactive = PasswordHasher.interactive
@@ -143,14 +174,27 @@ struct SecurityOptions: ParsableArguments {
         if let argon2Ops { try checkRange("--argon2-ops", argon2Ops, 1...64) }
         if let argon2MemoryKib { try checkRange("--argon2-memory-kib", argon2MemoryKib, 8...4_194_304) }
         if let hashConcurrency { try checkRange("--hash-concurrency", hashConcurrency, 1...256) }
-        try checkRange("--token-lifetime", tokenLifetime, 1...315_360_000)
-        try checkRange("--login-attempts-per-minute", loginAttemptsPerMinute, 1...1000)
-        try checkRange("--max-queued-hashes-per-user", maxQueuedHashesPerUser, 1...100_000)
-        try checkRange("--max-queued-hashes", maxQueuedHashes, 1...1_000_000)
-        guard maxQueuedHashesPerUser <= maxQueuedHashes else {
-            throw ValidationError("--max-queued-hashes-per-user \(maxQueuedHashesPerUser) is more than --max-queued-hashes \(maxQueuedHashes); a per-uid limit cannot exceed the total")
-        }
+        if let tokenLifetime { try checkRange("--token-lifetime", tokenLifetime, 1...315_360_000) }
+        if let loginAttemptsPerMinute { try checkRange("--login-attempts-per-minute", loginAttemptsPerMinute, 1...1000) }
+        if let maxQueuedHashesPerUser { try checkRange("--max-queued-hashes-per-user", maxQueuedHashesPerUser, 1...100_000) }
+        if let maxQueuedHashes { try checkRange("--max-queued-hashes", maxQueuedHashes, 1...1_000_000) }
+        var tuning = DaemonTuning()
+        apply(to: &tuning)
+        try checkPerUID("--max-queued-hashes-per-user", tuning.maxQueuedHashesPerUID, within: "--max-queued-hashes", tuning.maxQueuedHashes)
     }
+}
+
+/// Refuses a per-uid limit above its total (either may be the default).
+func checkPerUID(_ option: String, _ perUID: Int, within totalOption: String, _ total: Int) throws {
+    guard perUID <= total else {
+        throw ValidationError("\(option) \(perUID) is more than \(totalOption) \(total); a per-uid limit cannot exceed the total")
+    }
+}
+
+/// A duration as `--help` shows it, in seconds.
+func seconds(_ duration: Duration) -> String {
+    let (whole, attoseconds) = duration.components
+    return attoseconds == 0 ? "\(whole)" : "\(Double(whole) + Double(attoseconds) / 1e18)"
 }
 
 /// Refuses a numeric option outside `range` with a message naming both.

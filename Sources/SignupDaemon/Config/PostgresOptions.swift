@@ -11,15 +11,15 @@ struct PostgresOptions: ParsableArguments {
         valueName: "path"))
     var databasePasswordFile: String?
 
-    @Option(help: ArgumentHelp("With --database postgresql://…: connections to PostgreSQL this daemon keeps at most (default 8).", valueName: "n"))
+    @Option(help: ArgumentHelp("With --database postgresql://…: connections to PostgreSQL this daemon keeps at most (default \(DaemonTuning.standard.databasePoolSize)).", valueName: "n"))
     var databasePoolSize: Int?
 
-    @Option(help: ArgumentHelp("With --database postgresql://…: seconds a statement, or waiting for a connection, may take before the request is answered as the store being unavailable (also PostgreSQL's statement_timeout).", valueName: "seconds"))
-    var databaseTimeout: Double = 5
+    @Option(help: ArgumentHelp("With --database postgresql://…: seconds a statement, or waiting for a connection, may take before the request is answered as the store being unavailable (also PostgreSQL's statement_timeout). (default: \(seconds(DaemonTuning.standard.databaseTimeout)))", valueName: "seconds"))
+    var databaseTimeout: Double?
 
     func validate() throws {
         if let databasePoolSize { try checkRange("--database-pool-size", databasePoolSize, 1...1000) }
-        guard databaseTimeout >= 0.1, databaseTimeout <= 600 else { throw ValidationError("--database-timeout must be between 0.1 and 600 seconds") }
+        if let databaseTimeout, !(databaseTimeout >= 0.1 && databaseTimeout <= 600) { throw ValidationError("--database-timeout must be between 0.1 and 600 seconds") }
     }
 
     /// Options that only mean something for PostgreSQL, refused with another store rather

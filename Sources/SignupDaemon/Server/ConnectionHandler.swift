@@ -15,10 +15,8 @@ final class ConnectionHandler: ChannelDuplexHandler {
     /// What every connection shares.
     struct Context: Sendable {
         let services: SessionServices
-        let limits: ServerLimits
-        let expensiveRequestsPerSecond: Int
-        /// A connection holding no session is closed after this long without a request.
-        let idleConnectionTimeout: TimeAmount?
+        /// The daemon's limits, rates and timeouts (the same value tests start from).
+        let tuning: DaemonTuning
         /// Unhandled input and unread output of all connections together.
         let bufferBudget: BufferBudget
         /// Each event loop's handling, shared per uid (`FairTurns`).
@@ -28,6 +26,11 @@ final class ConnectionHandler: ChannelDuplexHandler {
         let logger: Logger
         /// Carries connections across a restart (issue 16); nil when not under systemd.
         var handover: HandoverCoordinator? = nil
+
+        var limits: ServerLimits { tuning.limits }
+        var expensiveRequestsPerSecond: Int { tuning.expensiveRequestsPerSecond }
+        /// A connection holding no session is closed after this long without a request.
+        var idleConnectionTimeout: TimeAmount? { tuning.idleConnectionSeconds.map { .seconds(Int64($0)) } }
 
         /// The greeting, naming the forms served now (a reload may change them).
         var hello: ServerEvent {

@@ -135,9 +135,7 @@ final class SignupServer: Service {
     private func bind() async throws -> (Channel, ConnectionHandler.Context) {
         let context = ConnectionHandler.Context(
             services: services,
-            limits: configuration.limits,
-            expensiveRequestsPerSecond: configuration.expensiveRequestsPerSecond,
-            idleConnectionTimeout: configuration.idleConnectionSeconds.map { TimeAmount.seconds(Int64($0)) },
+            tuning: configuration.tuning,
             bufferBudget: BufferBudget(limit: configuration.maxBufferedBytes, clock: services.clock),
             fairTurns: FairTurnsByLoop(clock: services.clock),
             serverName: "signupd/\(configuration.serverVersion)",

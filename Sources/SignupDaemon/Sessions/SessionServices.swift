@@ -14,7 +14,7 @@ struct SessionServices: Sendable {
     /// Availability answers per uid and per session.
     let checkBudget: CheckBudget
     /// A session without a request this long is closed (`--session-idle-timeout`); nil: never.
-    var sessionIdleTimeout: TimeAmount? = .seconds(900)
+    let sessionIdleTimeout: TimeAmount?
     /// The time for sessions, budgets and idle timeouts.
     var clock = DaemonClock.system
 

@@ -37,15 +37,36 @@ final class InProcessDaemon: Sendable {
     let context: ConnectionHandler.Context
     private let databaseDirectory: String?
 
+    /// The daemon's own defaults (`DaemonTuning`), but for what the in-process tier sets
+    /// apart: 100 connections (per uid too), no connect budget and no idle-connection timer,
+    /// so that a test meets only the limit it is about.
+    static var tuning: DaemonTuning {
+        var tuning = DaemonTuning()
+        tuning.maxConnections = 100
+        tuning.maxConnectionsPerUID = 100
+        tuning.connectsPerUIDPerSecond = nil
+        tuning.idleConnectionSeconds = nil
+        return tuning
+    }
+
     init(
         store kind: StoreKind = .memory,
-        limits: ServerLimits = ServerLimits(),
-        expensiveRequestsPerSecond: Int = 50,
+        limits: ServerLimits? = nil,
+        expensiveRequestsPerSecond: Int? = nil,
         idleConnectionTimeout: TimeAmount? = nil,
-        maxConnections: Int = 100,
+        maxConnections: Int? = nil,
         connectsPerUIDPerSecond: Int? = nil,
         linesPerUIDPerTurn: Int = 256
     ) throws {
+        var tuning = Self.tuning
+        if let limits { tuning.limits = limits }
+        if let expensiveRequestsPerSecond { tuning.expensiveRequestsPerSecond = expensiveRequestsPerSecond }
+        if let idleConnectionTimeout { tuning.idleConnectionSeconds = Int(idleConnectionTimeout.nanoseconds / 1_000_000_000) }
+        if let maxConnections {
+            tuning.maxConnections = maxConnections
+            tuning.maxConnectionsPerUID = maxConnections
+        }
+        if let connectsPerUIDPerSecond { tuning.connectsPerUIDPerSecond = connectsPerUIDPerSecond }
         try PasswordHasher.initialise()
         let loop = NIOAsyncTestingEventLoop()
         self.loop = loop
@@ -71,7 +92,7 @@ final class InProcessDaemon: Sendable {
             // libsodium's minimum cost: still Argon2id, in milliseconds.
             hashCost: .init(operations: 1, memoryBytes: 8192), hashConcurrency: 1, eventLoopThreads: 1
         )
-        configuration.limits = limits
+        configuration.tuning = tuning
         var formConfiguration = configuration.formConfiguration
         formConfiguration.catalogues = FormLibrary.builtin.catalogues
         formConfiguration.passwordQuality = PasswordQualityCheck { _, _ in nil }
@@ -83,18 +104,18 @@ final class InProcessDaemon: Sendable {
             formConfiguration: formConfiguration,
             forms: FormLibraryHolder(FormLibrary.builtin),
             registry: ConnectionRegistry(
-                maxConnections: maxConnections, maxConnectionsPerUID: maxConnections, connectsPerUIDPerSecond: connectsPerUIDPerSecond, clock: clock
+                maxConnections: tuning.maxConnections, maxConnectionsPerUID: tuning.maxConnectionsPerUID,
+                connectsPerUIDPerSecond: tuning.connectsPerUIDPerSecond, clock: clock
             ),
             directory: SessionDirectory(),
-            checkBudget: CheckBudget(perUIDPerSecond: 50, perSessionPerSecond: 20),
+            checkBudget: CheckBudget(perUIDPerSecond: tuning.availabilityChecksPerUIDPerSecond, perSessionPerSecond: tuning.availabilityChecksPerSessionPerSecond),
+            sessionIdleTimeout: tuning.sessionIdleSeconds.map { .seconds(Int64($0)) },
             clock: clock
         )
         context = ConnectionHandler.Context(
             services: services,
-            limits: limits,
-            expensiveRequestsPerSecond: expensiveRequestsPerSecond,
-            idleConnectionTimeout: idleConnectionTimeout,
-            bufferBudget: BufferBudget(limit: 256 << 20, clock: services.clock),
+            tuning: tuning,
+            bufferBudget: BufferBudget(limit: tuning.maxBufferedBytes, clock: services.clock),
             // Shares counted in lines only: the work clock is virtual too, so a slow test
             // machine cannot change what a test sees. A turn every virtual millisecond.
             fairTurns: FairTurnsByLoop(

@@ -1,0 +1,43 @@
+import Protocol
+
+/// Every limit, rate and timeout the daemon has, with its default: stated here once. The
+/// command line overrides only what it is given (`LimitOptions.apply`, `SecurityOptions.apply`,
+/// `AvailabilityOptions.apply`), `--help` shows these values, and the in-process test daemon
+/// starts from them too.
+struct DaemonTuning: Sendable, Equatable {
+    /// The defaults, for `--help`.
+    static let standard = DaemonTuning()
+
+    /// What `hello` announces: the longest line, sessions per connection, unread output.
+    var limits = ServerLimits()
+    var maxConnections = 16384
+    /// A sixteenth of the total: room for other users.
+    var maxConnectionsPerUID = 1024
+    /// New connections per uid per second (bursts of twice that); nil: unlimited.
+    var connectsPerUIDPerSecond: Int? = 100
+    /// Unhandled input plus unread output of all connections together before the biggest holders are dropped.
+    var maxBufferedBytes = 256 << 20
+    /// Availability answers per peer uid and per session per second (bursts of twice that).
+    var availabilityChecksPerUIDPerSecond = 50
+    var availabilityChecksPerSessionPerSecond = 20
+    /// How long an availability check may take before it counts as "Error contacting server".
+    var availabilityTimeout: Duration = .seconds(3)
+    /// A connection holding no session is closed after this many seconds without a request; nil: never.
+    var idleConnectionSeconds: Int? = 600
+    /// A session is closed after this many seconds without a request; nil: never.
+    var sessionIdleSeconds: Int? = 900
+    var tokenLifetimeSeconds: Int64 = 86_400
+    /// Failed logins per username from one uid before its further attempts back off.
+    var loginAttemptsPerMinute = 5
+    /// Password hashes queued or running for one peer uid, and in total.
+    var maxQueuedHashesPerUID = 64
+    var maxQueuedHashes = 256
+    /// Expensive requests (open, attach, submit, verify, …) allowed per connection per second.
+    var expensiveRequestsPerSecond = 50
+    /// With PostgreSQL: connections kept at most, and how long a statement (or waiting for a
+    /// connection) may take before the store counts as unavailable.
+    var databasePoolSize = 8
+    var databaseTimeout: Duration = .seconds(5)
+    /// How long a stop waits for signups and logins in flight.
+    var shutdownGraceSeconds = 20
+}
