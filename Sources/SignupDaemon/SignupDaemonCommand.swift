@@ -134,7 +134,7 @@ public struct SignupDaemonCommand: AsyncParsableCommand {
                 logger.notice("made \(file) private (mode 0600): it was readable by others")
             }
         }
-        if !(store is PostgresAccountStore) { Self.logKeptCollisions(in: store, logger: logger) }
+        if !(store is PostgresAccountStore) { await Self.logKeptCollisions(in: store, logger: logger) }
         let accounts = AccountService(
             store: store, configuration: configuration, logger: logger,
             sharedLoginFailures: (store as? PostgresAccountStore).map { PostgresLoginFailures(store: $0) }
@@ -277,8 +277,8 @@ public struct SignupDaemonCommand: AsyncParsableCommand {
 
     /// Says once, at start, which accounts from before Unicode identity keys collide
     /// under them: all are kept and can log in, no new name may join them.
-    private static func logKeptCollisions(in store: any AccountStore, logger: Logger) {
-        guard let collisions = try? store.keptCollisions(), !collisions.isEmpty else { return }
+    private static func logKeptCollisions(in store: any AccountStore, logger: Logger) async {
+        guard let collisions = try? await store.keptCollisions(), !collisions.isEmpty else { return }
         let groups = collisions.map { $0.usernames.map { "\"\($0)\"" }.joined(separator: " ~ ") }.joined(separator: "; ")
         logger.warning(
             "accounts kept although their names collide under Unicode identity keys (\(SimilarityKeyOwners.keyVersion)); each can log in, no new signup may take a colliding name",

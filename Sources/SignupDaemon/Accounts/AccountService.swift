@@ -2,7 +2,6 @@ import FormEngine
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
-import NIOPosix
 import Synchronization
 import UsernameIdentity
 
@@ -12,13 +11,13 @@ import Glibc
 
 /// Signups, logins, token checks and the store half of availability checks. Password
 /// hashing runs on the fair, bounded `HashQueue` (its threads bound concurrent Argon2id,
-/// each using `hashCost.memoryBytes`); short store reads on their own pool, so that
-/// keystroke checks never queue behind password hashing.
+/// each using `hashCost.memoryBytes`); store calls are awaited in tasks that hold no thread
+/// while the database works, so that keystroke checks never queue behind password hashing.
+/// Callers on an event loop get futures, as before the store became async.
 final class AccountService: Sendable {
     let store: any AccountStore
     private let hasher: PasswordHasher
     let hashQueue: HashQueue
-    private let storePool: NIOThreadPool
     private let limiter: LoginRateLimiter
     /// Failures every host sees (PostgreSQL store); nil: this host's limiter alone.
     private let sharedLoginFailures: (any SharedLoginFailures)?
@@ -45,11 +44,9 @@ final class AccountService: Sendable {
         hashQueue = HashQueue(
             threads: configuration.hashConcurrency, maxPerUID: configuration.maxQueuedHashesPerUID, maxTotal: configuration.maxQueuedHashes
         )
-        storePool = NIOThreadPool(numberOfThreads: 2)
         limiter = LoginRateLimiter(limit: configuration.loginAttemptsPerMinute)
         tokenLifetimeSeconds = configuration.tokenLifetimeSeconds
         self.logger = logger
-        storePool.start()
     }
 
     /// Signups and logins completed since start.
@@ -59,7 +56,6 @@ final class AccountService: Sendable {
 
     func shutdown() async throws {
         try await hashQueue.shutdown()
-        try await storePool.shutdownGracefully()
     }
 
     /// Whether the store has no account with this identity, nor one it could be confused with.
@@ -68,8 +64,8 @@ final class AccountService: Sendable {
         guard let identity = AccountIdentity.of(value) else {
             return eventLoop.makeSucceededFuture(.unreachable)
         }
-        return storePool.runIfActive(eventLoop: eventLoop) { [store] in
-            switch try store.availability(of: identity) {
+        return eventLoop.makeFutureWithTask { [store] in
+            switch try await store.availability(of: identity) {
             case .available: .available
             case .taken: .taken
             case .tooSimilar: .tooSimilar
@@ -81,139 +77,210 @@ final class AccountService: Sendable {
     /// `uid` is the requesting peer's (the queue is fair across uids); the job is skipped
     /// when `isWanted` says nobody waits for it any more.
     func signup(_ value: IdentityValue, password: String, uid: UInt32, isWanted: @escaping @Sendable () -> Bool, on eventLoop: EventLoop) -> EventLoopFuture<SubmitOutcome> {
-        hashed(uid: uid, isWanted: isWanted, on: eventLoop) { [self] in
-            let hash: String
+        hashed(uid: uid, isWanted: isWanted, on: eventLoop) { [self] () -> String? in
             do {
-                hash = try hasher.hash(password)
+                return try hasher.hash(password)
             } catch {
                 logger.error("password hashing failed", metadata: ["error": "\(error)"])
-                return .storeUnavailable
+                return nil
             }
-            guard let identity = AccountIdentity.of(value) else { return .usernameTaken }
-            do {
-                let now = Int64(wallClockSeconds())
-                switch try store.createAccount(identity, passwordHash: hash, createdAt: now) {
-                case .available: break
-                case .taken: return .usernameTaken
-                case .tooSimilar: return .usernameTooSimilar
-                }
-                signupCount.add(1, ordering: .relaxed)
-                logger.info("account created", metadata: ["user": "\(identity.display)"])
-                return .signedUp(user: identity.display)
-            } catch AccountStoreError.fileReplaced(let why) {
-                logger.critical("signup refused: the account store is unavailable", metadata: ["user": "\(identity.display)", "error": "\(why)"])
-                return .storeUnavailable
-            } catch {
-                logger.error("signup not stored", metadata: ["user": "\(identity.display)", "error": "\(error)"])
-                return .storeUnavailable
+        }.flatMap { [self] job in
+            switch job {
+            case .notRun(let answer): eventLoop.makeSucceededFuture(answer)
+            case .ran(nil): eventLoop.makeSucceededFuture(.storeUnavailable)
+            case .ran(let hash?): eventLoop.makeFutureWithTask { await self.createAccount(value, passwordHash: hash) }
             }
         }
     }
 
+    /// The store half of a signup, once the password is hashed.
+    private func createAccount(_ value: IdentityValue, passwordHash hash: String) async -> SubmitOutcome {
+        guard let identity = AccountIdentity.of(value) else { return .usernameTaken }
+        do {
+            let now = Int64(wallClockSeconds())
+            switch try await store.createAccount(identity, passwordHash: hash, createdAt: now) {
+            case .available: break
+            case .taken: return .usernameTaken
+            case .tooSimilar: return .usernameTooSimilar
+            }
+            signupCount.add(1, ordering: .relaxed)
+            logger.info("account created", metadata: ["user": "\(identity.display)"])
+            return .signedUp(user: identity.display)
+        } catch .fileReplaced(let why) {
+            logger.critical("signup refused: the account store is unavailable", metadata: ["user": "\(identity.display)", "error": "\(why)"])
+            return .storeUnavailable
+        } catch {
+            logger.error("signup not stored", metadata: ["user": "\(identity.display)", "error": "\(error)"])
+            return .storeUnavailable
+        }
+    }
+
+    /// What became of a job given to the hash queue.
+    private enum HashJob<Value: Sendable>: Sendable {
+        case ran(Value)
+        /// Refused, displaced or abandoned: never ran. The answer the client gets.
+        case notRun(SubmitOutcome)
+    }
+
     /// Runs `work` on the hash queue; a full queue answers `.rateLimited` at once, a job
     /// that never starts `.storeUnavailable` (nothing was written).
-    private func hashed(
+    private func hashed<Value: Sendable>(
         uid: UInt32, isWanted: @escaping @Sendable () -> Bool, on eventLoop: EventLoop,
-        onAbandon: @escaping @Sendable () -> Void = {}, _ work: @escaping @Sendable () -> SubmitOutcome
-    ) -> EventLoopFuture<SubmitOutcome> {
-        let promise = eventLoop.makePromise(of: SubmitOutcome.self)
+        onAbandon: @escaping @Sendable () -> Void = {}, _ work: @escaping @Sendable () -> Value
+    ) -> EventLoopFuture<HashJob<Value>> {
+        let promise = eventLoop.makePromise(of: HashJob<Value>.self)
         do {
             try hashQueue.enqueue(HashQueue.Job(
                 uid: uid, isWanted: isWanted,
-                run: { promise.succeed(work()) },
-                abandon: { onAbandon(); promise.succeed(.storeUnavailable) },
-                displace: { onAbandon(); promise.succeed(.rateLimited) }
+                run: { promise.succeed(.ran(work())) },
+                abandon: { onAbandon(); promise.succeed(.notRun(.storeUnavailable)) },
+                displace: { onAbandon(); promise.succeed(.notRun(.rateLimited)) }
             ))
         } catch {
             logger.notice("password hashing refused", metadata: ["uid": "\(uid)", "reason": "\(error)"])
             onAbandon()
-            promise.succeed(error == .stopped ? .storeUnavailable : .rateLimited)
+            promise.succeed(.notRun(error == .stopped ? .storeUnavailable : .rateLimited))
         }
         return promise.futureResult
     }
 
     /// Checks a password; on success issues a token and upgrades an outdated hash.
-    /// The attempt is counted against (`uid`, the identity's skeleton) before it is
-    /// queued, so parallel attempts cannot overshoot the limit. Usernames, phone numbers
-    /// and e-mail addresses alike: the key is the store identity's skeleton.
+    /// The attempt is counted against (`uid`, the identity's skeleton) before anything else,
+    /// so parallel attempts cannot overshoot the limit. Usernames, phone numbers and e-mail
+    /// addresses alike: the key is the store identity's skeleton.
     func login(_ value: IdentityValue, password: String, uid: UInt32, isWanted: @escaping @Sendable () -> Bool, on eventLoop: EventLoop) -> EventLoopFuture<SubmitOutcome> {
         guard let identity = AccountIdentity.of(value) else {
             // The form applied the same rule already; no account can have this name.
-            return hashed(uid: uid, isWanted: isWanted, on: eventLoop) { [self] in
+            return hashed(uid: uid, isWanted: isWanted, on: eventLoop) { [self] () -> SubmitOutcome in
                 _ = hasher.verify(password, against: decoy())
                 return .invalidCredentials
+            }.map { job in
+                switch job {
+                case .ran(let answer), .notRun(let answer): answer
+                }
             }
         }
         // Every spelling that looks like this name shares one counter.
         guard let reservation = limiter.reserve(uid: uid, key: identity.skeleton, now: clock.now().uptimeNanoseconds) else {
             return eventLoop.makeSucceededFuture(.rateLimited)
         }
-        return hashed(uid: uid, isWanted: isWanted, on: eventLoop, onAbandon: { [limiter] in limiter.release(reservation) }) { [self] in
-            let now = { [clock] in clock.now().uptimeNanoseconds }
-            var settled = false
-            do {
-                if let shared = sharedLoginFailures,
-                    try shared.refuses(uid: uid, skeleton: identity.skeleton, limit: limiter.limit, globalLimit: limiter.globalLimit) {
-                    limiter.release(reservation)
-                    settled = true
-                    return .rateLimited
-                }
-                guard let account = try store.account(for: identity) else {
-                    _ = hasher.verify(password, against: decoy())
-                    limiter.failed(reservation, accountID: nil, now: now())
-                    settled = true
-                    recordSharedFailure(uid: uid, skeleton: identity.skeleton, accountID: nil)
-                    return .invalidCredentials
-                }
-                guard hasher.verify(password, against: account.passwordHash) else {
-                    // A hash made with cheaper parameters must not answer faster than an
-                    // unknown name: pay the current cost too.
-                    if hasher.needsRehash(account.passwordHash) { _ = hasher.verify(password, against: decoy()) }
-                    limiter.failed(reservation, accountID: account.id, now: now())
-                    settled = true
-                    recordSharedFailure(uid: uid, skeleton: identity.skeleton, accountID: account.id)
-                    logger.notice("login failed", metadata: ["user": "\(account.username)"])
-                    return .invalidCredentials
-                }
-                limiter.succeeded(reservation, accountID: account.id)
-                settled = true
-                if let shared = sharedLoginFailures {
-                    do {
-                        try shared.forgetFailures(uid: uid, skeleton: identity.skeleton, accountID: account.id)
-                    } catch {
-                        logger.warning("cannot forget shared login failures", metadata: ["error": "\(error)"])
-                    }
-                }
-                if hasher.needsRehash(account.passwordHash), let upgraded = try? hasher.hash(password) {
-                    try store.updatePasswordHash(accountID: account.id, passwordHash: upgraded)
-                }
-                let token = LoginTokens.generate()
-                try store.storeToken(hash: LoginTokens.hash(token), accountID: account.id, expiresAt: Int64(wallClockSeconds()) + tokenLifetimeSeconds)
-                loginCount.add(1, ordering: .relaxed)
-                logger.info("login", metadata: ["user": "\(account.username)"])
-                return .loggedIn(user: account.username, token: token)
-            } catch {
-                if !settled { limiter.release(reservation) }
-                logger.error("login failed on the store", metadata: ["error": "\(error)"])
-                return .storeUnavailable
+        return eventLoop.makeFutureWithTask { [self] in
+            await login(identity, password: password, reservation: reservation, uid: uid, isWanted: isWanted, on: eventLoop)
+        }
+    }
+
+    /// What the hash job found of a login's password.
+    private enum PasswordVerdict: Sendable {
+        /// No such account: the decoy hash was verified instead.
+        case noAccount
+        case wrong(StoredAccount)
+        /// `upgraded`: the password hashed anew, when the stored hash's parameters are outdated.
+        case right(StoredAccount, upgraded: String?)
+    }
+
+    /// A login of an identity the rule accepts: the store is asked for the account, the hash
+    /// queue checks the password, the store keeps the token. `reservation` is settled or
+    /// released on every path.
+    private func login(
+        _ identity: UsernameIdentity, password: String, reservation: LoginRateLimiter.Reservation, uid: UInt32,
+        isWanted: @escaping @Sendable () -> Bool, on eventLoop: EventLoop
+    ) async -> SubmitOutcome {
+        // Nobody waits any more: as for a job the queue skips.
+        guard isWanted() else {
+            limiter.release(reservation)
+            return .storeUnavailable
+        }
+        let account: StoredAccount?
+        do {
+            if let shared = sharedLoginFailures,
+                try await shared.refuses(uid: uid, skeleton: identity.skeleton, limit: limiter.limit, globalLimit: limiter.globalLimit) {
+                limiter.release(reservation)
+                return .rateLimited
             }
+            account = try await store.account(for: identity)
+        } catch {
+            limiter.release(reservation)
+            logger.error("login failed on the store", metadata: ["error": "\(error)"])
+            return .storeUnavailable
+        }
+        let job = hashed(uid: uid, isWanted: isWanted, on: eventLoop, onAbandon: { [limiter] in limiter.release(reservation) }) { [self] in
+            check(password, of: account)
+        }
+        let verdict: PasswordVerdict
+        switch try? await job.get() {
+        case .ran(let checked): verdict = checked
+        case .notRun(let answer): return answer
+        case nil: return .storeUnavailable  // the promise is never failed
+        }
+        switch verdict {
+        case .noAccount:
+            limiter.failed(reservation, accountID: nil, now: clock.now().uptimeNanoseconds)
+            await recordSharedFailure(uid: uid, skeleton: identity.skeleton, accountID: nil)
+            return .invalidCredentials
+        case .wrong(let account):
+            limiter.failed(reservation, accountID: account.id, now: clock.now().uptimeNanoseconds)
+            await recordSharedFailure(uid: uid, skeleton: identity.skeleton, accountID: account.id)
+            logger.notice("login failed", metadata: ["user": "\(account.username)"])
+            return .invalidCredentials
+        case .right(let account, let upgraded):
+            limiter.succeeded(reservation, accountID: account.id)
+            return await loggedIn(account, upgraded: upgraded, uid: uid, skeleton: identity.skeleton)
+        }
+    }
+
+    /// Verifies `password`, on a hash thread. A missing account and a hash made with cheaper
+    /// parameters cost the current parameters' time too, so that neither answers faster.
+    private func check(_ password: String, of account: StoredAccount?) -> PasswordVerdict {
+        guard let account else {
+            _ = hasher.verify(password, against: decoy())
+            return .noAccount
+        }
+        let outdated = hasher.needsRehash(account.passwordHash)
+        guard hasher.verify(password, against: account.passwordHash) else {
+            if outdated { _ = hasher.verify(password, against: decoy()) }
+            return .wrong(account)
+        }
+        return .right(account, upgraded: outdated ? try? hasher.hash(password) : nil)
+    }
+
+    /// The store half of a successful login: failures forgotten, the hash upgraded, a token kept.
+    private func loggedIn(_ account: StoredAccount, upgraded: String?, uid: UInt32, skeleton: String) async -> SubmitOutcome {
+        if let shared = sharedLoginFailures {
+            do {
+                try await shared.forgetFailures(uid: uid, skeleton: skeleton, accountID: account.id)
+            } catch {
+                logger.warning("cannot forget shared login failures", metadata: ["error": "\(error)"])
+            }
+        }
+        do {
+            if let upgraded {
+                try await store.updatePasswordHash(accountID: account.id, passwordHash: upgraded)
+            }
+            let token = LoginTokens.generate()
+            try await store.storeToken(hash: LoginTokens.hash(token), accountID: account.id, expiresAt: Int64(wallClockSeconds()) + tokenLifetimeSeconds)
+            loginCount.add(1, ordering: .relaxed)
+            logger.info("login", metadata: ["user": "\(account.username)"])
+            return .loggedIn(user: account.username, token: token)
+        } catch {
+            logger.error("login failed on the store", metadata: ["error": "\(error)"])
+            return .storeUnavailable
         }
     }
 
     /// Records a failed login where every host sees it; this host's limiter has it already.
-    private func recordSharedFailure(uid: UInt32, skeleton: String, accountID: Int64?) {
+    private func recordSharedFailure(uid: UInt32, skeleton: String, accountID: Int64?) async {
         guard let shared = sharedLoginFailures else { return }
         do {
-            try shared.recordFailure(uid: uid, skeleton: skeleton, accountID: accountID)
+            try await shared.recordFailure(uid: uid, skeleton: skeleton, accountID: accountID)
         } catch {
             logger.warning("cannot record the login failure for other hosts", metadata: ["error": "\(error)"])
         }
     }
 
-    /// Deletes expired login tokens, on the store pool.
+    /// Deletes expired login tokens.
     func pruneExpiredTokens(on eventLoop: EventLoop) {
-        storePool.runIfActive(eventLoop: eventLoop) { [store] in
-            try store.deleteExpiredTokens(now: Int64(wallClockSeconds()))
+        eventLoop.makeFutureWithTask { [store] in
+            try await store.deleteExpiredTokens(now: Int64(wallClockSeconds()))
         }.whenComplete { [logger] result in
             switch result {
             case .success(let removed) where removed > 0: logger.info("expired tokens deleted", metadata: ["count": "\(removed)"])
@@ -237,16 +304,16 @@ final class AccountService: Sendable {
     /// from then on; false when it was unknown, malformed or expired already.
     func logout(token: String, on eventLoop: EventLoop) -> EventLoopFuture<Bool> {
         guard LoginTokens.isWellFormed(token) else { return eventLoop.makeSucceededFuture(false) }
-        return storePool.runIfActive(eventLoop: eventLoop) { [store] in
-            try store.revokeToken(hash: LoginTokens.hash(token), now: Int64(wallClockSeconds()))
+        return eventLoop.makeFutureWithTask { [store] in
+            try await store.revokeToken(hash: LoginTokens.hash(token), now: Int64(wallClockSeconds()))
         }
     }
 
     /// The user a token belongs to, nil when it is unknown, malformed or expired.
     func verify(token: String, on eventLoop: EventLoop) -> EventLoopFuture<String?> {
         guard LoginTokens.isWellFormed(token) else { return eventLoop.makeSucceededFuture(nil) }
-        return storePool.runIfActive(eventLoop: eventLoop) { [store] in
-            try store.tokenOwner(hash: LoginTokens.hash(token), now: Int64(wallClockSeconds()))
+        return eventLoop.makeFutureWithTask { [store] in
+            try await store.tokenOwner(hash: LoginTokens.hash(token), now: Int64(wallClockSeconds()))
         }
     }
 }

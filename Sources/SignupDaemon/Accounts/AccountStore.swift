@@ -33,41 +33,42 @@ struct KeptCollision: Sendable, Equatable {
     var usernames: [String]
 }
 
-/// Where accounts and login tokens live. Blocking calls: the daemon runs them on its
-/// thread pools, never on an event loop. Nothing above this protocol knows SQL.
+/// Where accounts and login tokens live. Every call is async and never blocks a thread while
+/// it waits for the database (callers on an event loop bridge with `makeFutureWithTask`).
+/// Nothing above this protocol knows SQL.
 ///
 /// Identity is `UsernameIdentity` (key and similarity keys from `Usernames.identity(of:)`); a
 /// store never compares names as typed. Every implementation must pass the same
 /// conformance suite (Tests/DaemonTests/IdentityPairsTests.swift), run through the daemon.
 protocol AccountStore: Sendable {
     /// Whether a new account with this identity could be created now.
-    func availability(of identity: UsernameIdentity) throws(AccountStoreError) -> NameAvailability
+    func availability(of identity: UsernameIdentity) async throws(AccountStoreError) -> NameAvailability
 
     /// Creates an account, durably, unless its key or any of its similarity keys is taken. Uniqueness is the
     /// store's job (a unique index or one lock), never a check-then-insert by the caller.
     /// - Returns: `.available` when created, else why not.
-    func createAccount(_ identity: UsernameIdentity, passwordHash: String, createdAt: Int64) throws(AccountStoreError) -> NameAvailability
+    func createAccount(_ identity: UsernameIdentity, passwordHash: String, createdAt: Int64) async throws(AccountStoreError) -> NameAvailability
 
     /// The account a login with this identity means: the one with the same key. Among
     /// kept collisions with the same key, the one whose first-schema key equals the
     /// input's (`legacyKey`), else the oldest.
-    func account(for identity: UsernameIdentity) throws(AccountStoreError) -> StoredAccount?
+    func account(for identity: UsernameIdentity) async throws(AccountStoreError) -> StoredAccount?
 
     /// Replaces a password hash (after a login found its parameters outdated).
-    func updatePasswordHash(accountID: Int64, passwordHash: String) throws(AccountStoreError)
+    func updatePasswordHash(accountID: Int64, passwordHash: String) async throws(AccountStoreError)
 
     /// Stores the hash of a login token for an account, valid until `expiresAt` (Unix seconds).
-    func storeToken(hash: [UInt8], accountID: Int64, expiresAt: Int64) throws(AccountStoreError)
+    func storeToken(hash: [UInt8], accountID: Int64, expiresAt: Int64) async throws(AccountStoreError)
 
     /// The username (as displayed) owning an unexpired token hash.
-    func tokenOwner(hash: [UInt8], now: Int64) throws(AccountStoreError) -> String?
+    func tokenOwner(hash: [UInt8], now: Int64) async throws(AccountStoreError) -> String?
 
     /// Deletes a login token (logout); whether it existed and had not expired.
-    func revokeToken(hash: [UInt8], now: Int64) throws(AccountStoreError) -> Bool
+    func revokeToken(hash: [UInt8], now: Int64) async throws(AccountStoreError) -> Bool
 
     /// Deletes expired tokens; returns how many.
-    func deleteExpiredTokens(now: Int64) throws(AccountStoreError) -> Int
+    func deleteExpiredTokens(now: Int64) async throws(AccountStoreError) -> Int
 
     /// Accounts kept although they collide under the current keys (from a migration).
-    func keptCollisions() throws(AccountStoreError) -> [KeptCollision]
+    func keptCollisions() async throws(AccountStoreError) -> [KeptCollision]
 }

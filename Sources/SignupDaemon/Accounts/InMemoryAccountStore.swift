@@ -27,11 +27,11 @@ final class InMemoryAccountStore: AccountStore {
 
     private let state = NIOLockedValueBox(State())
 
-    func availability(of identity: UsernameIdentity) -> NameAvailability {
+    func availability(of identity: UsernameIdentity) async -> NameAvailability {
         state.withLockedValue { $0.availability(of: identity) }
     }
 
-    func createAccount(_ identity: UsernameIdentity, passwordHash: String, createdAt: Int64) -> NameAvailability {
+    func createAccount(_ identity: UsernameIdentity, passwordHash: String, createdAt: Int64) async -> NameAvailability {
         state.withLockedValue { state in
             let availability = state.availability(of: identity)
             guard availability == .available else { return availability }
@@ -44,35 +44,35 @@ final class InMemoryAccountStore: AccountStore {
         }
     }
 
-    func account(for identity: UsernameIdentity) -> StoredAccount? {
+    func account(for identity: UsernameIdentity) async -> StoredAccount? {
         state.withLockedValue { state in
             state.byKey[Array(identity.key.unicodeScalars)].flatMap { state.accounts[$0]?.stored }
         }
     }
 
-    func updatePasswordHash(accountID: Int64, passwordHash: String) {
+    func updatePasswordHash(accountID: Int64, passwordHash: String) async {
         state.withLockedValue { $0.accounts[accountID]?.stored.passwordHash = passwordHash }
     }
 
-    func storeToken(hash: [UInt8], accountID: Int64, expiresAt: Int64) {
+    func storeToken(hash: [UInt8], accountID: Int64, expiresAt: Int64) async {
         state.withLockedValue { $0.tokens[hash] = (accountID, expiresAt) }
     }
 
-    func tokenOwner(hash: [UInt8], now: Int64) -> String? {
+    func tokenOwner(hash: [UInt8], now: Int64) async -> String? {
         state.withLockedValue { state in
             guard let token = state.tokens[hash], token.expiresAt > now else { return nil }
             return state.accounts[token.accountID]?.stored.username
         }
     }
 
-    func revokeToken(hash: [UInt8], now: Int64) -> Bool {
+    func revokeToken(hash: [UInt8], now: Int64) async -> Bool {
         state.withLockedValue { state in
             guard let token = state.tokens.removeValue(forKey: hash) else { return false }
             return token.expiresAt > now
         }
     }
 
-    func deleteExpiredTokens(now: Int64) -> Int {
+    func deleteExpiredTokens(now: Int64) async -> Int {
         state.withLockedValue { state in
             let before = state.tokens.count
             state.tokens = state.tokens.filter { $0.value.expiresAt > now }
@@ -81,5 +81,5 @@ final class InMemoryAccountStore: AccountStore {
     }
 
     /// A store in memory starts empty: nothing was migrated, nothing collides.
-    func keptCollisions() -> [KeptCollision] { [] }
+    func keptCollisions() async -> [KeptCollision] { [] }
 }

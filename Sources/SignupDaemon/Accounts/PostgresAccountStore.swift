@@ -1,10 +1,7 @@
-import Dispatch
-import FormEngine
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
 import PostgresNIO
-import Synchronization
 import UsernameIdentity
 
 /// The shared store for several hosts: PostgreSQL through postgres-nio's `PostgresClient`
@@ -13,8 +10,8 @@ import UsernameIdentity
 /// "taken" (SQLSTATE 23505 rolls the signup back), tokens and login failures live in the
 /// database so that every host sees them.
 ///
-/// `AccountStore` is blocking: each call runs the query as a task and waits for it, at most
-/// `timeout`, on the daemon's store or hash threads (never an event loop).
+/// Every call awaits `PostgresClient` directly, at most `timeout` (`call`): no thread waits
+/// for the server.
 final class PostgresAccountStore: AccountStore {
     let client: PostgresClient
     let timeout: Duration
@@ -24,18 +21,21 @@ final class PostgresAccountStore: AccountStore {
     let breaker = NIOLockedValueBox(StoreCircuitBreaker())
     /// Where the server is, for probes and for saying which server refused.
     let probe: PostgresProbe
+    /// Where a call's deadline is kept.
+    let timers: any EventLoopGroup
 
-    init(client: PostgresClient, timeout: Duration, probe: PostgresProbe, logger: Logger) {
+    init(client: PostgresClient, timeout: Duration, probe: PostgresProbe, timers: any EventLoopGroup, logger: Logger) {
         self.client = client
         self.timeout = timeout
         self.probe = probe
+        self.timers = timers
         self.logger = logger
     }
 
     // MARK: AccountStore
 
-    func availability(of identity: UsernameIdentity) throws(AccountStoreError) -> NameAvailability {
-        try blocking { client in try await Self.availability(of: identity, on: client) }
+    func availability(of identity: UsernameIdentity) async throws(AccountStoreError) -> NameAvailability {
+        try await call { client in try await Self.availability(of: identity, on: client) }
     }
 
     private static func availability(of identity: UsernameIdentity, on client: PostgresClient) async throws -> NameAvailability {
@@ -49,8 +49,8 @@ final class PostgresAccountStore: AccountStore {
         return .available
     }
 
-    func createAccount(_ identity: UsernameIdentity, passwordHash: String, createdAt: Int64) throws(AccountStoreError) -> NameAvailability {
-        try blocking { [logger] client in
+    func createAccount(_ identity: UsernameIdentity, passwordHash: String, createdAt: Int64) async throws(AccountStoreError) -> NameAvailability {
+        try await call { [logger] client in
             do {
                 // One statement, so one implicit transaction: the similarity keys' unique
                 // index refuses the whole row when any key is taken.
@@ -72,8 +72,8 @@ final class PostgresAccountStore: AccountStore {
         }
     }
 
-    func account(for identity: UsernameIdentity) throws(AccountStoreError) -> StoredAccount? {
-        try blocking { client in
+    func account(for identity: UsernameIdentity) async throws(AccountStoreError) -> StoredAccount? {
+        try await call { client in
             let rows = try await client.query("""
                 SELECT id, username, password_hash FROM account WHERE identity_key = \(identity.key)
                 ORDER BY legacy_key IS NOT DISTINCT FROM \(identity.legacyKey) DESC, id LIMIT 1
@@ -85,22 +85,22 @@ final class PostgresAccountStore: AccountStore {
         }
     }
 
-    func updatePasswordHash(accountID: Int64, passwordHash: String) throws(AccountStoreError) {
-        try blocking { client in
+    func updatePasswordHash(accountID: Int64, passwordHash: String) async throws(AccountStoreError) {
+        try await call { client in
             _ = try await client.query("UPDATE account SET password_hash = \(passwordHash) WHERE id = \(accountID)").collect()
         }
     }
 
-    func storeToken(hash: [UInt8], accountID: Int64, expiresAt: Int64) throws(AccountStoreError) {
-        try blocking { client in
+    func storeToken(hash: [UInt8], accountID: Int64, expiresAt: Int64) async throws(AccountStoreError) {
+        try await call { client in
             _ = try await client.query(
                 "INSERT INTO token (hash, account_id, expires_at) VALUES (\(ByteBuffer(bytes: hash)), \(accountID), \(expiresAt))"
             ).collect()
         }
     }
 
-    func tokenOwner(hash: [UInt8], now: Int64) throws(AccountStoreError) -> String? {
-        try blocking { client in
+    func tokenOwner(hash: [UInt8], now: Int64) async throws(AccountStoreError) -> String? {
+        try await call { client in
             let rows = try await client.query("""
                 SELECT account.username FROM token JOIN account ON account.id = token.account_id
                 WHERE token.hash = \(ByteBuffer(bytes: hash)) AND token.expires_at > \(now)
@@ -110,8 +110,8 @@ final class PostgresAccountStore: AccountStore {
         }
     }
 
-    func revokeToken(hash: [UInt8], now: Int64) throws(AccountStoreError) -> Bool {
-        try blocking { client in
+    func revokeToken(hash: [UInt8], now: Int64) async throws(AccountStoreError) -> Bool {
+        try await call { client in
             let rows = try await client.query("DELETE FROM token WHERE hash = \(ByteBuffer(bytes: hash)) RETURNING expires_at > \(now)")
             for try await live in rows.decode(Bool.self) { return live }
             return false
@@ -121,8 +121,8 @@ final class PostgresAccountStore: AccountStore {
     /// Every host runs this on its own timer. `SKIP LOCKED` lets hosts running it at the same
     /// moment delete disjoint rows instead of waiting on each other; a batch bounds each
     /// statement. Login failures older than the throttle remembers go too.
-    func deleteExpiredTokens(now: Int64) throws(AccountStoreError) -> Int {
-        try blocking { client in
+    func deleteExpiredTokens(now: Int64) async throws(AccountStoreError) -> Int {
+        try await call { client in
             var deleted = 0
             for try await count in try await client.query("""
                 WITH expired AS (
@@ -143,8 +143,8 @@ final class PostgresAccountStore: AccountStore {
 
     /// PostgreSQL stores start on the Unicode keys: nothing was migrated from the first
     /// schema, so nothing can collide unless recomputed keys made it so.
-    func keptCollisions() throws(AccountStoreError) -> [KeptCollision] {
-        try blocking { client in
+    func keptCollisions() async throws(AccountStoreError) -> [KeptCollision] {
+        try await call { client in
             let rows = try await client.query("""
                 SELECT similarity_key.key, account.username
                 FROM similarity_key JOIN account ON account.id = similarity_key.account_id

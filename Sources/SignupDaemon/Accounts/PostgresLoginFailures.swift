@@ -10,8 +10,8 @@ struct PostgresLoginFailures: SharedLoginFailures {
 
     let store: PostgresAccountStore
 
-    func refuses(uid: UInt32, skeleton: String, limit: Int, globalLimit: Int) throws(AccountStoreError) -> Bool {
-        try store.blocking { client in
+    func refuses(uid: UInt32, skeleton: String, limit: Int, globalLimit: Int) async throws(AccountStoreError) -> Bool {
+        try await store.call { client in
             let rows = try await client.query("""
                 SELECT count(*) FILTER (WHERE uid = \(Int64(uid)))::bigint,
                        coalesce(floor(extract(epoch FROM clock_timestamp() - max(at) FILTER (WHERE uid = \(Int64(uid)))) * 1000), 0)::bigint,
@@ -29,16 +29,16 @@ struct PostgresLoginFailures: SharedLoginFailures {
         }
     }
 
-    func recordFailure(uid: UInt32, skeleton: String, accountID: Int64?) throws(AccountStoreError) {
-        try store.blocking { client in
+    func recordFailure(uid: UInt32, skeleton: String, accountID: Int64?) async throws(AccountStoreError) {
+        try await store.call { client in
             _ = try await client.query(
                 "INSERT INTO login_failure (uid, skeleton, account_id) VALUES (\(Int64(uid)), \(skeleton), \(accountID))"
             ).collect()
         }
     }
 
-    func forgetFailures(uid: UInt32, skeleton: String, accountID: Int64) throws(AccountStoreError) {
-        try store.blocking { client in
+    func forgetFailures(uid: UInt32, skeleton: String, accountID: Int64) async throws(AccountStoreError) {
+        try await store.call { client in
             _ = try await client.query(
                 "DELETE FROM login_failure WHERE uid = \(Int64(uid)) AND skeleton = \(skeleton) AND account_id = \(accountID)"
             ).collect()

@@ -19,8 +19,8 @@ struct PostgresProbe: Sendable {
         self.timeout = .nanoseconds(timeout.nanoseconds)
     }
 
-    private func connect(within limit: TimeAmount? = nil) -> EventLoopFuture<any Channel> {
-        let bootstrap = ClientBootstrap(group: group).connectTimeout(limit ?? timeout)
+    private func connect(within limit: TimeAmount) -> EventLoopFuture<any Channel> {
+        let bootstrap = ClientBootstrap(group: group).connectTimeout(limit)
         return url.isUnixSocket ? bootstrap.connect(unixDomainSocketPath: url.unixSocketPath) : bootstrap.connect(host: url.host, port: url.port)
     }
 
@@ -34,21 +34,18 @@ struct PostgresProbe: Sendable {
 
     /// nil: the server accepts connections; else why not.
     func reach() async -> String? {
-        do {
-            let channel = try await connect().get()
-            try? await channel.close()
-            return nil
-        } catch {
-            return cause(error)
-        }
+        await reach(within: timeout)
     }
 
-    /// `reach()` for a blocking thread (never an event loop), after a call already waited
-    /// its timeout: at most a second more.
-    func reachNow() -> String? {
+    /// `reach()` after a call already waited its timeout: at most a second more.
+    func reachAfterTimeout() async -> String? {
+        await reach(within: min(timeout, .seconds(1)))
+    }
+
+    private func reach(within limit: TimeAmount) async -> String? {
         do {
-            let channel = try connect(within: min(timeout, .seconds(1))).wait()
-            channel.close(promise: nil)
+            let channel = try await connect(within: limit).get()
+            try? await channel.close()
             return nil
         } catch {
             return cause(error)

@@ -138,8 +138,8 @@ final class SQLiteAccountStore: AccountStore {
         try db.execute(sql: "UPDATE identityKeyVersion SET version = ?", arguments: [SimilarityKeyOwners.keyVersion])
     }
 
-    func availability(of identity: UsernameIdentity) throws(AccountStoreError) -> NameAvailability {
-        try run { try pool.read { db in try Self.availability(of: identity, in: db) } }
+    func availability(of identity: UsernameIdentity) async throws(AccountStoreError) -> NameAvailability {
+        try await run { try await pool.read { db in try Self.availability(of: identity, in: db) } }
     }
 
     private static func availability(of identity: UsernameIdentity, in db: Database) throws -> NameAvailability {
@@ -155,11 +155,11 @@ final class SQLiteAccountStore: AccountStore {
         return .available
     }
 
-    func createAccount(_ identity: UsernameIdentity, passwordHash: String, createdAt: Int64) throws(AccountStoreError) -> NameAvailability {
+    func createAccount(_ identity: UsernameIdentity, passwordHash: String, createdAt: Int64) async throws(AccountStoreError) -> NameAvailability {
         try checkFileIsOurs()
-        return try run {
+        return try await run {
             do {
-                try pool.write { db in
+                try await pool.write { db in
                     try db.execute(
                         sql: "INSERT INTO account (username, identityKey, passwordHash, createdAt) VALUES (?, ?, ?, ?)",
                         arguments: [identity.display, identity.key, passwordHash, createdAt]
@@ -172,15 +172,15 @@ final class SQLiteAccountStore: AccountStore {
                 return .available
             } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {
                 // The similarity key index refused it (the transaction rolled back); say whether the very name or a look-alike was first.
-                let why = try pool.read { db in try Self.availability(of: identity, in: db) }
+                let why = try await pool.read { db in try Self.availability(of: identity, in: db) }
                 return why == .available ? .taken : why
             }
         }
     }
 
-    func account(for identity: UsernameIdentity) throws(AccountStoreError) -> StoredAccount? {
-        try run {
-            try pool.read { db in
+    func account(for identity: UsernameIdentity) async throws(AccountStoreError) -> StoredAccount? {
+        try await run {
+            try await pool.read { db in
                 try Row.fetchOne(
                     db,
                     sql: "SELECT id, username, passwordHash FROM account WHERE identityKey = ? ORDER BY legacyKey IS ? DESC, id LIMIT 1",
@@ -190,19 +190,19 @@ final class SQLiteAccountStore: AccountStore {
         }
     }
 
-    func updatePasswordHash(accountID: Int64, passwordHash: String) throws(AccountStoreError) {
+    func updatePasswordHash(accountID: Int64, passwordHash: String) async throws(AccountStoreError) {
         try checkFileIsOurs()
-        return try run {
-            try pool.write { db in
+        return try await run {
+            try await pool.write { db in
                 try db.execute(sql: "UPDATE account SET passwordHash = ? WHERE id = ?", arguments: [passwordHash, accountID])
             }
         }
     }
 
-    func storeToken(hash: [UInt8], accountID: Int64, expiresAt: Int64) throws(AccountStoreError) {
+    func storeToken(hash: [UInt8], accountID: Int64, expiresAt: Int64) async throws(AccountStoreError) {
         try checkFileIsOurs()
-        return try run {
-            try pool.write { db in
+        return try await run {
+            try await pool.write { db in
                 try db.execute(
                     sql: "INSERT INTO token (hash, accountId, expiresAt) VALUES (?, ?, ?)",
                     arguments: [Data(hash), accountID, expiresAt]
@@ -211,9 +211,9 @@ final class SQLiteAccountStore: AccountStore {
         }
     }
 
-    func tokenOwner(hash: [UInt8], now: Int64) throws(AccountStoreError) -> String? {
-        try run {
-            try pool.read { db in
+    func tokenOwner(hash: [UInt8], now: Int64) async throws(AccountStoreError) -> String? {
+        try await run {
+            try await pool.read { db in
                 try String.fetchOne(
                     db,
                     sql: "SELECT account.username FROM token JOIN account ON account.id = token.accountId WHERE token.hash = ? AND token.expiresAt > ?",
@@ -223,10 +223,10 @@ final class SQLiteAccountStore: AccountStore {
         }
     }
 
-    func revokeToken(hash: [UInt8], now: Int64) throws(AccountStoreError) -> Bool {
+    func revokeToken(hash: [UInt8], now: Int64) async throws(AccountStoreError) -> Bool {
         try checkFileIsOurs()
-        return try run {
-            try pool.write { db in
+        return try await run {
+            try await pool.write { db in
                 let live = try Bool.fetchOne(db, sql: "SELECT expiresAt > ? FROM token WHERE hash = ?", arguments: [now, Data(hash)]) ?? false
                 try db.execute(sql: "DELETE FROM token WHERE hash = ?", arguments: [Data(hash)])
                 return live
@@ -234,18 +234,18 @@ final class SQLiteAccountStore: AccountStore {
         }
     }
 
-    func deleteExpiredTokens(now: Int64) throws(AccountStoreError) -> Int {
-        try run {
-            try pool.write { db in
+    func deleteExpiredTokens(now: Int64) async throws(AccountStoreError) -> Int {
+        try await run {
+            try await pool.write { db in
                 try db.execute(sql: "DELETE FROM token WHERE expiresAt <= ?", arguments: [now])
                 return db.changesCount
             }
         }
     }
 
-    func keptCollisions() throws(AccountStoreError) -> [KeptCollision] {
-        try run {
-            try pool.read { db in
+    func keptCollisions() async throws(AccountStoreError) -> [KeptCollision] {
+        try await run {
+            try await pool.read { db in
                 let rows = try Row.fetchAll(db, sql: """
                     SELECT similarityKey.key AS key, account.username AS username
                     FROM similarityKey JOIN account ON account.id = similarityKey.accountId
@@ -267,9 +267,11 @@ final class SQLiteAccountStore: AccountStore {
         }
     }
 
-    private func run<T>(_ body: () throws -> T) throws(AccountStoreError) -> T {
+    /// Runs GRDB's async accesses (the statements run on GRDB's own queues; no caller's
+    /// thread waits) and says why one failed.
+    private func run<T>(_ body: () async throws -> T) async throws(AccountStoreError) -> T {
         do {
-            return try body()
+            return try await body()
         } catch {
             throw .unavailable(Self.describe(error))
         }

@@ -1,4 +1,3 @@
-import Dispatch
 import FormEngine
 import Foundation
 import Logging
@@ -157,38 +156,38 @@ protocol StubStore: AccountStore {}
 
 extension StubStore {
     private var failure: AccountStoreError { .unavailable("disk gone (test)") }
-    func availability(of identity: UsernameIdentity) throws(AccountStoreError) -> NameAvailability { throw failure }
-    func createAccount(_ identity: UsernameIdentity, passwordHash: String, createdAt: Int64) throws(AccountStoreError) -> NameAvailability { throw failure }
-    func account(for identity: UsernameIdentity) throws(AccountStoreError) -> StoredAccount? { throw failure }
-    func updatePasswordHash(accountID: Int64, passwordHash: String) throws(AccountStoreError) { throw failure }
-    func storeToken(hash: [UInt8], accountID: Int64, expiresAt: Int64) throws(AccountStoreError) { throw failure }
-    func tokenOwner(hash: [UInt8], now: Int64) throws(AccountStoreError) -> String? { throw failure }
-    func revokeToken(hash: [UInt8], now: Int64) throws(AccountStoreError) -> Bool { throw failure }
-    func deleteExpiredTokens(now: Int64) throws(AccountStoreError) -> Int { throw failure }
-    func keptCollisions() throws(AccountStoreError) -> [KeptCollision] { throw failure }
+    func availability(of identity: UsernameIdentity) async throws(AccountStoreError) -> NameAvailability { throw failure }
+    func createAccount(_ identity: UsernameIdentity, passwordHash: String, createdAt: Int64) async throws(AccountStoreError) -> NameAvailability { throw failure }
+    func account(for identity: UsernameIdentity) async throws(AccountStoreError) -> StoredAccount? { throw failure }
+    func updatePasswordHash(accountID: Int64, passwordHash: String) async throws(AccountStoreError) { throw failure }
+    func storeToken(hash: [UInt8], accountID: Int64, expiresAt: Int64) async throws(AccountStoreError) { throw failure }
+    func tokenOwner(hash: [UInt8], now: Int64) async throws(AccountStoreError) -> String? { throw failure }
+    func revokeToken(hash: [UInt8], now: Int64) async throws(AccountStoreError) -> Bool { throw failure }
+    func deleteExpiredTokens(now: Int64) async throws(AccountStoreError) -> Int { throw failure }
+    func keptCollisions() async throws(AccountStoreError) -> [KeptCollision] { throw failure }
 }
 
 /// A store whose every operation fails.
 struct UnavailableStore: StubStore {}
 
-/// A store whose reads (availability, and the account a login looks up) wait until the
-/// test opens the gate, then find nothing.
-/// A store whose reads wait until the test lets them go: `InProcessDaemon.withStalledStore`.
+/// A store whose reads (availability, the account a login looks up, a token's owner) wait
+/// until the test opens the gate, one read per `signal()`, then find nothing:
+/// `InProcessDaemon.withStalledStore`.
 final class StalledStore: StubStore {
-    let gate = DispatchSemaphore(value: 0)
+    let gate = AsyncGate()
 
-    func availability(of identity: UsernameIdentity) throws(AccountStoreError) -> NameAvailability {
-        gate.wait()
+    func availability(of identity: UsernameIdentity) async throws(AccountStoreError) -> NameAvailability {
+        await gate.wait()
         return .available
     }
 
-    func account(for identity: UsernameIdentity) throws(AccountStoreError) -> StoredAccount? {
-        gate.wait()
+    func account(for identity: UsernameIdentity) async throws(AccountStoreError) -> StoredAccount? {
+        await gate.wait()
         return nil
     }
 
-    func tokenOwner(hash: [UInt8], now: Int64) throws(AccountStoreError) -> String? {
-        gate.wait()
+    func tokenOwner(hash: [UInt8], now: Int64) async throws(AccountStoreError) -> String? {
+        await gate.wait()
         return nil
     }
 }
