@@ -25,29 +25,36 @@ final class HandoverCoordinator: Sendable {
         let handler: NIOLoopBound<ConnectionHandler>
     }
 
+    /// Everything that changes, under one lock: each method decides under it and does its
+    /// I/O (the descriptor store, the scan for a descriptor, logging) after.
+    private struct State {
+        /// What the previous process left, until `restore` takes it.
+        var inherited: InheritedDescriptors
+        var entries: [ObjectIdentifier: Entry] = [:]
+        /// Descriptors of stored connections, skipped when looking for a new one's.
+        var knownDescriptors: Set<Int32> = []
+        var counter: UInt64 = 0
+        /// The problems logged once already.
+        var warned: Set<String> = []
+        /// How many connections each uid may have stored, and how fast.
+        var budget: CarryBudget
+    }
+
     private let logger: Logger
-    private let inherited: NIOLockedValueBox<InheritedDescriptors>
-    private let entries = NIOLockedValueBox<[ObjectIdentifier: Entry]>([:])
-    /// Descriptors of stored connections, skipped when looking for a new one's.
-    private let knownDescriptors = NIOLockedValueBox<Set<Int32>>([])
-    private let counter = NIOLockedValueBox<UInt64>(0)
-    private let warned = NIOLockedValueBox<Set<String>>([])
+    private let state: NIOLockedValueBox<State>
     private let prefix: String
-    /// How many connections each uid may have stored, and how fast.
-    private let budget: NIOLockedValueBox<CarryBudget>
 
     /// What the previous process left, once (restore takes it).
     func takeInherited() -> InheritedDescriptors {
-        inherited.withLockedValue { stored in
-            defer { stored = InheritedDescriptors() }
-            return stored
+        state.withLockedValue { state in
+            defer { state.inherited = InheritedDescriptors() }
+            return state.inherited
         }
     }
 
     init(inherited: InheritedDescriptors, logger: Logger, budget: CarryBudget = CarryBudget()) {
-        self.inherited = NIOLockedValueBox(inherited)
+        state = NIOLockedValueBox(State(inherited: inherited, budget: budget))
         self.logger = logger
-        self.budget = NIOLockedValueBox(budget)
         // Unique across the processes of one boot: a name is never reused while stored.
         prefix = "\(DescriptorStore.connectionPrefix)\(String(NIODeadline.now().uptimeNanoseconds, radix: 36))."
     }
@@ -59,25 +66,27 @@ final class HandoverCoordinator: Sendable {
     /// other, and a restart closes it.
     func store(channel: Channel, output: ConnectionOutput, handler: ConnectionHandler) -> String? {
         let uid = output.peer.uid
-        if let refusal = budget.withLockedValue({ $0.take(uid: uid, now: .now()) }) {
-            let message = budget.withLockedValue { budget in
-                switch refusal {
-                case .perUID: "uid \(uid) holds sessions on more than \(budget.maxPerUID) connections: the others are not carried across a restart (a restart closes them)"
-                case .rate: "uid \(uid) opens sessions on new connections faster than \(budget.burst) at once, then \(budget.perSecond) a second: those are not carried across a restart (a restart closes them)"
-                case .total: "more than \(budget.maxTotal) connections hold sessions: the others are not carried across a restart (a restart closes them)"
-                }
+        let refused: (key: String, message: String)? = state.withLockedValue { state in
+            guard let refusal = state.budget.take(uid: uid, now: .now()) else { return nil }
+            let budget = state.budget
+            return switch refusal {
+            case .perUID: ("carry \(uid) \(refusal)", "uid \(uid) holds sessions on more than \(budget.maxPerUID) connections: the others are not carried across a restart (a restart closes them)")
+            case .rate: ("carry \(uid) \(refusal)", "uid \(uid) opens sessions on new connections faster than \(budget.burst) at once, then \(budget.perSecond) a second: those are not carried across a restart (a restart closes them)")
+            case .total: ("carry total", "more than \(budget.maxTotal) connections hold sessions: the others are not carried across a restart (a restart closes them)")
             }
-            warnOnce(message, key: refusal == .total ? "carry total" : "carry \(uid) \(refusal)")
+        }
+        if let refused {
+            warnOnce(refused.message, key: refused.key)
             return nil
         }
         guard let fd = descriptor(of: channel) else {
-            budget.withLockedValue { $0.release(uid: uid) }
+            state.withLockedValue { $0.budget.release(uid: uid) }
             warnOnce("a connection's descriptor was not found: it will not survive a restart")
             return nil
         }
-        let name = prefix + String(counter.withLockedValue { $0 += 1; return $0 })
+        let name = prefix + String(state.withLockedValue { $0.counter += 1; return $0.counter })
         guard DescriptorStore.add(fd, name: name) else {
-            budget.withLockedValue { $0.release(uid: uid) }
+            state.withLockedValue { $0.budget.release(uid: uid) }
             warnOnce("systemd did not take a connection into its file descriptor store (is FileDescriptorStoreMax= full?): connections beyond it end at a restart")
             return nil
         }
@@ -88,46 +97,56 @@ final class HandoverCoordinator: Sendable {
     /// Keeps track of a connection adopted from the store (it is stored already).
     func register(output: ConnectionOutput, name: String, handler: ConnectionHandler) {
         let fd = descriptor(of: output.channel) ?? -1
-        budget.withLockedValue { $0.adopt(uid: output.peer.uid, now: .now()) }
-        remember(Entry(name: name, fd: fd, output: output, handler: NIOLoopBound(handler, eventLoop: output.eventLoop)))
+        let entry = Entry(name: name, fd: fd, output: output, handler: NIOLoopBound(handler, eventLoop: output.eventLoop))
+        state.withLockedValue { state in
+            state.budget.adopt(uid: output.peer.uid, now: .now())
+            state.entries[ObjectIdentifier(output)] = entry
+            state.knownDescriptors.insert(fd)
+        }
     }
 
     /// A connection closed: out of the store, so the client sees the hangup, unless it was
     /// handed over to the next process.
     func closed(output: ConnectionOutput, name: String?, handedOver: Bool) {
-        let entry = entries.withLockedValue { $0.removeValue(forKey: ObjectIdentifier(output)) }
-        if let entry { _ = knownDescriptors.withLockedValue { $0.remove(entry.fd) } }
+        state.withLockedValue { state in
+            if let entry = state.entries.removeValue(forKey: ObjectIdentifier(output)) { state.knownDescriptors.remove(entry.fd) }
+            if name != nil { state.budget.release(uid: output.peer.uid) }
+        }
         guard let name else { return }
-        budget.withLockedValue { $0.release(uid: output.peer.uid) }
         if !handedOver { DescriptorStore.remove(name) }
     }
 
     /// The first of each kind of problem is logged: one per connection would flood the journal.
     private func warnOnce(_ message: String, key: String? = nil) {
-        let first = warned.withLockedValue { warned in warned.insert(key ?? message).inserted }
+        let first = state.withLockedValue { $0.warned.insert(key ?? message).inserted }
         if first { logger.warning("\(message)") }
     }
 
     private func remember(_ entry: Entry) {
-        entries.withLockedValue { $0[ObjectIdentifier(entry.output)] = entry }
-        _ = knownDescriptors.withLockedValue { $0.insert(entry.fd) }
+        state.withLockedValue { state in
+            state.entries[ObjectIdentifier(entry.output)] = entry
+            state.knownDescriptors.insert(entry.fd)
+        }
     }
+
+    /// The connections stored now.
+    private var allEntries: [Entry] { state.withLockedValue { Array($0.entries.values) } }
 
     /// NIO does not say which descriptor a channel has: the one whose socket cookie matches.
     /// New descriptors are the lowest free ones, so the search, which skips the descriptors
-    /// of known connections, ends early; a full search follows if a stale entry hid it.
+    /// of known connections, ends early; a full search follows if a stale entry hid it. The
+    /// search runs outside the lock, on a copy of the known set (a connection is stored
+    /// once, when it first holds a session).
     private func descriptor(of channel: Channel) -> Int32? {
         guard let cookie = DescriptorStore.cookie(of: channel) else { return nil }
         var limit = rlimit()
         getrlimit(RLIMIT_NOFILE_VALUE, &limit)
         let last = Int32(clamping: min(limit.rlim_cur, 1 << 20))
-        // Under the lock: the set is read in place, never copied per accept.
-        return knownDescriptors.withLockedValue { known in
-            for fd in Int32(3)..<last where !known.contains(fd) {
-                if DescriptorStore.cookie(ofDescriptor: fd) == cookie { return fd }
-            }
-            return known.sorted().first { DescriptorStore.cookie(ofDescriptor: $0) == cookie }
+        let known = state.withLockedValue { $0.knownDescriptors }
+        for fd in Int32(3)..<last where !known.contains(fd) {
+            if DescriptorStore.cookie(ofDescriptor: fd) == cookie { return fd }
         }
+        return known.sorted().first { DescriptorStore.cookie(ofDescriptor: $0) == cookie }
     }
 
     // MARK: The old process hands over
@@ -149,7 +168,7 @@ final class HandoverCoordinator: Sendable {
         // 4. Connections: their unhandled input and unsent output, then close (systemd keeps them).
         var connections: [HandoverState.ConnectionRecord] = []
         var names: [ObjectIdentifier: String] = [:]
-        let all = entries.withLockedValue { Array($0.values) }
+        let all = allEntries
         let attempts = await onTheirLoops(all, loop: \.output.eventLoop) { entry in (entry, Self.attempt(entry)) }
         for (entry, attempt) in attempts {
             let record: HandoverState.ConnectionRecord?
@@ -199,7 +218,7 @@ final class HandoverCoordinator: Sendable {
     }
 
     private func onEveryConnection(_ body: @escaping @Sendable (ConnectionHandler) -> Void) async {
-        _ = await onTheirLoops(entries.withLockedValue { Array($0.values) }, loop: \.output.eventLoop) { body($0.handler.value) }
+        _ = await onTheirLoops(allEntries, loop: \.output.eventLoop) { body($0.handler.value) }
     }
 
     private enum Attempt: Sendable { case saved(HandoverState.ConnectionRecord), gone, waiting }
