@@ -73,25 +73,27 @@ extension Request {
         guard case .object(let object) = value else {
             throw RequestError(.invalidRequest, "a request must be a JSON object, not \(value.typeName)")
         }
-        var id: RequestID?
-        switch object["id"] {
-        case nil: id = nil
-        case .string(let s)?: id = .string(s)
-        case .number(let text)?:
-            guard let integer = Int64(text) else {
-                throw RequestError(.invalidRequest, "\"id\" must be a string or an integer within 64 bits")
+        let id = try JSONMembers<RequestError>(object: object) { member, problem in
+            switch problem {
+            case .wrongType(_, .number): RequestError(.invalidRequest, "\"\(member)\" must be a string or an integer within 64 bits")
+            case .wrongType(_, let found): RequestError(.invalidRequest, "\"\(member)\" must be a string or an integer, not \(found.typeName)")
+            case .missing: RequestError(.invalidRequest, "missing member \"\(member)\"")
+            case .invalid(let message): RequestError(.invalidRequest, message)
             }
-            id = .integer(integer)
-        case let other?:
-            throw RequestError(.invalidRequest, "\"id\" must be a string or an integer, not \(other.typeName)")
+        }.requestID()
+        let members = JSONMembers<RequestError>(object: object, nullIsAbsent: true) { member, problem in
+            switch problem {
+            case .missing: RequestError(.invalidRequest, "missing member \"\(member)\"", id: id)
+            case .wrongType(let expected, let found): RequestError(.invalidRequest, "\"\(member)\" must be \(expected), not \(found.typeName)", id: id)
+            case .invalid(let message): RequestError(.invalidRequest, message, id: id)
+            }
         }
-        let members = Members(object: object, id: id)
-        let op = try members.requiredString("op")
+        let op = try members.string("op")
         let operation: Operation
         switch op {
         case "describe": operation = .describe(locale: try members.optionalLocale("locale"))
         case "ping": operation = .ping
-        case "open": operation = .open(form: try members.requiredString("form"), locale: try members.optionalLocale("locale"))
+        case "open": operation = .open(form: try members.string("form"), locale: try members.optionalLocale("locale"))
         case "locale":
             guard let locale = try members.optionalLocale("locale") else { throw RequestError(.invalidRequest, "missing member \"locale\"", id: id) }
             operation = .locale(session: try members.optionalSession(), locale: locale)
@@ -99,66 +101,19 @@ extension Request {
         case "set":
             operation = .set(
                 session: try members.optionalSession(),
-                field: try members.requiredString("field"),
-                value: try members.requiredString("value")
+                field: try members.string("field"),
+                value: try members.string("value")
             )
         case "submit": operation = .submit(session: try members.optionalSession())
         case "snapshot": operation = .snapshot(session: try members.optionalSession())
         case "close": operation = .close(session: try members.optionalSession())
-        case "verify": operation = .verify(token: try members.requiredString("token"))
-        case "logout": operation = .logout(token: try members.requiredString("token"))
+        case "verify": operation = .verify(token: try members.string("token"))
+        case "logout": operation = .logout(token: try members.string("token"))
         case "sessions": operation = .sessions
         default:
             throw RequestError(.unknownOp, "unknown op \"\(op)\"; known: \(operationNames.joined(separator: ", "))", id: id)
         }
         return Request(id: id, operation)
-    }
-
-    private struct Members {
-        let object: JSONObject
-        let id: RequestID?
-
-        func requiredString(_ key: String) throws(RequestError) -> String {
-            switch object[key] {
-            case .string(let s)?: return s
-            case nil: throw RequestError(.invalidRequest, "missing member \"\(key)\"", id: id)
-            case let other?: throw RequestError(.invalidRequest, "\"\(key)\" must be a string, not \(other.typeName)", id: id)
-            }
-        }
-
-        /// A session id: a non-empty string (an empty one names no session, and a reply
-        /// echoing it would not be a session id).
-        func requiredSession() throws(RequestError) -> String {
-            try nonEmpty(requiredString("session"))
-        }
-
-        /// A session id when given; absent or null: the connection's default session.
-        func optionalSession() throws(RequestError) -> String? {
-            guard let session = try optionalString("session") else { return nil }
-            return try nonEmpty(session)
-        }
-
-        private func nonEmpty(_ session: String) throws(RequestError) -> String {
-            guard !session.isEmpty else { throw RequestError(.invalidRequest, "\"session\" must be a session id, not empty", id: id) }
-            return session
-        }
-
-        /// A BCP 47 language tag such as "zh-CN"; `_` is read as `-`.
-        func optionalLocale(_ key: String) throws(RequestError) -> String? {
-            guard let tag = try optionalString(key) else { return nil }
-            guard tag.utf8.count <= 64, LocaleTag.isWellFormed(tag) else {
-                throw RequestError(.invalidRequest, "\"\(key)\" must be a BCP 47 language tag such as \"en\" or \"zh-CN\"", id: id)
-            }
-            return tag.replacingUnderscores()
-        }
-
-        func optionalString(_ key: String) throws(RequestError) -> String? {
-            switch object[key] {
-            case .string(let s)?: return s
-            case nil, .null?: return nil
-            case let other?: throw RequestError(.invalidRequest, "\"\(key)\" must be a string, not \(other.typeName)", id: id)
-            }
-        }
     }
 
     /// Writes the request as one JSON line (for clients).
@@ -207,5 +162,34 @@ extension Request {
 extension String {
     fileprivate func replacingUnderscores() -> String {
         String(String.UnicodeScalarView(unicodeScalars.map { $0 == "_" ? "-" : $0 }))
+    }
+}
+
+/// What only requests have: session ids and language tags.
+extension JSONMembers where Failure == RequestError {
+    /// A session id: a non-empty string (an empty one names no session, and a reply
+    /// echoing it would not be a session id).
+    func requiredSession() throws(RequestError) -> String {
+        try nonEmpty(string("session"))
+    }
+
+    /// A session id when given; absent or null: the connection's default session.
+    func optionalSession() throws(RequestError) -> String? {
+        guard let session = try optionalString("session") else { return nil }
+        return try nonEmpty(session)
+    }
+
+    private func nonEmpty(_ session: String) throws(RequestError) -> String {
+        guard !session.isEmpty else { throw failure("session", .invalid("\"session\" must be a session id, not empty")) }
+        return session
+    }
+
+    /// A BCP 47 language tag such as "zh-CN"; `_` is read as `-`.
+    func optionalLocale(_ key: String) throws(RequestError) -> String? {
+        guard let tag = try optionalString(key) else { return nil }
+        guard tag.utf8.count <= 64, LocaleTag.isWellFormed(tag) else {
+            throw failure(key, .invalid("\"\(key)\" must be a BCP 47 language tag such as \"en\" or \"zh-CN\""))
+        }
+        return tag.replacingUnderscores()
     }
 }

@@ -20,9 +20,10 @@ extension ServerEvent {
     /// Reads a parsed server message, the inverse of `encode(into:)`. Unknown members are
     /// ignored, as the protocol allows servers to add them.
     public static func decode(_ object: JSONObject) throws(ServerEventDecodingError) -> ServerEvent {
-        let reader = MemberReader(object: object, event: object["event"]?.stringValue ?? "")
+        let event = object["event"]?.stringValue ?? ""
+        let reader = MemberReader(object: object, event: event)
         let id = try reader.requestID()
-        switch reader.event {
+        switch event {
         case "hello":
             let limits = try reader.object("limits")
             let limitReader = MemberReader(object: limits, event: "hello")
@@ -40,7 +41,7 @@ extension ServerEvent {
             return .description(forms: forms, locale: try reader.optionalString("locale"), id: id)
         case "opened", "attached":
             let (session, form, locale) = (try reader.string("session"), try reader.string("form"), try reader.optionalString("locale"))
-            return reader.event == "opened" ? .opened(session: session, form: form, locale: locale, id: id) : .attached(session: session, form: form, locale: locale, id: id)
+            return event == "opened" ? .opened(session: session, form: form, locale: locale, id: id) : .attached(session: session, form: form, locale: locale, id: id)
         case "locale": return .localeChanged(session: try reader.string("session"), locale: try reader.string("locale"), id: id)
         case "closed": return .closed(session: try reader.string("session"), reason: try reader.optionalString("reason"), id: id)
         case "pong": return .pong(id: id)
@@ -53,13 +54,13 @@ extension ServerEvent {
             }
             return .sessionList(sessions: sessions, id: id)
         case "validation", "enabled", "busy", "result":
-            return .session(session: try reader.string("session"), seq: UInt64(try reader.int("seq")), try SessionEvent.decode(reader), id: id)
+            return .session(session: try reader.string("session"), seq: UInt64(try reader.int("seq")), try SessionEvent.decode(reader, event: event), id: id)
         case "error":
             let (code, message) = (try reader.string("code"), try reader.string("message"))
             guard let known = ErrorCode(rawValue: code) else { throw .unknownErrorCode(code, message: message) }
             return .error(code: known, message: message, session: try reader.optionalString("session"), id: id)
         case "bye": return .bye(reason: try reader.string("reason"))
-        default: throw .unknownEvent(reader.event)
+        default: throw .unknownEvent(event)
         }
     }
 
@@ -75,10 +76,10 @@ extension ServerEvent {
 }
 
 extension SessionEvent {
-    fileprivate static func decode(_ reader: MemberReader) throws(ServerEventDecodingError) -> SessionEvent {
-        switch reader.event {
+    fileprivate static func decode(_ reader: MemberReader, event: String) throws(ServerEventDecodingError) -> SessionEvent {
+        switch event {
         case "validation":
-            guard let state = ValidationState(rawValue: try reader.string("state")) else { throw .invalidMember(event: reader.event, member: "state") }
+            guard let state = ValidationState(rawValue: try reader.string("state")) else { throw .invalidMember(event: event, member: "state") }
             return .validation(field: try reader.string("field"), state: state, message: try reader.message())
         case "enabled": return .enabled(try reader.bool("value"))
         case "busy": return .busy(try reader.bool("value"))
@@ -137,48 +138,19 @@ extension FieldRulesDescription {
     }
 }
 
-/// Typed access to one object's members, naming the event in every failure.
-private struct MemberReader {
-    let object: JSONObject
-    let event: String
+/// A server event's members: every failure names the event and the member.
+private typealias MemberReader = JSONMembers<ServerEventDecodingError>
 
-    private func fail(_ member: String) -> ServerEventDecodingError { .invalidMember(event: event, member: member) }
-
-    func optional<T>(_ key: String, _ convert: (JSONValue) -> T?) throws(ServerEventDecodingError) -> T? {
-        guard let value = object[key] else { return nil }
-        guard let converted = convert(value) else { throw fail(key) }
-        return converted
-    }
-
-    func required<T>(_ key: String, _ convert: (JSONValue) -> T?) throws(ServerEventDecodingError) -> T {
-        guard let value = try optional(key, convert) else { throw fail(key) }
-        return value
-    }
-
-    func optionalString(_ key: String) throws(ServerEventDecodingError) -> String? { try optional(key) { $0.stringValue } }
-    func string(_ key: String) throws(ServerEventDecodingError) -> String { try required(key) { $0.stringValue } }
-    func optionalInt(_ key: String) throws(ServerEventDecodingError) -> Int? { try optional(key) { $0.int64Value.flatMap { Int(exactly: $0) } } }
-    func int(_ key: String) throws(ServerEventDecodingError) -> Int { try required(key) { $0.int64Value.flatMap { Int(exactly: $0) } } }
-    func optionalBool(_ key: String) throws(ServerEventDecodingError) -> Bool? { try optional(key) { $0.boolValue } }
-    func bool(_ key: String) throws(ServerEventDecodingError) -> Bool { try required(key) { $0.boolValue } }
-    func optionalObject(_ key: String) throws(ServerEventDecodingError) -> JSONObject? { try optional(key) { $0.objectValue } }
-    func object(_ key: String) throws(ServerEventDecodingError) -> JSONObject { try required(key) { $0.objectValue } }
-    func objects(_ key: String) throws(ServerEventDecodingError) -> [JSONObject] { try required(key) { $0.arrayValue?.compactMap(\.objectValue) } }
-    func strings(_ key: String) throws(ServerEventDecodingError) -> [String] { try required(key) { $0.arrayValue?.compactMap(\.stringValue) } }
-    func optionalStrings(_ key: String) throws(ServerEventDecodingError) -> [String]? { try optional(key) { $0.arrayValue?.compactMap(\.stringValue) } }
-
-    func requestID() throws(ServerEventDecodingError) -> RequestID? {
-        try optional("id") { value in
-            if let text = value.stringValue { return RequestID.string(text) }
-            return value.int64Value.map(RequestID.integer)
-        }
+extension JSONMembers where Failure == ServerEventDecodingError {
+    fileprivate init(object: JSONObject, event: String) {
+        self.init(object: object) { member, _ in .invalidMember(event: event, member: member) }
     }
 
     /// `message`, `messageId` and `params` of a validation or result.
-    func message() throws(ServerEventDecodingError) -> LocalizedMessage {
+    fileprivate func message() throws(ServerEventDecodingError) -> LocalizedMessage {
         let params = try object("params").members.map { (member) throws(ServerEventDecodingError) in
             if let text = member.value.stringValue { return LocalizedMessage.Parameter(member.key, .string(text)) }
-            guard let number = member.value.int64Value.flatMap({ Int(exactly: $0) }) else { throw fail("params") }
+            guard let number = member.value.int64Value.flatMap({ Int(exactly: $0) }) else { throw failure("params", .invalid("not a string or an integer")) }
             return LocalizedMessage.Parameter(member.key, .integer(number))
         }
         return LocalizedMessage(id: try string("messageId"), params: params, text: try string("message"))

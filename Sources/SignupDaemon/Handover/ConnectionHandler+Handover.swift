@@ -84,7 +84,7 @@ extension ConnectionHandler {
     func handOver() -> HandoverState.ConnectionRecord? {
         guard state.handOver() == .save, let output, let name = handover.name else { return nil }
         output.flush()
-        let buffered = output.channel.isActive ? ((try? output.channel.syncOptions?.getOption(.bufferedWritableBytes)) ?? 0) : 0
+        let buffered = output.bufferedBytes
         let tracker = try? output.channel.pipeline.syncOperations.handler(type: UnsentOutputTracker.self)
         let unsent = tracker?.unsent(buffered: buffered) ?? []
         let lines: [HandoverState.PendingLine] = state.pending.map { frame in

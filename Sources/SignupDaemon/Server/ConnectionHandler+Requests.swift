@@ -57,13 +57,9 @@ extension ConnectionHandler {
             // It re-renders the snapshot for every connection holding the session: budgeted
             // like open and attach. Answered in request order, like snapshot.
             try spend(session: session.id)
-            awaitIfElsewhere(session)
-            Self.onLoop(of: session) { session in
-                defer { Self.answered(output, from: session) }
-                Self.answer(id, output: output) { () throws(RequestFailure) in
-                    guard !session.isClosed else { throw .sessionEnded(session.id) }
-                    session.switchLocale(to: locale, id: id, from: output)
-                }
+            answerOnLoop(of: session, id: id, output: output) { session throws(RequestFailure) in
+                guard !session.isClosed else { throw .sessionEnded(session.id) }
+                session.switchLocale(to: locale, id: id, from: output)
             }
         case .attach(let sessionID):
             try attach(sessionID, id: id, output: output)
@@ -83,13 +79,9 @@ extension ConnectionHandler {
             run(.submit, on: session, id: id, output: output)
         case .snapshot(let sessionID):
             let session = try resolve(sessionID)
-            awaitIfElsewhere(session)
-            Self.onLoop(of: session) { session in
-                defer { Self.answered(output, from: session) }
-                Self.answer(id, output: output) { () throws(RequestFailure) in
-                    guard !session.isClosed else { throw .sessionEnded(session.id) }
-                    session.sendSnapshot(to: output, id: id)
-                }
+            answerOnLoop(of: session, id: id, output: output) { session throws(RequestFailure) in
+                guard !session.isClosed else { throw .sessionEnded(session.id) }
+                session.sendSnapshot(to: output, id: id)
             }
         case .close(let sessionID):
             let hold = try resolveHold(sessionID)
@@ -104,29 +96,15 @@ extension ConnectionHandler {
             output.deliver(.sessionList(sessions: shared.services.directory.summaries(ownedBy: output.peer.uid, now: shared.services.clock.now()), id: id))
         case .verify(let token):
             try spend()
-            state.awaitReply()
-            shared.services.accounts.verify(token: token, on: output.eventLoop).whenComplete { result in
-                defer { output.replyComplete() }
-                Self.answer(id, output: output) { () throws(RequestFailure) in
-                    switch result {
-                    case .success(let user?): output.deliver(.verified(user: user, id: id))
-                    case .success(nil): throw .invalidToken
-                    case .failure: throw .storeUnavailable
-                    }
-                }
+            answerWhenStoreAnswers(shared.services.accounts.verify(token: token, on: output.eventLoop), id: id, output: output) { user throws(RequestFailure) in
+                guard let user else { throw .invalidToken }
+                output.deliver(.verified(user: user, id: id))
             }
         case .logout(let token):
             try spend()
-            state.awaitReply()
-            shared.services.accounts.logout(token: token, on: output.eventLoop).whenComplete { result in
-                defer { output.replyComplete() }
-                Self.answer(id, output: output) { () throws(RequestFailure) in
-                    switch result {
-                    case .success(true): output.deliver(.revoked(id: id))
-                    case .success(false): throw .invalidToken
-                    case .failure: throw .storeUnavailable
-                    }
-                }
+            answerWhenStoreAnswers(shared.services.accounts.logout(token: token, on: output.eventLoop), id: id, output: output) { revoked throws(RequestFailure) in
+                guard revoked else { throw .invalidToken }
+                output.deliver(.revoked(id: id))
             }
         }
     }
@@ -160,18 +138,14 @@ extension ConnectionHandler {
         let hold = SessionHold(session, output, isOwner: false)
         holds.append(hold)
         storeForHandover(output: output)
-        awaitIfElsewhere(session)
-        Self.onLoop(of: session) { session in
-            defer { Self.answered(output, from: session) }
-            Self.answer(id, output: output) { () throws(RequestFailure) in
-                guard !session.isClosed else {
-                    hold.end()
-                    throw .sessionEnded(sessionID)
-                }
-                session.subscribe(hold)
-                output.deliver(.attached(session: session.id, form: session.formName, locale: session.locale, id: id))
-                session.sendSnapshot(to: output, id: id)
+        answerOnLoop(of: session, id: id, output: output) { session throws(RequestFailure) in
+            guard !session.isClosed else {
+                hold.end()
+                throw .sessionEnded(sessionID)
             }
+            session.subscribe(hold)
+            output.deliver(.attached(session: session.id, form: session.formName, locale: session.locale, id: id))
+            session.sendSnapshot(to: output, id: id)
         }
     }
 
@@ -219,36 +193,49 @@ extension ConnectionHandler {
         // The common case (a connection's own session) calls straight through: no closure
         // to allocate on the per-keystroke path.
         if session.eventLoop.inEventLoop {
-            Self.apply(input, to: session, id: id, output: output)
+            Self.answer(id, output: output) { () throws(RequestFailure) in try Self.apply(input, to: session, id: id, output: output) }
         } else {
-            state.awaitReply()
-            session.eventLoop.execute {
-                Self.apply(input, to: session, id: id, output: output)
-                output.replyComplete()
+            answerOnLoop(of: session, id: id, output: output) { session throws(RequestFailure) in try Self.apply(input, to: session, id: id, output: output) }
+        }
+    }
+
+    /// Answers a request on `session`'s loop: at once when that is the connection's own;
+    /// from another loop, the connection's next requests wait for the answer (request order).
+    private func answerOnLoop(
+        of session: Session, id: RequestID?, output: ConnectionOutput, _ body: @escaping @Sendable (Session) throws(RequestFailure) -> Void
+    ) {
+        let elsewhere = !session.eventLoop.inEventLoop
+        if elsewhere { state.awaitReply() }
+        Self.onLoop(of: session) { session in
+            defer { if elsewhere { output.replyComplete() } }
+            Self.answer(id, output: output) { () throws(RequestFailure) in try body(session) }
+        }
+    }
+
+    /// Answers a request when the account store does; the connection's next requests wait
+    /// for it. A store that failed is `store_unavailable`.
+    private func answerWhenStoreAnswers<T: Sendable>(
+        _ future: EventLoopFuture<T>, id: RequestID?, output: ConnectionOutput, _ body: @escaping @Sendable (T) throws(RequestFailure) -> Void
+    ) {
+        state.awaitReply()
+        future.whenComplete { result in
+            defer { output.replyComplete() }
+            Self.answer(id, output: output) { () throws(RequestFailure) in
+                switch result {
+                case .success(let value): try body(value)
+                case .failure: throw .storeUnavailable
+                }
             }
         }
     }
 
-    /// A request answered on another loop holds back the connection's next requests.
-    private func awaitIfElsewhere(_ session: Session) {
-        if !session.eventLoop.inEventLoop { state.awaitReply() }
-    }
-
-    /// After the answer from `session`'s loop: the connection may go on (a no-op when the
-    /// session is on the connection's own loop, which never waited).
-    private static func answered(_ output: ConnectionOutput, from session: Session) {
-        if session.eventLoop !== output.eventLoop { output.replyComplete() }
-    }
-
-    /// Feeds a client input to a session and reports a refusal as its wire error.
-    private static func apply(_ input: FormInput, to session: Session, id: RequestID?, output: ConnectionOutput) {
-        answer(id, output: output) { () throws(RequestFailure) in
-            guard !session.isClosed else { throw .sessionEnded(session.id) }
-            do throws(FormError) {
-                try session.handle(input, id: id, from: output)
-            } catch {
-                throw RequestFailure(error, form: session.formName, session: session.id)
-            }
+    /// Feeds a client input to a session; a refusal is its wire error.
+    private static func apply(_ input: FormInput, to session: Session, id: RequestID?, output: ConnectionOutput) throws(RequestFailure) {
+        guard !session.isClosed else { throw .sessionEnded(session.id) }
+        do throws(FormError) {
+            try session.handle(input, id: id, from: output)
+        } catch {
+            throw RequestFailure(error, form: session.formName, session: session.id)
         }
     }
 

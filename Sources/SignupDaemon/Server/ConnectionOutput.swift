@@ -159,9 +159,13 @@ final class ConnectionOutput: EventLoopConfined, @unchecked Sendable {
 
     /// Output encoded or written but not yet taken by the kernel. Event loop only.
     var unreadBytes: Int {
+        pending.readableBytes + bufferedBytes
+    }
+
+    /// Output written to NIO and not yet taken by the kernel (none once the channel is gone). Event loop only.
+    var bufferedBytes: Int {
         eventLoop.preconditionInEventLoop()
-        let buffered = channel.isActive ? ((try? channel.syncOptions?.getOption(.bufferedWritableBytes)) ?? 0) : 0
-        return pending.readableBytes + buffered
+        return channel.isActive ? ((try? channel.syncOptions?.getOption(.bufferedWritableBytes)) ?? 0) : 0
     }
 
     /// Flushes, then calls `body` on this loop once everything written so far has left
@@ -187,7 +191,7 @@ final class ConnectionOutput: EventLoopConfined, @unchecked Sendable {
     func reportUnread() {
         eventLoop.preconditionInEventLoop()
         guard let bufferBudget else { return }
-        let unread = channel.isActive ? ((try? channel.syncOptions?.getOption(.bufferedWritableBytes)) ?? 0) : 0
+        let unread = bufferedBytes
         // Progress is output shrinking; the clock is read only while output is pending.
         if unread == 0 {
             stuckSince = nil

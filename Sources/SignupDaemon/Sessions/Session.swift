@@ -296,9 +296,8 @@ final class Session: @unchecked Sendable {
                 guard !isClosed else { return }
                 if !cancellation.isCancelled {
                     startCheck(checkID, identity, paid: true)
-                } else if let next = nextCheck {
-                    nextCheck = nil
-                    startCheck(next.id, next.identity, paid: true)
+                } else {
+                    startQueuedCheck(paid: true)
                 }
             }
             return
@@ -315,11 +314,16 @@ final class Session: @unchecked Sendable {
         services.availability(of: identity, uid: ownerUID, cancellation: cancellation, on: eventLoop).whenComplete { [self] result in
             checkInFlight = nil
             if !cancellation.isCancelled { feed(.availability(check: checkID, (try? result.get()) ?? .unreachable)) }
-            if let next = nextCheck, !isClosed {
-                nextCheck = nil
-                startCheck(next.id, next.identity)
-            }
+            if !isClosed { startQueuedCheck(paid: false) }
         }
+    }
+
+    /// Starts the check a newer value queued behind the one that just ended, if any
+    /// (`paid`: it takes the turn the ended one had reserved).
+    private func startQueuedCheck(paid: Bool) {
+        guard let next = nextCheck else { return }
+        nextCheck = nil
+        startCheck(next.id, next.identity, paid: paid)
     }
 
     private func perform(_ effect: FormEffect) {
