@@ -4,7 +4,6 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOPosix
-import NIOSSL
 
 /// The seed's GitHub check, made configurable: GET the template URL for the name;
 /// 404 means available, any 2xx taken, anything else (or no answer in time) unreachable.
@@ -27,8 +26,8 @@ final class HTTPAvailabilityClient: Sendable {
     /// How long a kept-alive connection may wait unused before it is closed.
     let idleTimeout: TimeAmount
     private let tls: AvailabilityTLS?
-    private let logger: Logger
-    private let health = NIOLockedValueBox(AvailabilityServiceHealth())
+    let logger: Logger
+    let health = NIOLockedValueBox(AvailabilityServiceHealth())
     /// Until when checks answer "Error contacting server" without connecting, after a
     /// connection to the service failed (refused, unreachable): a dead service costs one
     /// attempt a second, not one per keystroke, like the store's circuit breaker.
@@ -40,12 +39,6 @@ final class HTTPAvailabilityClient: Sendable {
     /// What the pool gives a check: a connection ready for a request, or why there is none.
     private enum Lease {
         case ready(Channel)
-        case failed(String)
-    }
-
-    /// How a check ended: an answer of the service's, or why there is none.
-    private enum Outcome {
-        case answered(Availability)
         case failed(String)
     }
 
@@ -123,14 +116,6 @@ final class HTTPAvailabilityClient: Sendable {
     /// Connections open now (for tests and logs).
     var openConnections: Int { pool.withLockedValue { $0.open } }
 
-    /// The service as the log names it: scheme, host and port (the path may hold a key).
-    var serviceName: String { "\(template.isHTTPS ? "https" : "http")://\(template.hostHeader)" }
-
-    private var timeoutText: String {
-        let milliseconds = timeout.nanoseconds / 1_000_000
-        return milliseconds % 1000 == 0 ? "\(milliseconds / 1000)" : "\(Double(milliseconds) / 1000)"
-    }
-
     /// Asks the service about a name: `username` in NFC as typed, `key` its identity key
     /// (`AvailabilityURLTemplate`).
     func check(username: String, key: String, uid: UInt32, cancellation: CheckCancellation, on eventLoop: EventLoop) -> EventLoopFuture<Availability> {
@@ -178,11 +163,7 @@ final class HTTPAvailabilityClient: Sendable {
                 }
                 guard channel.isActive else { return promise.succeed(.failed(handler.closedBecause ?? "the service closed the connection")) }
                 handler.begin(exchange)
-                var headers = HTTPHeaders()
-                headers.add(name: "Host", value: template.hostHeader)
-                headers.add(name: "User-Agent", value: "signupd/\(signupdVersion)")
-                let head = HTTPRequestHead(version: .http1_1, method: .GET, uri: target, headers: headers)
-                channel.write(HTTPClientRequestPart.head(head), promise: nil)
+                channel.write(HTTPClientRequestPart.head(Self.requestHead(target: target, hostHeader: template.hostHeader)), promise: nil)
                 channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: nil)
             }
         }
@@ -201,20 +182,6 @@ final class HTTPAvailabilityClient: Sendable {
                 }
                 return .unreachable
             }
-        }
-    }
-
-    private func report(_ action: AvailabilityServiceHealth.Action) {
-        switch action {
-        case .none: break
-        case .logUnreachable(let cause):
-            logger.warning("availability service unreachable: username checks answer \"Error contacting server\" until it answers again", metadata: ["service": "\(serviceName)", "cause": "\(cause)"])
-        case .logCauseChanged(let cause, let was):
-            logger.warning("availability service still unreachable, for another reason", metadata: ["service": "\(serviceName)", "cause": "\(cause)", "was": "\(was)"])
-        case .logAnswering(let cause):
-            logger.notice("availability service answers again", metadata: ["service": "\(serviceName)", "wasUnreachable": "\(cause)"])
-        case .logIntermittent(let cause):
-            logger.warning("availability service answers some checks and not others: failures and recoveries in the next minute are not logged one by one", metadata: ["service": "\(serviceName)", "cause": "\(cause)"])
         }
     }
 
@@ -386,128 +353,4 @@ final class HTTPAvailabilityClient: Sendable {
         if let waiter { connect(waiter.start) }
     }
 
-    /// One request and its answer on a kept-alive connection.
-    private final class Exchange: Sendable {
-        let promise: EventLoopPromise<Outcome>
-        private let complete = NIOLockedValueBox(false)
-        init(promise: EventLoopPromise<Outcome>) { self.promise = promise }
-        /// Whether the whole response was read (the connection can carry another request).
-        var reusable: Bool { complete.withLockedValue { $0 } }
-        func finished() { complete.withLockedValue { $0 = true } }
-    }
-
-    /// Holds a new TLS connection back until its handshake is done and the certificate
-    /// names the URL's host, so that no request, and no name typed into a form, goes to a
-    /// server that is not the service. NIOSSL's check (`.fullVerification`) comes first; it
-    /// also takes an IP address entry equal to the address a name resolved to, which
-    /// `PostgresServerName`'s rule (the one of libpq's verify-full) does not.
-    private final class TLSGate: ChannelInboundHandler, RemovableChannelHandler {
-        typealias InboundIn = ByteBuffer
-        let host: String
-        let promise: EventLoopPromise<Void>
-        private var pending = true
-
-        init(host: String, promise: EventLoopPromise<Void>) {
-            self.host = host
-            self.promise = promise
-        }
-
-        func fail(_ error: any Error) {
-            guard pending else { return }
-            pending = false
-            promise.fail(error)
-        }
-
-        func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-            // The handshake's completion is the TLS handler's first event: from then on it
-            // knows the negotiated version and the (chain-verified) certificate.
-            if pending, let tls = try? context.pipeline.syncOperations.handler(type: NIOSSLClientHandler.self), tls.tlsVersion != nil {
-                if let certificate = tls.peerCertificate, PostgresServerName.matches(certificate, host: host) {
-                    pending = false
-                    promise.succeed()
-                } else {
-                    fail(AvailabilityFailure.WrongName(host: host, certificate: tls.peerCertificate))
-                    context.close(promise: nil)
-                }
-            }
-            context.fireUserInboundEventTriggered(event)
-        }
-
-        func errorCaught(context: ChannelHandlerContext, error: any Error) {
-            // BoringSSL says only CERTIFICATE_VERIFY_FAILED; the certificate it got (kept
-            // after the failure) tells an expired or not yet valid one apart.
-            if pending, let error = error as? NIOSSLExtraError, error == .failedToValidateHostname {
-                let tls = try? context.pipeline.syncOperations.handler(type: NIOSSLClientHandler.self)
-                fail(AvailabilityFailure.WrongName(host: host, certificate: tls?.peerCertificate))
-            } else if pending, "\(error)".contains("CERTIFICATE_VERIFY_FAILED"),
-                let certificate = try? context.pipeline.syncOperations.handler(type: NIOSSLClientHandler.self).peerCertificate,
-                let dated = AvailabilityFailure.OutOfDate(certificate)
-            {
-                fail(dated)
-            } else {
-                fail(error)
-            }
-            context.fireErrorCaught(error)
-        }
-
-        func channelInactive(context: ChannelHandlerContext) {
-            fail(AvailabilityFailure.ClosedDuringHandshake())
-            context.fireChannelInactive()
-        }
-
-        func handlerRemoved(context: ChannelHandlerContext) {
-            fail(AvailabilityFailure.ClosedDuringHandshake())
-        }
-    }
-
-    /// Reads one response per request: the status decides, the body is skipped; the
-    /// connection is reusable once the response has ended.
-    private final class ResponseHandler: ChannelInboundHandler, RemovableChannelHandler {
-        typealias InboundIn = HTTPClientResponsePart
-        private var exchange: Exchange?
-        private var outcome: Outcome = .failed("no answer")
-        private var keepAlive = true
-        /// Why the connection failed while no request was on it.
-        private(set) var closedBecause: String?
-        private let https: Bool
-
-        init(https: Bool) { self.https = https }
-
-        func begin(_ exchange: Exchange) {
-            self.exchange = exchange
-            outcome = .failed("no answer")
-        }
-
-        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-            switch unwrapInboundIn(data) {
-            case .head(let head):
-                let code = head.status.code
-                outcome = code == 404 ? .answered(.available) : (200..<300).contains(code) ? .answered(.taken) : .failed("the service answered HTTP \(code) (only 404 and 2xx are answers)")
-                keepAlive = head.isKeepAlive
-            case .body:
-                break
-            case .end:
-                guard let exchange else { return }
-                self.exchange = nil
-                if keepAlive { exchange.finished() }
-                exchange.promise.succeed(outcome)
-            }
-        }
-
-        func errorCaught(context: ChannelHandlerContext, error: any Error) {
-            let cause = AvailabilityFailure.describe(error, https: https)
-            if let exchange {
-                exchange.promise.succeed(.failed(cause))
-            } else if closedBecause == nil {
-                closedBecause = cause
-            }
-            exchange = nil
-            context.close(promise: nil)
-        }
-
-        func channelInactive(context: ChannelHandlerContext) {
-            exchange?.promise.succeed(.failed("the service closed the connection before answering"))
-            exchange = nil
-        }
-    }
 }
