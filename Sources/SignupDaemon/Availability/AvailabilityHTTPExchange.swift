@@ -7,7 +7,7 @@ extension HTTPAvailabilityClient {
     /// How a check ended: an answer of the service's, or why there is none.
     enum Outcome: Sendable {
         case answered(Availability)
-        case failed(String)
+        case failed(AvailabilityCheckFailure)
     }
 
     /// One request and its answer on a kept-alive connection.
@@ -33,7 +33,7 @@ extension HTTPAvailabilityClient {
     final class ResponseHandler: ChannelInboundHandler, RemovableChannelHandler {
         typealias InboundIn = HTTPClientResponsePart
         private var exchange: Exchange?
-        private var outcome: Outcome = .failed("no answer")
+        private var outcome: Outcome = .failed(.service("no answer"))
         private var keepAlive = true
         /// Why the connection failed while no request was on it.
         private(set) var closedBecause: String?
@@ -43,14 +43,14 @@ extension HTTPAvailabilityClient {
 
         func begin(_ exchange: Exchange) {
             self.exchange = exchange
-            outcome = .failed("no answer")
+            outcome = .failed(.service("no answer"))
         }
 
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
             switch unwrapInboundIn(data) {
             case .head(let head):
                 let code = head.status.code
-                outcome = code == 404 ? .answered(.available) : (200..<300).contains(code) ? .answered(.taken) : .failed("the service answered HTTP \(code) (only 404 and 2xx are answers)")
+                outcome = code == 404 ? .answered(.available) : (200..<300).contains(code) ? .answered(.taken) : .failed(.service("the service answered HTTP \(code) (only 404 and 2xx are answers)"))
                 keepAlive = head.isKeepAlive
             case .body:
                 break
@@ -65,7 +65,7 @@ extension HTTPAvailabilityClient {
         func errorCaught(context: ChannelHandlerContext, error: any Error) {
             let cause = AvailabilityFailure.describe(error, https: https)
             if let exchange {
-                exchange.promise.succeed(.failed(cause))
+                exchange.promise.succeed(.failed(.service(cause)))
             } else if closedBecause == nil {
                 closedBecause = cause
             }
@@ -74,7 +74,7 @@ extension HTTPAvailabilityClient {
         }
 
         func channelInactive(context: ChannelHandlerContext) {
-            exchange?.promise.succeed(.failed("the service closed the connection before answering"))
+            exchange?.promise.succeed(.failed(.service("the service closed the connection before answering")))
             exchange = nil
         }
     }

@@ -1,3 +1,4 @@
+import FormEngine
 import Logging
 
 extension HTTPAvailabilityClient {
@@ -9,7 +10,34 @@ extension HTTPAvailabilityClient {
         return milliseconds % 1000 == 0 ? "\(milliseconds / 1000)" : "\(Double(milliseconds) / 1000)"
     }
 
-    func report(_ action: AvailabilityServiceHealth.Action) {
+    /// What the session is told of a check's outcome; the service's health is updated with
+    /// it, and a change logged once.
+    func availability(of outcome: Outcome, cancellation: CheckCancellation) -> Availability {
+        switch outcome {
+        case .answered(let availability):
+            report(health.withLockedValue { $0.answered(at: .now()) })
+            return availability
+        case .failed(let failure):
+            // A superseded check did not fail: it was no longer wanted. One the session
+            // gave up waiting for did (the session's timeout and this one are the same).
+            if !cancellation.isCancelled || cancellation.timedOut, let cause = serviceCause(failure) {
+                report(health.withLockedValue { $0.failed(cause, at: .now()) })
+            }
+            return .unreachable
+        }
+    }
+
+    /// The service's part in a failure, in words for the log; nil when it had none: waiting
+    /// for a connection is congestion here, and signupd stopping is signupd's doing.
+    private func serviceCause(_ failure: AvailabilityCheckFailure) -> String? {
+        switch failure {
+        case .stopping, .busy: nil
+        case .noAnswer: "no answer within \(timeoutText) s"
+        case .service(let cause): cause
+        }
+    }
+
+    private func report(_ action: AvailabilityServiceHealth.Action) {
         switch action {
         case .none: break
         case .logUnreachable(let cause):

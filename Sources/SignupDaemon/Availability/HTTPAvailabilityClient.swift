@@ -17,8 +17,13 @@ import NIOPosix
 /// connection does its TLS handshake (certificate verified for the URL's host) before it
 /// carries a request; a failed one is one more way of not answering.
 ///
+/// The pool's rules are `AvailabilityPoolState`: every event is told to it under the lock,
+/// and the actions it returns are run here after the lock is left.
+///
 /// The service going unreachable is logged once, with the reason, and its coming back once.
 final class HTTPAvailabilityClient: Sendable {
+    typealias Pool = AvailabilityPoolState<any Channel, PendingCheck, Scheduled<Void>>
+
     let template: AvailabilityURLTemplate
     let timeout: Duration
     let maxConnections: Int
@@ -28,73 +33,22 @@ final class HTTPAvailabilityClient: Sendable {
     private let tls: AvailabilityTLS?
     let logger: Logger
     let health = NIOLockedValueBox(AvailabilityServiceHealth())
-    /// Until when checks answer "Error contacting server" without connecting, after a
+    /// How long checks answer "Error contacting server" without connecting, after a
     /// connection to the service failed (refused, unreachable): a dead service costs one
     /// attempt a second, not one per keystroke, like the store's circuit breaker.
-    private let failFastUntil = NIOLockedValueBox<NIODeadline?>(nil)
     static let failFastPeriod = TimeAmount.seconds(1)
-    /// The cause of a check ended by the daemon stopping: not the service's failure.
-    static let stopping = "signupd is stopping"
 
-    /// What the pool gives a check: a connection ready for a request, or why there is none.
-    private enum Lease {
-        case ready(Channel)
-        case failed(String)
-    }
-
-    private struct Waiter {
+    /// A check in the pool: what its request asks, and where its outcome goes.
+    struct PendingCheck: AvailabilityPoolCheck {
         let id: UInt64
         let uid: UInt32
-        /// Set when a connection is given to it (connecting or ready).
-        let lent: NIOLockedValueBox<Bool>
-        let start: @Sendable (Lease) -> Void
+        /// The request's path for the name.
+        let target: String
+        let cancellation: CheckCancellation
+        let promise: EventLoopPromise<Outcome>
     }
 
-    /// A kept-alive connection waiting for the next check, closed when it has waited
-    /// `idleTimeout` (the service or a middlebox may have dropped it silently meanwhile).
-    private struct Idle {
-        let channel: Channel
-        let expiry: Scheduled<Void>
-    }
-
-    private struct Pool {
-        var open = 0
-        var idle: [Idle] = []
-        var waiters: [Waiter] = []
-        var nextWaiter: UInt64 = 0
-        /// Connections given to each uid's checks (connecting or carrying a request).
-        var inUse: [UInt32: Int] = [:]
-        /// Every connected channel, idle or carrying a request (closed at shutdown).
-        var channels: [ObjectIdentifier: Channel] = [:]
-        /// The daemon is stopping: no new connection, no new check.
-        var stopped = false
-
-        mutating func lend(to uid: UInt32) { inUse[uid, default: 0] += 1 }
-
-        mutating func giveBack(from uid: UInt32) {
-            guard let count = inUse[uid] else { return }
-            inUse[uid] = count > 1 ? count - 1 : nil
-        }
-
-        /// The waiting check a freed connection goes to: of the uids below `perUID`, the
-        /// one using the fewest, its earliest check; lent to it.
-        mutating func nextWaiter(perUID: Int) -> Waiter? {
-            var best: (index: Int, using: Int)?
-            for (index, waiter) in waiters.enumerated() {
-                let using = inUse[waiter.uid, default: 0]
-                guard using < perUID, using < (best?.using ?? Int.max) else { continue }
-                best = (index, using)
-                if using == 0 { break }
-            }
-            guard let best else { return nil }
-            let waiter = waiters.remove(at: best.index)
-            lend(to: waiter.uid)
-            waiter.lent.withLockedValue { $0 = true }
-            return waiter
-        }
-    }
-
-    private let pool = NIOLockedValueBox(Pool())
+    private let pool: NIOLockedValueBox<Pool>
     private let group: EventLoopGroup
 
     /// `tls` is required for an `https://` template.
@@ -111,132 +65,77 @@ final class HTTPAvailabilityClient: Sendable {
         self.tls = tls
         self.group = group
         self.logger = logger
+        pool = NIOLockedValueBox(Pool(maxConnections: maxConnections, maxConnectionsPerUID: maxConnectionsPerUID, failFastPeriod: Self.failFastPeriod))
     }
 
     /// Connections open now (for tests and logs).
-    var openConnections: Int { pool.withLockedValue { $0.open } }
+    var openConnections: Int { pool.withLockedValue { $0.openConnections } }
 
     /// Asks the service about a name: `username` in NFC as typed, `key` its identity key
     /// (`AvailabilityURLTemplate`).
     func check(username: String, key: String, uid: UInt32, cancellation: CheckCancellation, on eventLoop: EventLoop) -> EventLoopFuture<Availability> {
         // Stopping: the loops may be shutting down; nothing is scheduled on them any more.
-        guard !pool.withLockedValue({ $0.stopped }) else { return eventLoop.makeSucceededFuture(.unreachable) }
-        if let until = failFastUntil.withLockedValue({ $0 }), NIODeadline.now() < until {
-            return eventLoop.makeSucceededFuture(.unreachable)  // already logged as unreachable
+        // Failing fast: already logged as unreachable.
+        guard case .admitted(let id) = pool.withLockedValue({ $0.admit(now: .now()) }) else {
+            return eventLoop.makeSucceededFuture(.unreachable)
         }
         let promise = eventLoop.makePromise(of: Outcome.self)
-        // Whether a connection was given to this check: its time ran out at the service, or
-        // waiting for a connection (congestion here, not the service's failure).
-        let lent = NIOLockedValueBox(false)
-        let deadline = eventLoop.scheduleTask(in: .nanoseconds(timeout.nanoseconds)) { [self, timeoutText] in
-            promise.succeed(.failed(lent.withLockedValue { $0 } ? "no answer within \(timeoutText) s" : busy))
+        // Its time ran out at the service, or waiting for a connection (congestion here, not
+        // the service's failure): the pool tells which.
+        let deadline = eventLoop.scheduleTask(in: .nanoseconds(timeout.nanoseconds)) { [self] in
+            run(pool.withLockedValue { $0.deadlinePassed(id) })
         }
-        let target = template.target(username: username, key: key)
-        acquire(uid: uid, lent: lent, cancellation: cancellation, promise: promise) { [self] lease in
-            let channel: Channel
-            switch lease {
-            case .failed(let cause):
-                // Only a lent connection is given back (a waiter ended by the shutdown was none).
-                if lent.withLockedValue({ $0 }) { pool.withLockedValue { $0.giveBack(from: uid) } }
-                return promise.succeed(.failed(cause))
-            case .ready(let ready): channel = ready
-            }
-            let exchange = Exchange(promise: promise)
-            // Abort: closing the connection ends the request; the pool forgets it. A check
-            // the session gave up on (its timeout) failed for want of an answer.
-            cancellation.onCancel { [timeoutText] in
-                if cancellation.timedOut { promise.succeed(.failed("no answer within \(timeoutText) s")) }
-                channel.close(promise: nil)
-            }
-            promise.futureResult.whenComplete { [self] _ in
-                cancellation.clear()
-                // The uid's share first: its own waiting check may take the connection next.
-                pool.withLockedValue { $0.giveBack(from: uid) }
-                // An answered request leaves a reusable connection; anything else closes it.
-                channel.eventLoop.execute { [self] in
-                    if exchange.reusable, channel.isActive { release(channel) } else { channel.close(promise: nil) }
-                }
-            }
-            channel.eventLoop.execute { [self] in
-                guard let handler = try? channel.pipeline.syncOperations.handler(type: ResponseHandler.self) else {
-                    return promise.succeed(.failed("the service closed the connection"))
-                }
-                guard channel.isActive else { return promise.succeed(.failed(handler.closedBecause ?? "the service closed the connection")) }
-                handler.begin(exchange)
-                channel.write(HTTPClientRequestPart.head(Self.requestHead(target: target, hostHeader: template.hostHeader)), promise: nil)
-                channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: nil)
-            }
-        }
+        let check = PendingCheck(id: id, uid: uid, target: template.target(username: username, key: key), cancellation: cancellation, promise: promise)
+        let actions = pool.withLockedValue { $0.lease(check, isActive: { $0.isActive }) }
+        // Cancelled while waiting: it leaves the queue. Once it is sent, the abort replaces this.
+        cancellation.onCancel { [self] in run(pool.withLockedValue { $0.cancelWaiting(id) }) }
+        run(actions)
         return promise.futureResult.map { [self] outcome in
             deadline.cancel()
-            switch outcome {
-            case .answered(let availability):
-                report(health.withLockedValue { $0.answered(at: .now()) })
-                return availability
-            case .failed(let cause):
-                // A superseded check did not fail: it was no longer wanted. One the session
-                // gave up waiting for did (the session's timeout and this one are the same).
-                // Waiting for a connection is congestion here: the service is not to blame.
-                if (!cancellation.isCancelled || cancellation.timedOut) && cause != Self.stopping && cause != busy {
-                    report(health.withLockedValue { $0.failed(cause, at: .now()) })
-                }
-                return .unreachable
+            return availability(of: outcome, cancellation: cancellation)
+        }
+    }
+
+    /// Closes every connection and ends the checks waiting for one, before the event loops
+    /// stop: nothing of the client's is left to run on a loop that has shut down.
+    func shutdown() async {
+        for action in pool.withLockedValue({ $0.shutdown() }) {
+            if case .close(let channel) = action {
+                try? await channel.close().get()
+            } else {
+                run([action])
             }
         }
     }
 
-    /// Why a check that waited its whole timeout for a connection failed.
-    private var busy: String { "all \(maxConnections) connections to the service busy" }
-
-    /// Gives `start` an idle connection, a new one within the caps, or queues it.
-    private func acquire(
-        uid: UInt32, lent: NIOLockedValueBox<Bool>, cancellation: CheckCancellation, promise: EventLoopPromise<Outcome>, start: @escaping @Sendable (Lease) -> Void
-    ) {
-        enum Next { case reuse(Channel), connect, wait(UInt64), stopped }
-        let next: Next = pool.withLockedValue { [maxConnectionsPerUID] pool in
-            if pool.stopped { return .stopped }
-            if pool.inUse[uid, default: 0] < maxConnectionsPerUID {
-                while let idle = pool.idle.popLast() {
-                    idle.expiry.cancel()
-                    if idle.channel.isActive {
-                        pool.lend(to: uid)
-                        lent.withLockedValue { $0 = true }
-                        return .reuse(idle.channel)
-                    }
+    /// Performs what the pool asked for, after its lock is left. `handshake`: the TLS
+    /// handshake of the connection just made, for `awaitHandshake`.
+    private func run(_ actions: [Pool.Action], handshake: EventLoopPromise<Void>? = nil) {
+        for action in actions {
+            switch action {
+            case .connect(let id):
+                connect(id)
+            case .awaitHandshake(let id, let channel):
+                if let handshake { awaitHandshake(id, on: channel, handshake) }
+            case .send(let check, let id, let channel):
+                send(check, connection: id, on: channel)
+            case .fail(let check, let failure):
+                check.promise.succeed(.failed(failure))
+            case .close(let channel):
+                channel.close(promise: nil)
+            case .scheduleIdleTimer(let key, let channel):
+                let timer = channel.eventLoop.scheduleTask(in: idleTimeout) { [self] in
+                    run(pool.withLockedValue { $0.idleTimerFired(key) })
                 }
-                if pool.open < maxConnections {
-                    pool.open += 1
-                    pool.lend(to: uid)
-                    lent.withLockedValue { $0 = true }
-                    return .connect
-                }
+                run(pool.withLockedValue { $0.idleTimerScheduled(key, timer) })
+            case .cancelTimer(let timer):
+                timer.cancel()
             }
-            pool.nextWaiter += 1
-            pool.waiters.append(Waiter(id: pool.nextWaiter, uid: uid, lent: lent, start: start))
-            return .wait(pool.nextWaiter)
-        }
-        switch next {
-        case .reuse(let channel): start(.ready(channel))
-        case .stopped: start(.failed(Self.stopping))
-        case .connect: connect(start)
-        case .wait(let id):
-            // Leaving the queue: cancelled, or timed out.
-            let leave: @Sendable () -> Void = { [self] in
-                let removed = pool.withLockedValue { pool in
-                    let before = pool.waiters.count
-                    pool.waiters.removeAll { $0.id == id }
-                    return pool.waiters.count < before
-                }
-                if removed { promise.succeed(.failed(busy)) }
-            }
-            cancellation.onCancel(leave)
-            promise.futureResult.whenComplete { _ in leave() }
         }
     }
 
-    private func connect(_ start: @escaping @Sendable (Lease) -> Void) {
+    private func connect(_ id: Pool.ConnectionID) {
         let host = template.host
-        let handshakeTimeout = TimeAmount.nanoseconds(timeout.nanoseconds)
         // The handshake's outcome is kept from before the channel exists: a handshake that
         // fails at once may have closed the channel, and emptied its pipeline, before the
         // connect's callback runs — its reason must not be lost with the pipeline.
@@ -256,101 +155,67 @@ final class HTTPAvailabilityClient: Sendable {
                 }
             }
             .connect(host: template.host, port: template.port)
-            .whenComplete { [self, timeoutText] result in
+            .whenComplete { [self] result in
                 switch result {
                 case .success(let channel):
-                    failFastUntil.withLockedValue { $0 = nil }
-                    let stopped = pool.withLockedValue { pool in
-                        if !pool.stopped { pool.channels[ObjectIdentifier(channel)] = channel }
-                        return pool.stopped
-                    }
-                    channel.closeFuture.whenComplete { [self] _ in connectionClosed(channel) }
-                    if stopped {
-                        channel.close(promise: nil)
-                        return start(.failed(Self.stopping))
-                    }
-                    guard let handshake else { return start(.ready(channel)) }
-                    // Ready once the handshake is done and the certificate names the host.
-                    let expiry = channel.eventLoop.scheduleTask(in: handshakeTimeout) {
-                        // A gate that is gone has settled the handshake already.
-                        (try? channel.pipeline.syncOperations.handler(type: TLSGate.self))?.fail(AvailabilityFailure.HandshakeTimeout(seconds: timeoutText))
-                        channel.close(promise: nil)
-                    }
-                    handshake.futureResult.whenComplete { result in
-                        expiry.cancel()
-                        switch result {
-                        case .success: start(.ready(channel))
-                        case .failure(let error):
-                            channel.close(promise: nil)
-                            start(.failed(AvailabilityFailure.describe(error)))
-                        }
-                    }
+                    let actions = pool.withLockedValue { $0.connected(id, channel, handshake: handshake != nil) }
+                    channel.closeFuture.whenComplete { [self] _ in run(pool.withLockedValue { $0.closed(id) }) }
+                    run(actions, handshake: handshake)
                 case .failure(let error):
                     handshake?.fail(error)  // never started: nobody waits for it
-                    failFastUntil.withLockedValue { $0 = .now() + Self.failFastPeriod }
-                    connectionClosed(nil)
-                    start(.failed(AvailabilityFailure.describe(error)))
+                    let cause = AvailabilityFailure.describe(error)
+                    run(pool.withLockedValue { $0.connectFailed(id, cause: cause, now: .now()) })
                 }
             }
     }
 
-    /// Closes every connection and ends the checks waiting for one, before the event loops
-    /// stop: nothing of the client's is left to run on a loop that has shut down.
-    func shutdown() async {
-        let (channels, waiters) = pool.withLockedValue { pool in
-            pool.stopped = true
-            for idle in pool.idle { idle.expiry.cancel() }
-            pool.idle = []
-            defer { pool.waiters = [] }
-            return (Array(pool.channels.values), pool.waiters)
+    /// Ready once the handshake is done and the certificate names the host.
+    private func awaitHandshake(_ id: Pool.ConnectionID, on channel: Channel, _ handshake: EventLoopPromise<Void>) {
+        let expiry = channel.eventLoop.scheduleTask(in: .nanoseconds(timeout.nanoseconds)) { [timeoutText] in
+            // A gate that is gone has settled the handshake already.
+            (try? channel.pipeline.syncOperations.handler(type: TLSGate.self))?.fail(AvailabilityFailure.HandshakeTimeout(seconds: timeoutText))
+            channel.close(promise: nil)
         }
-        for waiter in waiters { waiter.start(.failed(Self.stopping)) }
-        for channel in channels { try? await channel.close().get() }
+        handshake.futureResult.whenComplete { [self] result in
+            expiry.cancel()
+            switch result {
+            case .success: run(pool.withLockedValue { $0.handshakeSucceeded(id) })
+            case .failure(let error):
+                let cause = AvailabilityFailure.describe(error)
+                run(pool.withLockedValue { $0.handshakeFailed(id, cause: cause) })
+            }
+        }
     }
 
-    /// Back to the pool, or straight to a waiting check.
-    private func release(_ channel: Channel) {
-        let waiter: Waiter? = pool.withLockedValue { [maxConnectionsPerUID] pool -> Waiter? in
-            if pool.stopped {
-                channel.close(promise: nil)
-                return nil
-            }
-            guard let waiter = pool.nextWaiter(perUID: maxConnectionsPerUID) else {
-                let expiry = channel.eventLoop.scheduleTask(in: idleTimeout) { [self] in
-                    // Taken out of the pool first: no check can pick it up while it closes.
-                    let expired = self.pool.withLockedValue { pool in
-                        guard let index = pool.idle.firstIndex(where: { $0.channel === channel }) else { return false }
-                        pool.idle.remove(at: index)
-                        return true
-                    }
-                    if expired { channel.close(promise: nil) }
-                }
-                pool.idle.append(Idle(channel: channel, expiry: expiry))
-                return nil
-            }
-            return waiter
+    /// Sends the check's request on a connection lent to it; once the check has its outcome,
+    /// the connection goes back to the pool.
+    private func send(_ check: PendingCheck, connection id: Pool.ConnectionID, on channel: Channel) {
+        let promise = check.promise
+        let cancellation = check.cancellation
+        let exchange = Exchange(promise: promise)
+        // Abort: closing the connection ends the request; the pool forgets it. A check
+        // the session gave up on (its timeout) failed for want of an answer.
+        cancellation.onCancel {
+            if cancellation.timedOut { promise.succeed(.failed(.noAnswer)) }
+            channel.close(promise: nil)
         }
-        waiter?.start(.ready(channel))
-    }
-
-    /// A connection (or an attempt, nil) ended: its slot goes to a waiting check.
-    private func connectionClosed(_ channel: Channel?) {
-        let waiter: Waiter? = pool.withLockedValue { [maxConnectionsPerUID] pool in
-            if let channel {
-                pool.channels[ObjectIdentifier(channel)] = nil
-                pool.idle.removeAll { idle in
-                    guard idle.channel === channel else { return false }
-                    idle.expiry.cancel()
-                    return true
-                }
+        promise.futureResult.whenComplete { [self] _ in
+            cancellation.clear()
+            pool.withLockedValue { $0.checkFinished(check.id) }
+            // An answered request leaves a reusable connection; anything else closes it.
+            channel.eventLoop.execute { [self] in
+                let reusable = exchange.reusable && channel.isActive
+                run(pool.withLockedValue { $0.connectionFreed(id, reusable: reusable) })
             }
-            guard !pool.stopped, let waiter = pool.nextWaiter(perUID: maxConnectionsPerUID) else {
-                pool.open -= 1
-                return nil
-            }
-            return waiter  // the slot passes on: `open` stays
         }
-        if let waiter { connect(waiter.start) }
+        channel.eventLoop.execute { [self] in
+            guard let handler = try? channel.pipeline.syncOperations.handler(type: ResponseHandler.self) else {
+                return promise.succeed(.failed(.service("the service closed the connection")))
+            }
+            guard channel.isActive else { return promise.succeed(.failed(.service(handler.closedBecause ?? "the service closed the connection"))) }
+            handler.begin(exchange)
+            channel.write(HTTPClientRequestPart.head(Self.requestHead(target: check.target, hostHeader: template.hostHeader)), promise: nil)
+            channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: nil)
+        }
     }
-
 }
