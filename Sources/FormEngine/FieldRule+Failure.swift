@@ -1,0 +1,124 @@
+import Protocol
+
+extension FieldRule {
+    /// The prefix of the generic failure ids every rule falls back to (`field.too_short`).
+    public static let genericPrefix = "field"
+
+    /// The id a failure is sent with: the prefix-specific one (`username.too_short`) when
+    /// the English catalogue has it, else the generic one of the same rule
+    /// (`field.too_short`), which the built-in catalogues always have.
+    public static func resolveFailureID(_ id: String, knows: (String) -> Bool) -> String {
+        if knows(id) { return id }
+        guard let dot = id.firstIndex(of: ".") else { return id }
+        return genericPrefix + id[dot...]
+    }
+
+    /// Every failure id this rule can produce for a field with `prefix` (before the
+    /// generic fallback), with the parameters each carries.
+    public func failureIDs(prefix: String) -> [(id: String, params: [String])] {
+        switch self {
+        case .minLength: [("\(prefix).too_short", ["min"])]
+        case .maxLength: [("\(prefix).too_long", ["max"])]
+        case .maxBytes: [("\(prefix).too_many_bytes", ["max"])]
+        case .characters: [("\(prefix).invalid_characters", [])]
+        case .username:
+            [
+                ("\(prefix).invalid_characters", []), ("\(prefix).invisible_characters", []), ("\(prefix).too_long", ["max"]),
+                ("\(prefix).too_many_bytes", ["max"]), ("\(prefix).mixed_scripts", []), ("\(prefix).no_letter", []),
+                ("\(prefix).overloaded_character", ["maxMarks", "maxCodePoints"]), ("\(prefix).bidi_order", []),
+            ]
+        case .phone:
+            [
+                ("\(prefix).invalid", []), ("\(prefix).too_short", ["min"]), ("\(prefix).too_long", ["max"]), ("\(prefix).invalid_country", []),
+                ("\(prefix).impossible", []), ("\(prefix).unsupported_type", []),
+            ]
+        case .email: [("\(prefix).invalid", [])]
+        case .equals: [("\(prefix).different", ["field"])]
+        case .notContaining: [("\(prefix).contains_other", ["field"])]
+        case .passwordQuality: PasswordQualityVerdict.allCases.map { ("password.quality.\($0.rawValue)", $0 == .tooShort ? ["min"] : []) }
+        case .available: []
+        }
+    }
+
+    /// Why `value` fails this rule, or nil when it passes.
+    func failure(of value: String, prefix: String, valueOf: (String) -> String, configuration: FormConfiguration) -> MessageRef? {
+        switch self {
+        case .minLength(let min):
+            var count = 0
+            for _ in value {
+                count += 1
+                if count >= min { return nil }
+            }
+            return MessageRef("\(prefix).too_short", [.init("min", .integer(min))])
+        case .maxLength(let max):
+            // Counting stops early: a 1 MiB value costs no more than its first max+1 characters.
+            var count = 0
+            for _ in value {
+                count += 1
+                if count > max { return MessageRef("\(prefix).too_long", [.init("max", .integer(max))]) }
+            }
+            return nil
+        case .maxBytes(let max):
+            return value.utf8.count > max ? MessageRef("\(prefix).too_many_bytes", [.init("max", .integer(max))]) : nil
+        case .characters(let classes):
+            let ok = value.unicodeScalars.allSatisfy { scalar in classes.contains { $0.contains(scalar) } }
+            return ok ? nil : MessageRef("\(prefix).invalid_characters")
+        case .username:
+            return switch configuration.usernameRule.check(value) {
+            case .valid: nil
+            case .invalidCharacters: MessageRef("\(prefix).invalid_characters")
+            case .invisibleCharacters: MessageRef("\(prefix).invisible_characters")
+            case .tooLong: MessageRef("\(prefix).too_long", [.init("max", .integer(UsernameRules.maxLength))])
+            case .tooManyBytes: MessageRef("\(prefix).too_many_bytes", [.init("max", .integer(UsernameRules.maxBytes))])
+            case .mixedScripts: MessageRef("\(prefix).mixed_scripts")
+            case .noLetter: MessageRef("\(prefix).no_letter")
+            case .overloadedCharacter:
+                MessageRef(
+                    "\(prefix).overloaded_character",
+                    [.init("maxMarks", .integer(UsernameRules.maxMarksPerCharacter)), .init("maxCodePoints", .integer(UsernameRules.maxCodePointsPerCharacter))]
+                )
+            case .bidiOrder: MessageRef("\(prefix).bidi_order")
+            }
+        case .phone(let minDigits, let maxDigits, let region):
+            guard let text = PhoneNumberText.ascii(value) else { return MessageRef("\(prefix).invalid") }
+            let tooShort = MessageRef("\(prefix).too_short", [.init("min", .integer(minDigits))])
+            let tooLong = MessageRef("\(prefix).too_long", [.init("max", .integer(maxDigits))])
+            // Digits and punctuation only, past what any number needs: too long, not "invalid".
+            guard value.utf8.count <= PhoneRules.maxInputBytes else { return tooLong }
+            let verdict = configuration.phoneNumbers.parse(text, region)
+            // While a number of the region is still being typed (or is not one), too few or too
+            // many digits is what the person can act on (RxLoginTest's "号码长度不足"); a number
+            // the numbering plan accepts is not second-guessed by the form's bounds.
+            let bounded = switch verdict.status {
+            case .valid: !verdict.judgedByPlan
+            case .invalidCountry, .wrongType: false
+            case .tooShort, .tooLong, .impossible, .notANumber: true
+            }
+            if bounded, verdict.inRegion, let digits = verdict.nationalDigits {
+                if digits < minDigits { return tooShort }
+                if digits > maxDigits { return tooLong }
+            }
+            return switch verdict.status {
+            case .valid: nil
+            case .tooShort: tooShort
+            case .tooLong: tooLong
+            case .invalidCountry: MessageRef("\(prefix).invalid_country")
+            case .impossible: MessageRef("\(prefix).impossible")
+            case .wrongType: MessageRef("\(prefix).unsupported_type")
+            // Digits too few to read as any number yet (the first keystrokes).
+            case .notANumber: PhoneNumberText.digits(text).isEmpty ? MessageRef("\(prefix).invalid") : tooShort
+            }
+        case .email:
+            return EmailAddresses.isValid(value) ? nil : MessageRef("\(prefix).invalid")
+        case .equals(let field):
+            return value.utf8.elementsEqual(valueOf(field).utf8) ? nil : MessageRef("\(prefix).different", [.init("field", .string(field))])
+        case .notContaining(let field):
+            let other = valueOf(field)
+            guard !other.isEmpty, value.utf8.count <= 4096, other.utf8.count <= 1024 else { return nil }
+            return value.lowercased().contains(other.lowercased()) ? MessageRef("\(prefix).contains_other", [.init("field", .string(field))]) : nil
+        case .passwordQuality, .available:
+            // Both run after the other rules pass, through an effect (FormSession).
+            return nil
+        }
+    }
+}

@@ -1,0 +1,53 @@
+import Protocol
+
+/// The `{name}` placeholders a message text may use: the parameters its id is sent with.
+public enum MessagePlaceholders {
+    /// The parameters of `id`: those of the rules that produce it (any field kind's prefix,
+    /// or the generic `field.`), `min` for `password.quality.too_short`, none for success,
+    /// progress and result ids; any other id can only be a rule's `as` message and may use
+    /// the parameters rules send: `min`, `max` (length rules) and `field` (equals,
+    /// not-containing).
+    public static func parameters(of id: String) -> Set<String> {
+        guard let names = failureParameters[id] else { return FormFile.notAFailure(id) == nil ? ["min", "max", "field"] : [] }
+        return names
+    }
+
+    /// Every id a rule can fail with (for any field kind's prefix, and the generic `field.`),
+    /// with the parameters it is sent with.
+    public static let failureParameters: [String: Set<String>] = {
+        var parameters: [String: Set<String>] = [:]
+        let rules: [FieldRule] = [
+            .minLength(1), .maxLength(1), .maxBytes(1), .characters([]), .username, .phone(minDigits: 1, maxDigits: 1, region: nil), .email,
+            .equals(field: "x"), .notContaining(field: "x"), .passwordQuality(userField: nil),
+        ]
+        for prefix in FieldKind.allCases.map(\.messagePrefix) + [FieldRule.genericPrefix] {
+            for rule in rules {
+                for (id, params) in rule.failureIDs(prefix: prefix) { parameters[id, default: []].formUnion(params) }
+            }
+        }
+        return parameters
+    }()
+
+    /// The first problem of `text`'s placeholders (scalar offset, message), or nil.
+    public static func problem(in text: String, allowed: Set<String>) -> (Int, String)? {
+        let scalars = Array(text.unicodeScalars)
+        var index = 0
+        while index < scalars.count {
+            if scalars[index] == "}" { return (index, "\"}\" without \"{\"") }
+            guard scalars[index] == "{" else {
+                index += 1
+                continue
+            }
+            guard let close = scalars[(index + 1)...].firstIndex(where: { $0 == "}" || $0 == "{" }), scalars[close] == "}" else {
+                return (index, "unclosed \"{\"")
+            }
+            let name = String(String.UnicodeScalarView(scalars[(index + 1)..<close]))
+            guard allowed.contains(name) else {
+                let list = allowed.isEmpty ? "this message has no parameters" : "its parameters: " + allowed.sorted().map { "{\($0)}" }.joined(separator: ", ")
+                return (index, "unknown parameter {\(name)}; \(list)")
+            }
+            index = close + 1
+        }
+        return nil
+    }
+}
