@@ -915,7 +915,7 @@ def part_16():
     connections, seconds = (200, 10) if long else (40, 3)
     daemon = public_daemon(FAST_HASH)
     try:
-        baseline = daemon.fd_count()
+        baseline = daemon.socket_count()
         run = as_nobody if is_root else (lambda script, *a: subprocess.Popen([sys.executable, "-c", textwrap.dedent(script)] + list(a), stdout=subprocess.PIPE, text=True))
         flood = run(SET_FLOOD, daemon.sock, str(connections), str(seconds))
         flood.wait(timeout=120)
@@ -923,7 +923,7 @@ def part_16():
         # The flooder is gone; its sockets hold what it sent and the daemon never read.
         closed_after = None
         while time.monotonic() - left < 60:
-            if daemon.fd_count() <= baseline + 2:
+            if daemon.socket_count() <= baseline + 2:
                 closed_after = time.monotonic() - left
                 break
             time.sleep(0.1)
