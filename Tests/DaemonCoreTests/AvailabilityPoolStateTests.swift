@@ -291,16 +291,17 @@ import Testing
         #expect(harness.pool.connectFailed(1, cause: "connection refused", now: harness.now) == [])
     }
 
-    /// As before the pool was a value: the slot is passed on while the failed check still
-    /// holds its uid's share, so that uid's own waiting check waits for the next connection.
-    @Test func theSlotOfAFailedAttemptPassesOnBeforeItsChecksShareIsGivenBack() {
+    /// The failed check's uid share comes back before the slot passes on: that uid's own
+    /// waiting check takes it (before the pool was a value it waited out its timeout with
+    /// the pool empty).
+    @Test func theSlotOfAFailedAttemptGoesToItsOwnUIDsWaitingCheck() {
         var harness = Harness(maxConnections: 2, perUID: 1)
         let a1 = harness.check(7)
         let a2 = harness.check(7)
         #expect(harness.lease(a1) == [.connect(1)])
         #expect(harness.lease(a2) == [])
-        #expect(harness.pool.connectFailed(1, cause: "connection refused", now: harness.now) == [.fail(a1, .service("connection refused"))])
-        #expect(harness.pool.waitingChecks == 1 && harness.pool.openConnections == 0)
+        #expect(harness.pool.connectFailed(1, cause: "connection refused", now: harness.now) == [.connect(2), .fail(a1, .service("connection refused"))])
+        #expect(harness.pool.waitingChecks == 0 && harness.pool.openConnections == 1 && harness.pool.connections(heldBy: 7) == 1)
     }
 
     @Test func aTLSConnectionCarriesItsCheckOnlyOnceTheHandshakeSucceeded() {
@@ -413,9 +414,9 @@ import Testing
         harness.pool.checkFinished(busy.id)
         #expect(harness.pool.connectionFreed(1, reusable: true) == [.close(Connection(1))])
         #expect(harness.pool.closed(1) == [])
-        // The handshake under way: its check is sent as before the pool was a value (its
-        // connection is closing, so it fails as the service's).
-        #expect(harness.pool.handshakeSucceeded(2) == [.send(handshaking, 2, Connection(2))])
+        // The handshake under way: its check ends as stopping, not sent on a connection the
+        // stop closed (it failed as the service's before, logging the service unreachable).
+        #expect(harness.pool.handshakeSucceeded(2) == [.fail(handshaking, .stopping)])
         // The attempt under way: closed when made, its check ended by the stop.
         #expect(harness.pool.connected(4, Connection(4), handshake: false) == [.close(Connection(4)), .fail(attempt, .stopping)])
         #expect(harness.pool.connections(heldBy: 11) == 0)

@@ -249,15 +249,22 @@ extension AvailabilityPoolState {
         guard case .connecting(let check) = connections[id] else { return [] }
         connections[id] = nil
         if case .stopped = mode {} else { mode = .failingFast(until: now + failFastPeriod) }
-        // The slot passes on before the failed check's share is given back.
-        let next = passSlot()
+        // The failed check's share comes back first, so that its uid's own waiting check
+        // may take the slot (otherwise it waited out its timeout with the pool empty).
         giveBack(check.id)
-        return next + [.fail(check, .service(cause))]
+        return passSlot() + [.fail(check, .service(cause))]
     }
 
-    /// The TLS handshake succeeded and the certificate names the host: the check's request goes out.
+    /// The TLS handshake succeeded and the certificate names the host: the check's request
+    /// goes out (after a stop, the check ends instead).
     mutating func handshakeSucceeded(_ id: ConnectionID) -> [Action] {
         guard case .handshaking(let connection, let check) = connections[id] else { return [] }
+        guard !isStopped else {
+            // The stop closed it already: its check ends as stopping, not as the service failing.
+            connections[id] = .closing(connection)
+            giveBack(check.id)
+            return [.fail(check, .stopping)]
+        }
         connections[id] = .busy(connection)
         return [.send(check, id, connection)]
     }
