@@ -380,8 +380,10 @@ try:
     c = Client(hung.sock)
     c.open("signup")
     checks.check(answer(c, "anyone") == ("failed", "Error contacting server"), "a hung TLS service: Error contacting server")
-    log = wait_for_log(hung, "no answer within 1 s")
-    checks.check("availability service unreachable" in log and "no answer within 1 s" in log,
+    # The check's timeout and the handshake's are both 1 s, on different event loops:
+    # whichever fires first names the cause, and both say the service did not answer in time.
+    log = wait_for_log(hung, "availability service unreachable")
+    checks.check("availability service unreachable" in log and ("no answer within 1 s" in log or "no TLS handshake within 1 s" in log),
                  "a check that timed out is logged once as a warning with the reason: %s" % unreachable_lines(hung))
 finally:
     checks.check(hung.stop() == 0, "daemon exits 0")
