@@ -64,7 +64,7 @@ final class AccountService: Sendable {
         guard let identity = AccountIdentity.of(value) else {
             return eventLoop.makeSucceededFuture(.unreachable)
         }
-        return eventLoop.makeFutureWithTask { [store] in
+        return eventLoop.makeFutureWithLoopTask { [store] in
             switch try await store.availability(of: identity) {
             case .available: .available
             case .taken: .taken
@@ -88,7 +88,7 @@ final class AccountService: Sendable {
             switch job {
             case .notRun(let answer): eventLoop.makeSucceededFuture(answer)
             case .ran(nil): eventLoop.makeSucceededFuture(.storeUnavailable)
-            case .ran(let hash?): eventLoop.makeFutureWithTask { await self.createAccount(value, passwordHash: hash) }
+            case .ran(let hash?): eventLoop.makeFutureWithLoopTask { await self.createAccount(value, passwordHash: hash) }
             }
         }
     }
@@ -164,7 +164,7 @@ final class AccountService: Sendable {
         guard let reservation = limiter.reserve(uid: uid, key: identity.skeleton, now: clock.now().uptimeNanoseconds) else {
             return eventLoop.makeSucceededFuture(.rateLimited)
         }
-        return eventLoop.makeFutureWithTask { [self] in
+        return eventLoop.makeFutureWithLoopTask { [self] in
             await login(identity, password: password, reservation: reservation, uid: uid, isWanted: isWanted, on: eventLoop)
         }
     }
@@ -279,7 +279,7 @@ final class AccountService: Sendable {
 
     /// Deletes expired login tokens.
     func pruneExpiredTokens(on eventLoop: EventLoop) {
-        eventLoop.makeFutureWithTask { [store] in
+        eventLoop.makeFutureWithLoopTask { [store] in
             try await store.deleteExpiredTokens(now: Int64(wallClockSeconds()))
         }.whenComplete { [logger] result in
             switch result {
@@ -304,7 +304,7 @@ final class AccountService: Sendable {
     /// from then on; false when it was unknown, malformed or expired already.
     func logout(token: String, on eventLoop: EventLoop) -> EventLoopFuture<Bool> {
         guard LoginTokens.isWellFormed(token) else { return eventLoop.makeSucceededFuture(false) }
-        return eventLoop.makeFutureWithTask { [store] in
+        return eventLoop.makeFutureWithLoopTask { [store] in
             try await store.revokeToken(hash: LoginTokens.hash(token), now: Int64(wallClockSeconds()))
         }
     }
@@ -312,7 +312,7 @@ final class AccountService: Sendable {
     /// The user a token belongs to, nil when it is unknown, malformed or expired.
     func verify(token: String, on eventLoop: EventLoop) -> EventLoopFuture<String?> {
         guard LoginTokens.isWellFormed(token) else { return eventLoop.makeSucceededFuture(nil) }
-        return eventLoop.makeFutureWithTask { [store] in
+        return eventLoop.makeFutureWithLoopTask { [store] in
             try await store.tokenOwner(hash: LoginTokens.hash(token), now: Int64(wallClockSeconds()))
         }
     }

@@ -34,7 +34,7 @@ struct KeptCollision: Sendable, Equatable {
 }
 
 /// Where accounts and login tokens live. Every call is async and never blocks a thread while
-/// it waits for the database (callers on an event loop bridge with `makeFutureWithTask`).
+/// it waits for the database (callers on an event loop bridge with `makeFutureWithLoopTask`).
 /// Nothing above this protocol knows SQL.
 ///
 /// Identity is `UsernameIdentity` (key and similarity keys from `Usernames.identity(of:)`); a
