@@ -47,6 +47,30 @@ import Testing
         try await daemon.stop()
     }
 
+    /// A front end checks the token on every page it serves: `verify` (and `logout`) are not
+    /// budgeted like `open` (issue 23: 150 verifies on one connection got 50 rate_limited).
+    @Test func tokenChecksHaveABudgetOfTheirOwn() async throws {
+        let daemon = try InProcessDaemon(expensiveRequestsPerSecond: 2)
+        let client = try await daemon.connect()
+        for id in 1...150 { try await client.send(#"{"op":"verify","token":"nope","id":\#(id)}"#) }
+        let events = try await client.sync()
+        #expect(events.count == 150 && events.allSatisfy { $0.string("code") == "invalid_token" })
+        // The budget of open, describe and the rest is untouched by them: bursts of four still pass.
+        for id in 151...155 { try await client.send(#"{"op":"describe","id":\#(id)}"#) }
+        #expect(try await client.sync().map(\.event) == ["description", "description", "description", "description", "error"])
+        try await daemon.stop()
+    }
+
+    @Test func tokenChecksAreStillBoundedPerConnection() async throws {
+        let daemon = try InProcessDaemon(tokenChecksPerSecond: 2)
+        let client = try await daemon.connect()
+        for id in 1...4 { try await client.send(#"{"op":"verify","token":"nope","id":\#(id)}"#) }
+        try await client.send(#"{"op":"logout","token":"nope","id":5}"#)
+        let events = try await client.sync()
+        #expect(events.map { $0.string("code") } == ["invalid_token", "invalid_token", "invalid_token", "invalid_token", "rate_limited"])
+        try await daemon.stop()
+    }
+
     @Test func anIdleConnectionIsClosedOnlyWhenItHoldsNoSession() async throws {
         let daemon = try InProcessDaemon(idleConnectionTimeout: .seconds(10))
         let idle = try await daemon.connect()

@@ -94,8 +94,11 @@ struct LimitOptions: ParsableArguments {
         valueName: "bytes"))
     var maxBufferedBytes: Int?
 
-    @Option(help: ArgumentHelp("open, attach, submit, verify, sessions, locale and describe requests per connection per second (bursts of twice that). (default: \(DaemonTuning.standard.expensiveRequestsPerSecond))", valueName: "n"))
+    @Option(help: ArgumentHelp("open, attach, submit, sessions, locale and describe requests per connection per second (bursts of twice that). (default: \(DaemonTuning.standard.expensiveRequestsPerSecond))", valueName: "n"))
     var maxExpensiveRequestsPerSecond: Int?
+
+    @Option(help: ArgumentHelp("verify and logout requests per connection per second (bursts of twice that): a front end checks a token on every page it serves. (default: \(DaemonTuning.standard.tokenChecksPerSecond))", valueName: "n"))
+    var maxTokenChecksPerSecond: Int?
 
     /// The limits given, over the defaults (0 turns a rate or a timeout off).
     func apply(to tuning: inout DaemonTuning) {
@@ -111,6 +114,7 @@ struct LimitOptions: ParsableArguments {
         if let idleConnectionTimeout { tuning.idleConnectionSeconds = idleConnectionTimeout == 0 ? nil : idleConnectionTimeout }
         if let sessionIdleTimeout { tuning.sessionIdleSeconds = sessionIdleTimeout == 0 ? nil : sessionIdleTimeout }
         if let maxExpensiveRequestsPerSecond { tuning.expensiveRequestsPerSecond = maxExpensiveRequestsPerSecond }
+        if let maxTokenChecksPerSecond { tuning.tokenChecksPerSecond = maxTokenChecksPerSecond }
     }
 
     func validate() throws {
@@ -131,6 +135,7 @@ struct LimitOptions: ParsableArguments {
         if let maxOutputBytes { try checkRange("--max-output-bytes", maxOutputBytes, 4096...1_073_741_824) }
         if let maxBufferedBytes { try checkRange("--max-buffered-bytes", maxBufferedBytes, 65536...68_719_476_736) }
         if let maxExpensiveRequestsPerSecond { try checkRange("--max-expensive-requests-per-second", maxExpensiveRequestsPerSecond, 1...1_000_000) }
+        if let maxTokenChecksPerSecond { try checkRange("--max-token-checks-per-second", maxTokenChecksPerSecond, 1...1_000_000) }
     }
 }
 

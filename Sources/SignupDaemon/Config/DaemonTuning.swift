@@ -32,8 +32,11 @@ struct DaemonTuning: Sendable, Equatable {
     /// Password hashes queued or running for one peer uid, and in total.
     var maxQueuedHashesPerUID = 64
     var maxQueuedHashes = 256
-    /// Expensive requests (open, attach, submit, verify, …) allowed per connection per second.
+    /// Expensive requests (open, attach, submit, sessions, locale, describe) allowed per connection per second.
     var expensiveRequestsPerSecond = 50
+    /// `verify` and `logout` per connection per second: a front end checks a token on every
+    /// page it serves, so these have a budget of their own, far above `open`'s.
+    var tokenChecksPerSecond = 1000
     /// With PostgreSQL: connections kept at most, and how long a statement (or waiting for a
     /// connection) may take before the store counts as unavailable.
     var databasePoolSize = 8

@@ -35,6 +35,11 @@ extension ConnectionHandler {
         guard budget.take() else { throw .tooManyRequests(session: session) }
     }
 
+    /// Takes a token from the connection's budget for `verify` and `logout`.
+    private func spendTokenCheck() throws(RequestFailure) {
+        guard tokenBudget.take() else { throw .tooManyRequests(session: nil) }
+    }
+
     private func dispatch(_ request: Request, output: ConnectionOutput) throws(RequestFailure) {
         let id = request.id
         switch request.operation {
@@ -95,13 +100,13 @@ extension ConnectionHandler {
             try spend()
             output.deliver(.sessionList(sessions: shared.services.directory.summaries(ownedBy: output.peer.uid, now: shared.services.clock.now()), id: id))
         case .verify(let token):
-            try spend()
+            try spendTokenCheck()
             answerWhenStoreAnswers(shared.services.accounts.verify(token: token, on: output.eventLoop), id: id, output: output) { user throws(RequestFailure) in
                 guard let user else { throw .invalidToken }
                 output.deliver(.verified(user: user, id: id))
             }
         case .logout(let token):
-            try spend()
+            try spendTokenCheck()
             answerWhenStoreAnswers(shared.services.accounts.logout(token: token, on: output.eventLoop), id: id, output: output) { revoked throws(RequestFailure) in
                 guard revoked else { throw .invalidToken }
                 output.deliver(.revoked(id: id))

@@ -28,7 +28,6 @@ final class ConnectionHandler: ChannelDuplexHandler {
         var handover: HandoverCoordinator? = nil
 
         var limits: ServerLimits { tuning.limits }
-        var expensiveRequestsPerSecond: Int { tuning.expensiveRequestsPerSecond }
         /// A connection holding no session is closed after this long without a request.
         var idleConnectionTimeout: TimeAmount? { tuning.idleConnectionSeconds.map { .seconds(Int64($0)) } }
 
@@ -52,6 +51,8 @@ final class ConnectionHandler: ChannelDuplexHandler {
     /// The ids of the latest sessions it held that have ended (`remember(ended:)`).
     var endedSessions: [String] = []
     var budget: RequestBudget
+    /// `verify` and `logout`: a budget of their own (`DaemonTuning.tokenChecksPerSecond`).
+    var tokenBudget: RequestBudget
     private var lastRequest: NIODeadline
     private var idleTimer: Scheduled<Void>?
     /// Carrying this connection across a restart (issue 16; Handover/).
@@ -69,7 +70,8 @@ final class ConnectionHandler: ChannelDuplexHandler {
         shared = context
         givenPeer = peer
         framer = LineFramer(maxLineBytes: context.limits.maxLineBytes)
-        budget = RequestBudget(perSecond: context.expensiveRequestsPerSecond, clock: context.services.clock)
+        budget = RequestBudget(perSecond: context.tuning.expensiveRequestsPerSecond, clock: context.services.clock)
+        tokenBudget = RequestBudget(perSecond: context.tuning.tokenChecksPerSecond, clock: context.services.clock)
         lastRequest = context.services.clock.now()
     }
 

@@ -52,6 +52,7 @@ final class InProcessDaemon: Sendable {
         store kind: StoreKind = .memory,
         limits: ServerLimits? = nil,
         expensiveRequestsPerSecond: Int? = nil,
+        tokenChecksPerSecond: Int? = nil,
         idleConnectionTimeout: TimeAmount? = nil,
         maxConnections: Int? = nil,
         connectsPerUIDPerSecond: Int? = nil,
@@ -60,6 +61,7 @@ final class InProcessDaemon: Sendable {
         var tuning = Self.tuning
         if let limits { tuning.limits = limits }
         if let expensiveRequestsPerSecond { tuning.expensiveRequestsPerSecond = expensiveRequestsPerSecond }
+        if let tokenChecksPerSecond { tuning.tokenChecksPerSecond = tokenChecksPerSecond }
         if let idleConnectionTimeout { tuning.idleConnectionSeconds = Int(idleConnectionTimeout.nanoseconds / 1_000_000_000) }
         if let maxConnections {
             tuning.maxConnections = maxConnections
