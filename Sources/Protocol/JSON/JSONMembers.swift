@@ -1,20 +1,33 @@
+/// What is wrong with a member.
+enum JSONMemberProblem {
+    case missing
+    /// `expected` as a phrase ("a string"), and what was there instead.
+    case wrongType(expected: String, found: JSONValue)
+    /// Of the right type but not acceptable, in these words.
+    case invalid(String)
+}
+
+/// An error a member problem becomes; `context` is what the reader knew (a request's id, an event's name).
+protocol JSONMemberFailure: Error {
+    associatedtype Context
+    init(member: String, problem: JSONMemberProblem, context: Context)
+}
+
 /// Typed access to one JSON object's members: the one reader both directions use, a
 /// request's (`Request.decode`) and a server event's (`ServerEvent.decode`). What a missing
-/// or mistyped member means is the caller's `failure`.
-struct JSONMembers<Failure: Error> {
-    enum Problem {
-        case missing
-        /// `expected` as a phrase ("a string"), and what was there instead.
-        case wrongType(expected: String, found: JSONValue)
-        /// Of the right type but not acceptable, in these words.
-        case invalid(String)
-    }
+/// or mistyped member means is `Failure`'s (a type, not a closure: no allocation per request).
+struct JSONMembers<Failure: JSONMemberFailure> {
+    typealias Problem = JSONMemberProblem
 
     let object: JSONObject
+    let context: Failure.Context
     /// Whether `null` in an optional member means absent (requests: `"session": null` is the
     /// default session) rather than a wrong type.
     var nullIsAbsent = false
-    let failure: (_ member: String, _ problem: Problem) -> Failure
+
+    func failure(_ member: String, _ problem: Problem) -> Failure {
+        Failure(member: member, problem: problem, context: context)
+    }
 
     func optional<T>(_ key: String, _ expected: String, _ convert: (JSONValue) -> T?) throws(Failure) -> T? {
         guard let value = object[key] else { return nil }

@@ -73,21 +73,8 @@ extension Request {
         guard case .object(let object) = value else {
             throw RequestError(.invalidRequest, "a request must be a JSON object, not \(value.typeName)")
         }
-        let id = try JSONMembers<RequestError>(object: object) { member, problem in
-            switch problem {
-            case .wrongType(_, .number): RequestError(.invalidRequest, "\"\(member)\" must be a string or an integer within 64 bits")
-            case .wrongType(_, let found): RequestError(.invalidRequest, "\"\(member)\" must be a string or an integer, not \(found.typeName)")
-            case .missing: RequestError(.invalidRequest, "missing member \"\(member)\"")
-            case .invalid(let message): RequestError(.invalidRequest, message)
-            }
-        }.requestID()
-        let members = JSONMembers<RequestError>(object: object, nullIsAbsent: true) { member, problem in
-            switch problem {
-            case .missing: RequestError(.invalidRequest, "missing member \"\(member)\"", id: id)
-            case .wrongType(let expected, let found): RequestError(.invalidRequest, "\"\(member)\" must be \(expected), not \(found.typeName)", id: id)
-            case .invalid(let message): RequestError(.invalidRequest, message, id: id)
-            }
-        }
+        let id = try JSONMembers<RequestError>(object: object, context: nil).requestID()
+        let members = JSONMembers<RequestError>(object: object, context: id, nullIsAbsent: true)
         let op = try members.string("op")
         let operation: Operation
         switch op {
@@ -191,5 +178,18 @@ extension JSONMembers where Failure == RequestError {
             throw failure(key, .invalid("\"\(key)\" must be a BCP 47 language tag such as \"en\" or \"zh-CN\""))
         }
         return tag.replacingUnderscores()
+    }
+}
+
+extension RequestError: JSONMemberFailure {
+    /// A member's problem as `invalid_request`, echoing the request's id when it was read.
+    init(member: String, problem: JSONMemberProblem, context id: RequestID?) {
+        switch problem {
+        case .missing: self.init(.invalidRequest, "missing member \"\(member)\"", id: id)
+        case .wrongType(_, .number) where member == "id": self.init(.invalidRequest, "\"id\" must be a string or an integer within 64 bits", id: id)
+        case .wrongType(_, let found) where member == "id": self.init(.invalidRequest, "\"id\" must be a string or an integer, not \(found.typeName)", id: id)
+        case .wrongType(let expected, let found): self.init(.invalidRequest, "\"\(member)\" must be \(expected), not \(found.typeName)", id: id)
+        case .invalid(let message): self.init(.invalidRequest, message, id: id)
+        }
     }
 }

@@ -141,9 +141,16 @@ extension FieldRulesDescription {
 /// A server event's members: every failure names the event and the member.
 private typealias MemberReader = JSONMembers<ServerEventDecodingError>
 
+extension ServerEventDecodingError: JSONMemberFailure {
+    /// Any member problem: the event and the member.
+    init(member: String, problem: JSONMemberProblem, context event: String) {
+        self = .invalidMember(event: event, member: member)
+    }
+}
+
 extension JSONMembers where Failure == ServerEventDecodingError {
     fileprivate init(object: JSONObject, event: String) {
-        self.init(object: object) { member, _ in .invalidMember(event: event, member: member) }
+        self.init(object: object, context: event)
     }
 
     /// `message`, `messageId` and `params` of a validation or result.

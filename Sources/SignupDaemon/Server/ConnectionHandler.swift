@@ -201,7 +201,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
         output.batch {
             let share = turns.share(of: output.peer.uid, upTo: state.hasBacklog ? Self.linesPerTurn : 0)
             var handled = 0
-            while share.allows(handled), output.unreadBytes <= outputPauseBytes, let frame = state.nextFrame() {
+            while state.canHandleNext, share.allows(handled), output.unreadBytes <= outputPauseBytes, let frame = state.nextFrame() {
                 handled += 1
                 switch frame {
                 case .line(let line): line.withUnsafeBytes { process($0, output: output) }

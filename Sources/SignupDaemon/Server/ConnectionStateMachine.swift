@@ -170,10 +170,14 @@ struct ConnectionStateMachine {
         !paused && wake == nil && (lifecycle == .open || lifecycle == .draining)
     }
 
+    /// Whether a line can be handled now (`nextFrame` would return one): checked before the
+    /// caller's own limits, the output room being costly to ask for.
+    var canHandleNext: Bool { mayDrain && !awaitingReply && hasBacklog }
+
     /// The next line to handle, in order, unless an answer is awaited or the caller's
     /// limits (its turn's share, output room) say stop.
     mutating func nextFrame() -> Frame? {
-        guard mayDrain, !awaitingReply, hasBacklog else { return nil }
+        guard canHandleNext else { return nil }
         let frame = backlog[backlogHead]
         backlogHead += 1
         if case .line(let bytes) = frame { backlogBytes -= bytes.count }
@@ -203,13 +207,14 @@ struct ConnectionStateMachine {
     }
 
     /// A drain stopped: because the backlog is handled, an answer is awaited, the turn's
-    /// share is spent, or the client has `outputFull`.
-    mutating func drainEnded(outputFull: Bool) -> DrainEndAction {
+    /// share is spent, or the client has `outputFull` (asked only when lines are left).
+    mutating func drainEnded(outputFull: @autoclosure () -> Bool) -> DrainEndAction {
         guard mayDrain else { return .none }
         if awaitingReply { return .none }
         if hasBacklog {
-            wake = outputFull ? .output : .turn
-            return outputFull ? .waitForOutput : .waitForTurn
+            let full = outputFull()
+            wake = full ? .output : .turn
+            return full ? .waitForOutput : .waitForTurn
         }
         if lifecycle == .draining { return .checkDone }
         guard readHeld, mayRead else { return .none }
