@@ -15,6 +15,7 @@ run Tests/robustness/race_two_daemons.py "$BIN"
 run Tests/robustness/sigterm_under_load.py "$BIN"
 run Tests/robustness/store_faults.py "$BIN"
 run Tests/robustness/slow_consumer.py "$BIN"
+run Tests/robustness/half_close_and_detach.py "$BIN"
 run Tests/robustness/other_uid.py "$BIN"
 run Tests/robustness/accounts_and_limits.py "$BIN"
 if [ $long = 1 ]; then run Tests/robustness/hostile_neighbour.py "$BIN" --long; else run Tests/robustness/hostile_neighbour.py "$BIN"; fi

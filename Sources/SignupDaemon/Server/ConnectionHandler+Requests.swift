@@ -92,8 +92,13 @@ extension ConnectionHandler {
             let hold = try resolveHold(sessionID)
             holds.removeAll { $0 === hold }
             if hold.isOwner { remember(ended: hold.session.id) }
-            Self.onLoop(of: hold.session) { $0.unsubscribe(hold) }
-            output.deliver(.closed(session: hold.session.id, id: id))
+            // The session's loop detaches, then answers: what the session published before
+            // reaches this connection ahead of `closed`, nothing after it (a session on
+            // another loop kept publishing to it until its unsubscribe ran there).
+            answerOnLoop(of: hold.session, id: id, output: output) { session throws(RequestFailure) in
+                session.unsubscribe(hold)
+                output.deliver(.closed(session: session.id, id: id))
+            }
         case .sessions:
             // Only the caller's own uid: ids of other users' sessions are not disclosed. It walks
             // every live session, so it is budgeted like open and submit.

@@ -291,7 +291,9 @@ final class ConnectionHandler: ChannelDuplexHandler {
             handover.replied()
             if state.replied() == .drain { drain() }
         case .delivered:
-            closeIfDone()
+            // Once the events published with this one are out too (a result and its
+            // `busy: false` are delivered one by one): decided on the next tick.
+            output?.eventLoop.assumeIsolated().execute { [self] in closeIfDone() }
         case .overBudget:
             let registry = shared.services.registry
             for victim in shared.bufferBudget.sweep({ registry.allConnections }) ?? [] { victim.dropForBudget() }
@@ -348,7 +350,9 @@ final class ConnectionHandler: ChannelDuplexHandler {
         // The per-read fast path: an open connection is never done.
         guard state.lifecycle == .draining, let output else { return }
         let busy = liveHolds.contains { $0.session.eventLoop === output.eventLoop && $0.session.hasPendingWork }
-        if state.progressed(sessionsBusy: busy) == .close { output.channel.close(promise: nil) }
+        // Closed once its last answers have left NIO's buffer: closing at once dropped those a
+        // slow reader had not taken yet.
+        if state.progressed(sessionsBusy: busy) == .close { output.closeWhenWritten() }
     }
 
     private static func peerCredentials(of channel: Channel) -> PeerCredentials {

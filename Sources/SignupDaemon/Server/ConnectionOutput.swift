@@ -177,6 +177,12 @@ final class ConnectionOutput: EventLoopConfined, @unchecked Sendable {
         lastWrite.assumeIsolated().whenComplete { _ in body() }
     }
 
+    /// Closes the connection once everything written so far has left NIO's buffer: a
+    /// half-closed connection whose work is done keeps its last answers. Event loop only.
+    func closeWhenWritten() {
+        whenWritten { [channel] in channel.close(promise: nil) }
+    }
+
     /// Request bytes read but not handled yet (a partial line, lines waiting). Event loop only.
     func setInputHeld(_ bytes: Int) {
         eventLoop.preconditionInEventLoop()
