@@ -100,6 +100,12 @@ try:
     expect(r, 0, "raw")
     events = [json.loads(line)["event"] for line in r.stdout.splitlines()]
     checks.check(events == ["hello", "description", "pong"], "raw relays lines both ways: %s" % events)
+    # A large input: signupd stops reading a client that does not read its answers, so raw
+    # must read while it writes (a blocking write of 20,000 pings hung, found by fresh eyes).
+    r = ctl("raw", stdin="".join('{"op":"ping","id":%d}\n' % i for i in range(20000)))
+    expect(r, 0, "raw with 20,000 requests")
+    pongs = [json.loads(line).get("id") for line in r.stdout.splitlines()[1:]]
+    checks.check(pongs == list(range(20000)), "raw relays 20,000 pings and their pongs, in order: %d" % len(pongs))
     r = ctl("--generate-completion-script", "bash")
     checks.check(r.returncode == 0 and "signupctl" in r.stdout, "bash completions are generated")
 
