@@ -14,6 +14,36 @@ import Testing
         return job
     }
 
+    /// A login takes its place at submit and holds it through its store lookup: the bounds
+    /// count it all along, so a burst of pipelined submits is refused at once.
+    @Test func aReservedPlaceCountsUntilItsJobEndsOrItIsGivenBack() async throws {
+        let queue = HashQueue(threads: 1, maxPerUID: 2, maxTotal: 8)
+        let log = NIOLockedValueBox<[String]>([])
+        let first = try queue.reserve(uid: 1)
+        let second = try queue.reserve(uid: 1)
+        #expect(queue.depth(uid: 1) == (total: 2, user: 2))
+        #expect(queue.wouldAccept(uid: 1) == .userQueueFull)
+        #expect(throws: HashQueue.Refusal.userQueueFull) { try queue.reserve(uid: 1) }
+        #expect(queue.wouldAccept(uid: 2) == nil)
+        // Given back unused: room again.
+        queue.release(first)
+        #expect(queue.depth(uid: 1) == (total: 1, user: 1) && queue.wouldAccept(uid: 1) == nil)
+        // Its job runs in the place, which is given back when the job ends (one thread: the
+        // job queued after it runs only once it has ended).
+        let after = DispatchSemaphore(value: 0)
+        queue.enqueue(job(1, "a", log: log), in: second)
+        try queue.enqueue(job(2, "z", log: log) { after.signal() })
+        after.wait()
+        #expect(queue.depth(uid: 1).user == 0)
+        #expect(log.withLockedValue { $0 }.first == "ran a")
+        // After the stop, a job in a reserved place is abandoned and its place given back.
+        let late = try queue.reserve(uid: 1)
+        queue.cancelAll()
+        queue.enqueue(job(1, "b", log: log), in: late)
+        #expect(log.withLockedValue { $0 }.contains("abandoned b") && queue.depth(uid: 1).user == 0)
+        try await queue.shutdown()
+    }
+
     @Test func aFullQueueDisplacesTheBiggestHoldersNewestJob() async throws {
         let queue = HashQueue(threads: 1, maxPerUID: 10, maxTotal: 4)
         let log = NIOLockedValueBox<[String]>([])

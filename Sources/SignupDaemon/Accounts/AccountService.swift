@@ -125,23 +125,34 @@ final class AccountService: Sendable {
     /// Runs `work` on the hash queue; a full queue answers `.rateLimited` at once, a job
     /// that never starts `.storeUnavailable` (nothing was written).
     private func hashed<Value: Sendable>(
-        uid: UInt32, isWanted: @escaping @Sendable () -> Bool, on eventLoop: EventLoop,
+        uid: UInt32, isWanted: @escaping @Sendable () -> Bool, on eventLoop: EventLoop, in place: HashQueue.Reservation? = nil,
         onAbandon: @escaping @Sendable () -> Void = {}, _ work: @escaping @Sendable () -> Value
     ) -> EventLoopFuture<HashJob<Value>> {
         let promise = eventLoop.makePromise(of: HashJob<Value>.self)
+        let job = HashQueue.Job(
+            uid: uid, isWanted: isWanted,
+            run: { promise.succeed(.ran(work())) },
+            abandon: { onAbandon(); promise.succeed(.notRun(.storeUnavailable)) },
+            displace: { onAbandon(); promise.succeed(.notRun(.rateLimited)) }
+        )
+        if let place {
+            hashQueue.enqueue(job, in: place)
+            return promise.futureResult
+        }
         do {
-            try hashQueue.enqueue(HashQueue.Job(
-                uid: uid, isWanted: isWanted,
-                run: { promise.succeed(.ran(work())) },
-                abandon: { onAbandon(); promise.succeed(.notRun(.storeUnavailable)) },
-                displace: { onAbandon(); promise.succeed(.notRun(.rateLimited)) }
-            ))
+            try hashQueue.enqueue(job)
         } catch {
-            logger.notice("password hashing refused", metadata: ["uid": "\(uid)", "reason": "\(error)"])
-            onAbandon()
-            promise.succeed(.notRun(error == .stopped ? .storeUnavailable : .rateLimited))
+            promise.succeed(.notRun(refused(error, uid: uid, onAbandon: onAbandon)))
         }
         return promise.futureResult
+    }
+
+    /// A signup or login the hash queue has no room for: "too many attempts" (or the
+    /// store's unavailability, when stopping).
+    private func refused(_ error: HashQueue.Refusal, uid: UInt32, onAbandon: () -> Void = {}) -> SubmitOutcome {
+        logger.notice("password hashing refused", metadata: ["uid": "\(uid)", "reason": "\(error)"])
+        onAbandon()
+        return error == .stopped ? .storeUnavailable : .rateLimited
     }
 
     /// Checks a password; on success issues a token and upgrades an outdated hash.
@@ -164,8 +175,16 @@ final class AccountService: Sendable {
         guard let reservation = limiter.reserve(uid: uid, key: identity.skeleton, now: clock.now().uptimeNanoseconds) else {
             return eventLoop.makeSucceededFuture(.rateLimited)
         }
+        // Its place in the hash queue is taken now, before the store is asked: the queue's
+        // bounds count the login from its submit (pipelined submits past them are refused at once).
+        let place: HashQueue.Reservation
+        do {
+            place = try hashQueue.reserve(uid: uid)
+        } catch {
+            return eventLoop.makeSucceededFuture(refused(error, uid: uid, onAbandon: { limiter.release(reservation) }))
+        }
         return eventLoop.makeFutureWithLoopTask { [self] in
-            await login(identity, password: password, reservation: reservation, uid: uid, isWanted: isWanted, on: eventLoop)
+            await login(identity, password: password, reservation: reservation, place: place, uid: uid, isWanted: isWanted, on: eventLoop)
         }
     }
 
@@ -182,12 +201,13 @@ final class AccountService: Sendable {
     /// queue checks the password, the store keeps the token. `reservation` is settled or
     /// released on every path.
     private func login(
-        _ identity: UsernameIdentity, password: String, reservation: LoginRateLimiter.Reservation, uid: UInt32,
+        _ identity: UsernameIdentity, password: String, reservation: LoginRateLimiter.Reservation, place: HashQueue.Reservation, uid: UInt32,
         isWanted: @escaping @Sendable () -> Bool, on eventLoop: EventLoop
     ) async -> SubmitOutcome {
         // Nobody waits any more: as for a job the queue skips.
         guard isWanted() else {
             limiter.release(reservation)
+            hashQueue.release(place)
             return .storeUnavailable
         }
         let account: StoredAccount?
@@ -195,15 +215,17 @@ final class AccountService: Sendable {
             if let shared = sharedLoginFailures,
                 try await shared.refuses(uid: uid, skeleton: identity.skeleton, limit: limiter.limit, globalLimit: limiter.globalLimit) {
                 limiter.release(reservation)
+                hashQueue.release(place)
                 return .rateLimited
             }
             account = try await store.account(for: identity)
         } catch {
             limiter.release(reservation)
+            hashQueue.release(place)
             logger.error("login failed on the store", metadata: ["error": "\(error)"])
             return .storeUnavailable
         }
-        let job = hashed(uid: uid, isWanted: isWanted, on: eventLoop, onAbandon: { [limiter] in limiter.release(reservation) }) { [self] in
+        let job = hashed(uid: uid, isWanted: isWanted, on: eventLoop, in: place, onAbandon: { [limiter] in limiter.release(reservation) }) { [self] in
             check(password, of: account)
         }
         let verdict: PasswordVerdict

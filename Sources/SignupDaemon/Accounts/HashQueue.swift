@@ -73,12 +73,21 @@ final class HashQueue: Sendable {
         return biggest.uid
     }
 
-    /// Queues a job, or says why not (the job is then neither run nor abandoned).
-    func enqueue(_ job: Job) throws(Refusal) {
+    /// A place in the queue taken before its job is known: a login holds one from its submit,
+    /// through its store lookup, to its hash, so that the bounds count it all along (a burst
+    /// of pipelined submits is refused at once, not after the lookups). Given back by
+    /// `enqueue(_:in:)` or `release`.
+    struct Reservation: Sendable {
+        let uid: UInt32
+    }
+
+    /// Takes a place for `uid`'s coming job, or says why not (displacing the biggest holder's
+    /// newest queued job when the whole queue is full, as `enqueue` does).
+    func reserve(uid: UInt32) throws(Refusal) -> Reservation {
         let (refusal, displaced): (Refusal?, Job?) = state.withLockedValue { state in
-            if let refusal = Self.refusal(for: job.uid, in: state, maxPerUID: maxPerUID, maxTotal: maxTotal) { return (refusal, nil) }
+            if let refusal = Self.refusal(for: uid, in: state, maxPerUID: maxPerUID, maxTotal: maxTotal) { return (refusal, nil) }
             var displaced: Job?
-            if state.total >= maxTotal, let victim = Self.displaceable(for: job.uid, in: state) {
+            if state.total >= maxTotal, let victim = Self.displaceable(for: uid, in: state) {
                 displaced = state.queues[victim]!.removeLast()
                 if state.queues[victim]!.isEmpty {
                     state.queues[victim] = nil
@@ -88,17 +97,41 @@ final class HashQueue: Sendable {
                 if state.perUID[victim] == 0 { state.perUID[victim] = nil }
                 state.total -= 1
             }
-            if state.queues[job.uid, default: []].isEmpty { state.ring.append(job.uid) }
-            state.queues[job.uid, default: []].append(job)
-            state.perUID[job.uid, default: 0] += 1
+            state.perUID[uid, default: 0] += 1
             state.total += 1
             return (nil, displaced)
         }
         if let refusal { throw refusal }
         // Its runner (already submitted) takes the next job instead.
         displaced?.displace()
+        return Reservation(uid: uid)
+    }
+
+    /// Queues a job, or says why not (the job is then neither run nor abandoned).
+    func enqueue(_ job: Job) throws(Refusal) {
+        enqueue(job, in: try reserve(uid: job.uid))
+    }
+
+    /// Queues a job in the place reserved for it. After `cancelAll` the job is abandoned.
+    func enqueue(_ job: Job, in reservation: Reservation) {
+        precondition(job.uid == reservation.uid, "a job in another uid's place")
+        let stopped = state.withLockedValue { state in
+            guard !state.stopped else { return true }
+            if state.queues[job.uid, default: []].isEmpty { state.ring.append(job.uid) }
+            state.queues[job.uid, default: []].append(job)
+            return false
+        }
+        guard !stopped else {
+            job.abandon()
+            return finished(job.uid)
+        }
         // One runner per job; each runner takes whichever job is next in round-robin order.
         pool.submit { [self] _ in runNext() }
+    }
+
+    /// Gives a reserved place back unused (the login ended before its hash).
+    func release(_ reservation: Reservation) {
+        finished(reservation.uid)
     }
 
     private func runNext() {
