@@ -116,18 +116,6 @@ class Daemon:
     def fd_count(self):
         return len(os.listdir("/proc/%d/fd" % self.proc.pid))
 
-    def socket_count(self):
-        """The daemon's sockets: its listener and connections (and its own few), not the
-        database files an SQLite store opens as it needs readers."""
-        directory = "/proc/%d/fd" % self.proc.pid
-        count = 0
-        for fd in os.listdir(directory):
-            try:
-                count += os.readlink(os.path.join(directory, fd)).startswith("socket:")
-            except OSError:
-                pass
-        return count
-
     def lasting_fds(self):
         """The daemon's descriptors minus datagram sockets, as {fd: target}. sd_notify opens a
         datagram socket for the instant of each STATUS= call (once a second) and journald's is
