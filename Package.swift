@@ -13,7 +13,7 @@ let package = Package(
     products: [
         .executable(name: "signupd", targets: ["signupd"]),
         .executable(name: "signupctl", targets: ["signupctl"]),
-        .library(name: "Protocol", targets: ["Protocol"]),
+        .library(name: "SignupProtocol", targets: ["SignupProtocol"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
@@ -48,22 +48,22 @@ let package = Package(
         .target(name: "UsernameIdentity", dependencies: ["CICU"], swiftSettings: strict),
 
         // errno text, whole writes and Unix socket addresses, for the daemon, signupctl and
-        // the tests (Protocol stays free of system calls).
+        // the tests (SignupProtocol stays free of system calls).
         .target(name: "UnixIO", swiftSettings: strict),
         // Wire types and the NDJSON codec: no dependencies, usable by any Swift client.
-        .target(name: "Protocol", swiftSettings: strict),
+        .target(name: "SignupProtocol", path: "Sources/Protocol", swiftSettings: strict),
         // The built-in forms and message catalogues, as text in the operators' file formats.
         .target(name: "BuiltinForms", swiftSettings: strict),
         // The pure form state machine (no I/O, no clock) and the form/catalogue file readers:
         // shared by the daemon, tests and the fuzzer.
-        .target(name: "FormEngine", dependencies: ["Protocol", "BuiltinForms"], swiftSettings: strict),
+        .target(name: "FormEngine", dependencies: ["SignupProtocol", "BuiltinForms"], swiftSettings: strict),
 
         // The daemon: everything but its `@main` entry, so that tests can drive it in process.
         // Its files stay in Sources/SignupDaemon; Main/ holds the executable's entry alone.
         .target(
             name: "SignupDaemonCore",
             dependencies: [
-                "Protocol", "FormEngine", "UsernameIdentity", "UnixIO", "CSystemd", "CSodium", "CPWQuality", "CPhoneNumber",
+                "SignupProtocol", "FormEngine", "UsernameIdentity", "UnixIO", "CSystemd", "CSodium", "CPWQuality", "CPhoneNumber",
                 nio("NIOCore"), nio("NIOPosix"), nio("NIOHTTP1"), nio("NIOConcurrencyHelpers"),
                 product("ArgumentParser", of: "swift-argument-parser"),
                 product("Logging", of: "swift-log"),
@@ -88,20 +88,20 @@ let package = Package(
         .executableTarget(
             name: "signupctl",
             dependencies: [
-                "Protocol", "UnixIO",
+                "SignupProtocol", "UnixIO",
                 product("ArgumentParser", of: "swift-argument-parser"),
             ],
             swiftSettings: strict
         ),
 
-        .testTarget(name: "ProtocolTests", dependencies: ["Protocol"], swiftSettings: strict),
+        .testTarget(name: "ProtocolTests", dependencies: ["SignupProtocol"], swiftSettings: strict),
         .testTarget(name: "FormEngineTests", dependencies: ["FormEngine"], swiftSettings: strict),
         .testTarget(name: "UsernameIdentityTests", dependencies: ["UsernameIdentity", "FormEngine"], swiftSettings: strict),
         // GRDB and libsodium only to write a database as the previous schema did (migration
         // test); ICU (CICU) only to apply describe's username rules as a client would.
         .testTarget(
             name: "DaemonTests",
-            dependencies: ["Protocol", "UnixIO", "CSodium", "CICU", product("GRDB", of: "GRDB.swift")],
+            dependencies: ["SignupProtocol", "UnixIO", "CSodium", "CICU", product("GRDB", of: "GRDB.swift")],
             // Fixtures/: files the tests read by path (a frozen v1 database schema).
             exclude: ["Fixtures"],
             swiftSettings: strict
@@ -112,7 +112,7 @@ let package = Package(
         .testTarget(
             name: "DaemonCoreTests",
             dependencies: [
-                "SignupDaemonCore", "Protocol", "FormEngine", "UsernameIdentity",
+                "SignupDaemonCore", "SignupProtocol", "FormEngine", "UsernameIdentity",
                 nio("NIOCore"), nio("NIOEmbedded"), nio("NIOPosix"),
                 product("Logging", of: "swift-log"),
             ],

@@ -11,14 +11,14 @@ out=.build/fuzz
 mkdir -p "$out" fuzz-artifacts "$out/corpus"
 # FUZZ_SANITIZE=fuzzer drops AddressSanitizer for a faster long run.
 flags=(-sanitize="${FUZZ_SANITIZE:-fuzzer,address}" -parse-as-library -swift-version 6 -O -g)
-swiftc "${flags[@]}" -emit-library -static -emit-module -module-name Protocol \
-  -emit-module-path "$out/Protocol.swiftmodule" -o "$out/libProtocol.a" $(find Sources/Protocol -name '*.swift')
+swiftc "${flags[@]}" -emit-library -static -emit-module -module-name SignupProtocol \
+  -emit-module-path "$out/SignupProtocol.swiftmodule" -o "$out/libSignupProtocol.a" $(find Sources/Protocol -name '*.swift')
 swiftc "${flags[@]}" -emit-library -static -emit-module -module-name BuiltinForms \
   -emit-module-path "$out/BuiltinForms.swiftmodule" -o "$out/libBuiltinForms.a" $(find Sources/BuiltinForms -name '*.swift')
 swiftc "${flags[@]}" -emit-library -static -emit-module -module-name FormEngine -I "$out" \
   -emit-module-path "$out/FormEngine.swiftmodule" -o "$out/libFormEngine.a" $(find Sources/FormEngine -name '*.swift')
 # gold warns about every ASan helper symbol; keep the link log for when it fails.
-swiftc "${flags[@]}" -I "$out" Tests/Fuzz/FuzzTarget.swift "$out/libFormEngine.a" "$out/libBuiltinForms.a" "$out/libProtocol.a" -o "$out/fuzz-signupd" \
+swiftc "${flags[@]}" -I "$out" Tests/Fuzz/FuzzTarget.swift "$out/libFormEngine.a" "$out/libBuiltinForms.a" "$out/libSignupProtocol.a" -o "$out/fuzz-signupd" \
   > "$out/link.log" 2>&1 || { grep -v "Cannot export local symbol" "$out/link.log"; exit 1; }
 # Known crashers first: each must now pass.
 if compgen -G "Tests/Fuzz/regressions/*" >/dev/null; then

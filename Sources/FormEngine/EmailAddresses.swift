@@ -1,4 +1,4 @@
-import Protocol
+import SignupProtocol
 
 /// The e-mail rule: one `@`, a local part, a domain of dot-separated labels.
 public enum EmailAddresses {

@@ -1,4 +1,4 @@
-import Protocol
+import SignupProtocol
 
 extension FieldDefinition {
     /// The validation that follows from the values alone. For a field with an

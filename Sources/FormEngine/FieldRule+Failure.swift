@@ -1,4 +1,4 @@
-import Protocol
+import SignupProtocol
 
 extension FieldRule {
     /// The prefix of the generic failure ids every rule falls back to (`field.too_short`).

@@ -1,4 +1,4 @@
-import Protocol
+import SignupProtocol
 
 /// How one field is validated: each case is one rule an operator can write in a form file
 /// (`FormFile` names them).

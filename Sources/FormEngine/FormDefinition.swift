@@ -1,4 +1,4 @@
-import Protocol
+import SignupProtocol
 
 /// What a field holds. The kind chooses the default message-id prefix, whether the value
 /// is masked, and which identity a field can be.

@@ -1,4 +1,4 @@
-import Protocol
+import SignupProtocol
 
 /// The checks of a whole form, once every line is read.
 extension FormFile.Parser {

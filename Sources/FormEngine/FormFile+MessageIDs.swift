@@ -1,4 +1,4 @@
-import Protocol
+import SignupProtocol
 
 extension FormFile {
     static func isMessageIDForCatalogue(_ word: String) -> Bool { Parser.isMessageID(word) }

@@ -1,4 +1,4 @@
-import Protocol
+import SignupProtocol
 
 /// The form file's reader: sections and keys, line by line (`take`); its rules
 /// (FormFile+Rules.swift) and the checks of the whole form (FormFile+Checks.swift).

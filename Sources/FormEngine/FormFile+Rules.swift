@@ -1,4 +1,4 @@
-import Protocol
+import SignupProtocol
 
 /// One `rule =` line of a form file.
 extension FormFile.Parser {

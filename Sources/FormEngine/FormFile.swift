@@ -1,4 +1,4 @@
-import Protocol
+import SignupProtocol
 
 /// Reads a form definition from its file format, the one operators write in
 /// `/etc/signupd/forms.d/*.form` and the built-in forms are written in:

@@ -1,4 +1,4 @@
-import Protocol
+import SignupProtocol
 
 /// A point on the daemon's monotonic clock. The engine never reads a clock: time comes
 /// in with every input, so tests drive it with a virtual one.

@@ -1,4 +1,4 @@
-import Protocol
+import SignupProtocol
 
 /// The server-side view model of one form: a pure, synchronous state machine. Inputs go
 /// in with the current time; events and effects come out. It does no I/O and reads no

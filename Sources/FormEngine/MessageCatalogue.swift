@@ -1,4 +1,4 @@
-import Protocol
+import SignupProtocol
 
 /// The texts of every message id in one locale.
 public struct MessageCatalogue: Sendable, Equatable {

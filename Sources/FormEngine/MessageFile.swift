@@ -1,4 +1,4 @@
-import Protocol
+import SignupProtocol
 
 /// Reads a message catalogue: `<locale>.messages`, lines of `message.id = text`, where
 /// `{name}` stands for a parameter. The locale is the file's name.

@@ -1,4 +1,4 @@
-import Protocol
+import SignupProtocol
 
 /// The `{name}` placeholders a message text may use: the parameters its id is sent with.
 public enum MessagePlaceholders {

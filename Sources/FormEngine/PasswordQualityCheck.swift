@@ -1,4 +1,4 @@
-import Protocol
+import SignupProtocol
 
 /// Why a password fails the quality check; each maps to a message id
 /// `password.quality.<rawValue>`.

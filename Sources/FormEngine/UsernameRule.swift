@@ -1,4 +1,4 @@
-import Protocol
+import SignupProtocol
 
 /// The syntactic username rules the engine itself knows: the daemon applies the full
 /// rule (normalisation, invisible characters, UTS #39) through `FormConfiguration.usernameRule`;

@@ -1,4 +1,4 @@
-import Protocol
+import SignupProtocol
 
 /// A message the engine produces, by id and parameters; rendered in the session's locale.
 public struct MessageRef: Sendable, Codable, Equatable, Hashable {

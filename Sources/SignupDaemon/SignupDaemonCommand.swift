@@ -4,7 +4,7 @@ import FormEngine
 import Logging
 import NIOCore
 import NIOPosix
-import Protocol
+import SignupProtocol
 import ServiceLifecycle
 import UsernameIdentity
 

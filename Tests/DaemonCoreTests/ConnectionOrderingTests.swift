@@ -1,6 +1,6 @@
 import NIOCore
 import NIOEmbedded
-import Protocol
+import SignupProtocol
 import Testing
 @testable import SignupDaemonCore
 

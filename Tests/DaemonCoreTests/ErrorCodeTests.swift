@@ -1,6 +1,6 @@
 import Foundation
 import NIOCore
-import Protocol
+import SignupProtocol
 import Testing
 @testable import SignupDaemonCore
 

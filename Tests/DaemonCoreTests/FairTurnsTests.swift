@@ -1,7 +1,7 @@
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOEmbedded
-import Protocol
+import SignupProtocol
 import Testing
 @testable import SignupDaemonCore
 

@@ -1,7 +1,7 @@
 import FormEngine
 import NIOCore
 import NIOEmbedded
-import Protocol
+import SignupProtocol
 import Testing
 @testable import SignupDaemonCore
 

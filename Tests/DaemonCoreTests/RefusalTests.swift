@@ -1,5 +1,5 @@
 import NIOCore
-import Protocol
+import SignupProtocol
 import Testing
 @testable import SignupDaemonCore
 

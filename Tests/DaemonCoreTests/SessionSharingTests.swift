@@ -2,7 +2,7 @@ import Dispatch
 import NIOCore
 import NIOEmbedded
 import NIOPosix
-import Protocol
+import SignupProtocol
 import Testing
 @testable import SignupDaemonCore
 

@@ -1,5 +1,5 @@
 import Foundation
-import Protocol
+import SignupProtocol
 import Testing
 
 /// Every malformed input gets its documented error, and the same connection still works.

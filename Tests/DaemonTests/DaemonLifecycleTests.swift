@@ -1,5 +1,5 @@
 import Foundation
-import Protocol
+import SignupProtocol
 import Testing
 
 @Suite("signupd as a separate process, started the way systemd starts it")

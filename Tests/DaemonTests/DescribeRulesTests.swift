@@ -1,6 +1,6 @@
 import CICU
 import Foundation
-import Protocol
+import SignupProtocol
 import Testing
 
 /// A client that implements the username rules exactly as `describe` states them gets the

@@ -1,4 +1,4 @@
-import Protocol
+import SignupProtocol
 import Testing
 
 /// The store-conformance suite for usernames: every pair of IdentityPair.all, on every

@@ -1,7 +1,7 @@
 import CSodium
 import Foundation
 import GRDB
-import Protocol
+import SignupProtocol
 import Testing
 
 /// A database written by the previous schema (v1: keys were `lowercased()` bytes) opens in

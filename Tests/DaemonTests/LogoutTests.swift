@@ -1,4 +1,4 @@
-import Protocol
+import SignupProtocol
 import Testing
 
 /// `logout` revokes a token in the store: `verify` refuses it from the reply on, on every

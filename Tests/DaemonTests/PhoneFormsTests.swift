@@ -1,4 +1,4 @@
-import Protocol
+import SignupProtocol
 import Testing
 
 /// RxLoginTest over the socket: the real daemon as a separate process, every message

@@ -1,6 +1,6 @@
 import Foundation
 import GRDB
-import Protocol
+import SignupProtocol
 import Testing
 
 /// One phone number is one account, however a person writes it (RxLoginTest's users type

@@ -1,5 +1,5 @@
 import Foundation
-import Protocol
+import SignupProtocol
 import Testing
 
 #if canImport(Glibc)

@@ -1,5 +1,5 @@
 import FormEngine
-import Protocol
+import SignupProtocol
 
 /// The built-in forms by name, as the daemon reads them (from their definition files).
 extension FormDefinition {

@@ -1,6 +1,6 @@
 import Foundation
 import FormEngine
-import Protocol
+import SignupProtocol
 import Testing
 
 @Suite("Form and message files")

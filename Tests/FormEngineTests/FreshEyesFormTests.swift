@@ -1,5 +1,5 @@
 import FormEngine
-import Protocol
+import SignupProtocol
 import Testing
 
 /// The issue 14 follow-up: what a tester who knew only README and PROTOCOL.md found.

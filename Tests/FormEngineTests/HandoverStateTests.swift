@@ -1,5 +1,5 @@
 import FormEngine
-import Protocol
+import SignupProtocol
 import Testing
 
 @Suite("Handover state format")

@@ -1,5 +1,5 @@
 import FormEngine
-import Protocol
+import SignupProtocol
 import Testing
 
 /// The RxSwift GitHubSignup view-model marble test, replayed on the engine.

@@ -1,5 +1,5 @@
 import FormEngine
-import Protocol
+import SignupProtocol
 import Testing
 
 /// RxLoginTest (seed 000_96583eeefdbefdf2): a phone number of at least 11 digits

@@ -1,5 +1,5 @@
 import FormEngine
-import Protocol
+import SignupProtocol
 
 /// Drives a `FormSession` on a virtual clock, playing the daemon's part: availability
 /// checks are answered `checkDelay` ticks after they are asked (from `answers`), and

@@ -2,7 +2,7 @@
 // together, as the daemon chains them. Built by scripts/fuzz.sh (not a SwiftPM target:
 // libFuzzer brings its own main).
 import FormEngine
-import Protocol
+import SignupProtocol
 
 /// Fails loudly: libFuzzer records the input that got here.
 func require(_ condition: Bool, _ what: @autoclosure () -> String) {

@@ -1,4 +1,4 @@
-import Protocol
+import SignupProtocol
 import Testing
 
 @Suite("Line framing")

@@ -1,5 +1,5 @@
 import FormEngine
-import Protocol
+import SignupProtocol
 import UsernameIdentity
 
 extension FormDefinition {

@@ -1,5 +1,5 @@
 import FormEngine
-import Protocol
+import SignupProtocol
 
 /// Everything the daemon can be told: where it listens and stores, and its tuning (every
 /// limit, rate and timeout, `DaemonTuning`, read through as if they were members here).

@@ -1,4 +1,4 @@
-import Protocol
+import SignupProtocol
 
 /// Every limit, rate and timeout the daemon has, with its default: stated here once. The
 /// command line overrides only what it is given (`LimitOptions.apply`, `SecurityOptions.apply`,

@@ -1,6 +1,6 @@
 import CPWQuality
 import FormEngine
-import Protocol
+import SignupProtocol
 
 /// The `password-quality` rule, backed by the system's own policy library: libpwquality
 /// with `/etc/security/pwquality.conf` (minlen, minclass, dictcheck, usercheck, …) and

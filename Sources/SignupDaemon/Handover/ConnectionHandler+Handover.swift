@@ -1,6 +1,6 @@
 import FormEngine
 import NIOCore
-import Protocol
+import SignupProtocol
 
 /// A connection's part in a handover (issue 16).
 struct HandoverHooks {

@@ -1,7 +1,7 @@
 import FormEngine
 import NIOCore
 import NIOPosix
-import Protocol
+import SignupProtocol
 
 #if canImport(Glibc)
 import Glibc

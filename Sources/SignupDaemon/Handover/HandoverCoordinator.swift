@@ -3,7 +3,7 @@ import Logging
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
-import Protocol
+import SignupProtocol
 
 #if canImport(Glibc)
 import Glibc

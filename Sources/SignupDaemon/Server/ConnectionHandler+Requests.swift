@@ -1,6 +1,6 @@
 import FormEngine
 import NIOCore
-import Protocol
+import SignupProtocol
 
 /// Requests: decoding a line, routing it, and the replies and errors it earns.
 extension ConnectionHandler {

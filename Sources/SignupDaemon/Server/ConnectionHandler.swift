@@ -2,7 +2,7 @@ import FormEngine
 import Logging
 import NIOCore
 import NIOPosix
-import Protocol
+import SignupProtocol
 
 /// One client connection: frames lines, decodes requests, routes them to the sessions
 /// this connection holds, and writes replies. Runs on the connection's event loop; form

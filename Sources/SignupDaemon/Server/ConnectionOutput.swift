@@ -1,5 +1,5 @@
 import NIOCore
-import Protocol
+import SignupProtocol
 import Synchronization
 
 /// The sending side of one client connection, usable from any thread, and the one path

@@ -1,5 +1,5 @@
 import FormEngine
-import Protocol
+import SignupProtocol
 
 /// Why the daemon refuses a request or a connection. Each case knows its wire code and
 /// message, and the session it concerns; `event(id:)` is the one place that turns a

@@ -2,7 +2,7 @@ import FormEngine
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
-import Protocol
+import SignupProtocol
 import Synchronization
 
 /// One live form session: the pure `FormSession` plus the shell that performs its

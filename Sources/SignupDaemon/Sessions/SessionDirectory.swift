@@ -1,6 +1,6 @@
 import NIOConcurrencyHelpers
 import NIOCore
-import Protocol
+import SignupProtocol
 
 /// All live sessions by id, so that `attach` can find one from any connection.
 final class SessionDirectory: Sendable {

@@ -1,4 +1,4 @@
-import Protocol
+import SignupProtocol
 
 /// Opens a form session and drives it: the piece both the scripted and the interactive
 /// commands share. Field lists come from the daemon's `describe`, never from here.

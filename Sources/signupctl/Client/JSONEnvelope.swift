@@ -1,4 +1,4 @@
-import Protocol
+import SignupProtocol
 import UnixIO
 
 #if canImport(Glibc)

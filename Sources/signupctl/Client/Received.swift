@@ -1,4 +1,4 @@
-import Protocol
+import SignupProtocol
 
 /// One line from signupd, decoded once by the protocol's codec: the event, the request it
 /// answers and, for an `error`, the refusal. The message as sent is kept only for output

@@ -1,4 +1,4 @@
-import Protocol
+import SignupProtocol
 
 /// A client's picture of one form session, kept up to date from the daemon's events.
 struct SessionView {

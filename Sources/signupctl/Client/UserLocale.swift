@@ -1,4 +1,4 @@
-import Protocol
+import SignupProtocol
 
 #if canImport(Glibc)
 import Glibc

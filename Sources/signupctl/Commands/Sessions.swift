@@ -1,5 +1,5 @@
 import ArgumentParser
-import Protocol
+import SignupProtocol
 
 extension SignupCtl {
     /// `signupctl sessions`

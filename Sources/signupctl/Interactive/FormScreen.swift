@@ -1,4 +1,4 @@
-import Protocol
+import SignupProtocol
 
 /// What the interactive form shows, as a pure function of its state and the window size.
 /// Every frame is exactly `rows` lines, none wider than `columns - 1`, so that drawing

@@ -1,4 +1,4 @@
-import Protocol
+import SignupProtocol
 
 /// Decides when the interactive form sends `submit`: exactly one per Enter, and never one
 /// after the result for it arrived. A state machine that returns what to do; the loop

@@ -5,7 +5,7 @@ import NIOCore
 import Testing
 import UsernameIdentity
 import NIOEmbedded
-import Protocol
+import SignupProtocol
 @testable import SignupDaemonCore
 
 /// The daemon's shared state (store, registry, sessions, budgets) without a socket or a

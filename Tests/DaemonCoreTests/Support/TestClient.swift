@@ -1,6 +1,6 @@
 import NIOCore
 import NIOEmbedded
-import Protocol
+import SignupProtocol
 import Testing
 
 /// One connection to the in-process daemon: requests in as bytes, events out as parsed

@@ -1,5 +1,5 @@
 import Foundation
-import Protocol
+import SignupProtocol
 
 /// A validator for the JSON Schema subset `schema/signup-protocol-v1.schema.json` uses
 /// (`$ref`, `oneOf`, `type`, `properties`, `required`, `additionalProperties`, `enum`,

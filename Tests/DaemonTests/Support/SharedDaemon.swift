@@ -1,5 +1,5 @@
 import Foundation
-import Protocol
+import SignupProtocol
 
 /// One socket-activated daemon shared by the tests that only need a working server.
 enum SharedDaemon {

@@ -1,5 +1,5 @@
 import Foundation
-import Protocol
+import SignupProtocol
 import Testing
 
 /// Every account store the daemon can run on, selected the way a user selects it
