@@ -159,7 +159,7 @@ wait_for() {  # wait_for PROPERTY VALUE: systemd's state, polled (no event reach
 for user in alice bob signupd; do
   if ns_exec getent passwd "$user" >/dev/null; then ns_exec userdel "$user" || fail "removing the host's user $user from the sandbox"; fi
 done
-for group in alice bob signupd signupd-clients; do
+for group in alice bob signupd signupd-clients signupd-bridges; do
   if ns_exec getent group "$group" >/dev/null; then ns_exec groupdel "$group" || fail "removing the host's group $group from the sandbox"; fi
 done
 

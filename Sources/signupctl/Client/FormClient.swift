@@ -29,7 +29,7 @@ final class FormClient {
         let openID = try connection.request(.open(form: formName, locale: UserLocale.current))
         var snapshot: [Received] = []
         let reply = try connection.reply(to: openID) { received throws(CommandFailure) in snapshot.append(received) }
-        guard case .opened(let session, _, let locale, _)? = reply.event else { throw .unexpected(reply, answering: "open") }
+        guard case .opened(let session, _, let locale, _, _)? = reply.event else { throw .unexpected(reply, answering: "open") }
         view.session = session
         self.locale = locale
         for received in snapshot { view.apply(received.event) }
