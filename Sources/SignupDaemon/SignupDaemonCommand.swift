@@ -162,7 +162,7 @@ public struct SignupDaemonCommand: AsyncParsableCommand {
                 maxConnectionsPerClient: configuration.maxConnectionsPerClient, maxConnectionsPerBridge: configuration.maxConnectionsPerBridge,
                 connectsPerUIDPerSecond: configuration.connectsPerUIDPerSecond, unthrottledUIDs: [0, getuid()]
             ),
-            directory: SessionDirectory(),
+            directory: SessionDirectory(maxDetachedPerPeer: configuration.maxResumableSessionsPerUser),
             checkBudget: CheckBudget(perUIDPerSecond: configuration.availabilityChecksPerUIDPerSecond, perSessionPerSecond: configuration.availabilityChecksPerSessionPerSecond),
             sessionIdleTimeout: configuration.sessionIdleSeconds.map { .seconds(Int64($0)) },
             resumeGrace: configuration.resumeGraceSeconds.map { .seconds(Int64($0)) }

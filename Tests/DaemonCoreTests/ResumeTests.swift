@@ -90,6 +90,29 @@ import Testing
         try await daemon.stop()
     }
 
+    /// A user that opens forms and drops its connections again and again keeps only so many
+    /// waiting: the oldest ends, saying why.
+    @Test func theSessionsWaitingForResumeAreBoundedPerUser() async throws {
+        let daemon = try InProcessDaemon { $0.maxResumableSessionsPerUser = 2 }
+        var dropped: [(String, String)] = []
+        for _ in 0..<3 {
+            let (client, session, secret, _) = try await typedForm(daemon)
+            try await client.disconnect()
+            dropped.append((session, secret))
+        }
+        #expect(daemon.services.directory.count == 2)
+        let next = try await daemon.connect()
+        try await next.send(#"{"op":"resume","session":"\#(dropped[0].0)","resume":"\#(dropped[0].1)","id":1}"#)
+        #expect(try await next.next().string("message") == "session \(dropped[0].0) has ended (abandoned: more than 2 sessions of this user were waiting to be resumed)")
+        try await next.send(#"{"op":"resume","session":"\#(dropped[2].0)","resume":"\#(dropped[2].1)","id":2}"#)
+        #expect(try await next.next("resumed").match.string("session") == dropped[2].0)
+        // Another user's drops are counted apart.
+        let (other, _, _, _) = try await typedForm(daemon, uid: 1001)
+        try await other.disconnect()
+        #expect(daemon.services.directory.count == 3)
+        try await daemon.stop()
+    }
+
     /// A reload while the old connection still looks alive: the new one takes the session,
     /// the old one is told.
     @Test func resumingALiveSessionMovesIt() async throws {

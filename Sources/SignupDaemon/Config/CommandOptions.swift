@@ -156,6 +156,9 @@ struct FrontEndOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Seconds a session whose connection dropped is kept for {\"op\":\"resume\"} with the secret its opened event carried (0: it ends with its connection). (default: \(DaemonTuning.standard.resumeGraceSeconds ?? 0))", valueName: "seconds"))
     var resumeGrace: Int?
 
+    @Option(help: ArgumentHelp("Sessions of one user (uid, or front-end client) waiting for resume at once; past it the oldest waiting one ends (closed: abandoned). (default: \(DaemonTuning.standard.maxResumableSessionsPerUser))", valueName: "n"))
+    var maxResumableSessionsPerUser: Int?
+
     @Option(help: ArgumentHelp("Failed logins for one name from all front-end clients together in an hour before clients that never logged in to that name are refused (clients that did keep their own allowance). (default: \(DaemonTuning.standard.loginBackstopPerHour))", valueName: "n"))
     var loginBackstopPerHour: Int?
 
@@ -164,6 +167,7 @@ struct FrontEndOptions: ParsableArguments {
         if let maxConnectionsPerBridge { tuning.maxConnectionsPerBridge = maxConnectionsPerBridge }
         if let resumeGrace { tuning.resumeGraceSeconds = resumeGrace == 0 ? nil : resumeGrace }
         if let loginBackstopPerHour { tuning.loginBackstopPerHour = loginBackstopPerHour }
+        if let maxResumableSessionsPerUser { tuning.maxResumableSessionsPerUser = maxResumableSessionsPerUser }
     }
 
     /// The trusted uids and group, looked up in the system's user and group databases.
@@ -188,6 +192,7 @@ struct FrontEndOptions: ParsableArguments {
         if let maxConnectionsPerBridge { try checkRange("--max-connections-per-bridge", maxConnectionsPerBridge, 1...1_000_000) }
         if let resumeGrace { try checkRange("--resume-grace", resumeGrace, 0...3600) }
         if let loginBackstopPerHour { try checkRange("--login-backstop-per-hour", loginBackstopPerHour, 1...1_000_000) }
+        if let maxResumableSessionsPerUser { try checkRange("--max-resumable-sessions-per-user", maxResumableSessionsPerUser, 1...1_000_000) }
     }
 }
 

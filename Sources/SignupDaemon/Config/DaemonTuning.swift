@@ -28,6 +28,8 @@ struct DaemonTuning: Sendable, Equatable {
     var sessionIdleSeconds: Int? = 900
     /// A session whose opener's connection dropped waits this long for `resume`; nil: it ends with the connection.
     var resumeGraceSeconds: Int? = 60
+    /// Sessions of one user (uid, or front-end client) waiting for `resume` at once; past it the oldest ends.
+    var maxResumableSessionsPerUser = 256
     /// Connections one client of a trusted front end may hold (a browser needs a few).
     var maxConnectionsPerClient = 64
     /// All connections of a trusted front end's uid together: its site-wide ceiling.

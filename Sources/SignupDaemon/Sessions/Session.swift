@@ -121,6 +121,7 @@ final class Session: @unchecked Sendable {
             // The grace goes on from where it was (the restart's own time counted in).
             let gone = detachedFor ?? .zero
             detached.withLockedValue { $0 = now - gone }
+            _ = services.directory.detached(self)
             scheduleGraceEnd(after: services.resumeGrace.map { max(.zero, $0 - gone) } ?? .zero)
         }
     }
@@ -227,6 +228,11 @@ final class Session: @unchecked Sendable {
             owner = nil
             detached.withLockedValue { $0 = services.clock.now() }
             scheduleGraceEnd(after: grace)
+            // A peer dropping connection after connection keeps a bounded number waiting.
+            let limit = services.directory.maxDetachedPerPeer
+            for oldest in services.directory.detached(self) {
+                ConnectionHandler.onLoop(of: oldest) { $0.close(reason: "abandoned: more than \(limit) sessions of this user were waiting to be resumed") }
+            }
         } else {
             hold.end()
             viewers.removeAll { $0 === hold }
@@ -266,6 +272,7 @@ final class Session: @unchecked Sendable {
         }
         graceTask?.cancel()
         graceTask = nil
+        if detached.withLockedValue({ $0 }) != nil { services.directory.reattached(self) }
         detached.withLockedValue { $0 = nil }
         lastRequest = services.clock.now()
         let hold = SessionHold(self, output, isOwner: true)
@@ -307,6 +314,7 @@ final class Session: @unchecked Sendable {
         }
         owner = nil
         viewers.removeAll()
+        if detached.withLockedValue({ $0 }) != nil { services.directory.reattached(self) }
         services.directory.remove(id, owner: principal.owner, reason: reason)
     }
 

@@ -17,6 +17,37 @@ final class SessionDirectory: Sendable {
     private let ended = NIOLockedValueBox<(byID: [String: Ended], order: [String])>(([:], []))
     static let maxEnded = 4096
 
+    /// Sessions waiting for `resume`, per peer, oldest first: a peer that opens forms and
+    /// drops its connections again and again keeps at most `maxDetachedPerPeer` of them.
+    private let detachedByPeer = NIOLockedValueBox<[PeerKey: [Session]]>([:])
+    let maxDetachedPerPeer: Int
+
+    init(maxDetachedPerPeer: Int = 256) {
+        self.maxDetachedPerPeer = maxDetachedPerPeer
+    }
+
+    /// `session` now waits for `resume`; returns the sessions of the same peer that must end
+    /// to keep it within `maxDetachedPerPeer` (the oldest waiting).
+    func detached(_ session: Session) -> [Session] {
+        detachedByPeer.withLockedValue { table in
+            var waiting = table[session.principal.key, default: []]
+            waiting.append(session)
+            let evicted = waiting.count > maxDetachedPerPeer ? Array(waiting.prefix(waiting.count - maxDetachedPerPeer)) : []
+            waiting.removeFirst(evicted.count)
+            table[session.principal.key] = waiting
+            return evicted
+        }
+    }
+
+    /// `session` no longer waits (resumed, or ended).
+    func reattached(_ session: Session) {
+        detachedByPeer.withLockedValue { table in
+            guard var waiting = table[session.principal.key], let index = waiting.firstIndex(where: { $0 === session }) else { return }
+            waiting.remove(at: index)
+            table[session.principal.key] = waiting.isEmpty ? nil : waiting
+        }
+    }
+
     var count: Int { sessions.withLockedValue { $0.count } }
 
     /// Registers a session under a fresh random id and returns it.

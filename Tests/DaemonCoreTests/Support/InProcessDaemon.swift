@@ -114,7 +114,7 @@ final class InProcessDaemon: Sendable {
                 maxConnectionsPerClient: tuning.maxConnectionsPerClient, maxConnectionsPerBridge: tuning.maxConnectionsPerBridge,
                 connectsPerUIDPerSecond: tuning.connectsPerUIDPerSecond, clock: clock
             ),
-            directory: SessionDirectory(),
+            directory: SessionDirectory(maxDetachedPerPeer: tuning.maxResumableSessionsPerUser),
             checkBudget: CheckBudget(perUIDPerSecond: tuning.availabilityChecksPerUIDPerSecond, perSessionPerSecond: tuning.availabilityChecksPerSessionPerSecond),
             sessionIdleTimeout: tuning.sessionIdleSeconds.map { .seconds(Int64($0)) },
             resumeGrace: tuning.resumeGraceSeconds.map { .seconds(Int64($0)) },
