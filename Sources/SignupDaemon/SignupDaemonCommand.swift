@@ -249,6 +249,14 @@ public struct SignupDaemonCommand: AsyncParsableCommand {
         security.apply(to: &configuration.tuning)
         availability.apply(to: &configuration.tuning)
         frontEnds.apply(to: &configuration.tuning)
+        if configuration.maxConnectionsPerBridge > configuration.maxConnections {
+            // The default (8,192) follows a smaller --max-connections down to half of it; a
+            // value given explicitly must fit.
+            guard frontEnds.maxConnectionsPerBridge == nil else {
+                throw DaemonError.startup("--max-connections-per-bridge \(configuration.maxConnectionsPerBridge) is more than --max-connections \(configuration.maxConnections); a front end's ceiling cannot exceed the total")
+            }
+            configuration.tuning.maxConnectionsPerBridge = max(1, configuration.maxConnections / 2)
+        }
         do {
             configuration.trustedBridges = try frontEnds.trustedBridges()
         } catch {

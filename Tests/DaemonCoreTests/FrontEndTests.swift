@@ -146,6 +146,12 @@ import Testing
         #expect(answers.prefix(10).allSatisfy { $0 == "username.invalid_credentials" })
         #expect(answers.dropFirst(10).allSatisfy { $0 == "login.rate_limited" })
         #expect(try await login(phone, "alice", "correct horse battery") == "login.done")
+        // The owner's browser is known by its client id, not its address: on another network
+        // it is still known; another client on the owner's old address is not.
+        let phoneOnTheRoad = try await connect(daemon, client: "alices-phone", address: "198.18.0.1")
+        #expect(try await login(phoneOnTheRoad, "alice", "correct horse battery") == "login.done")
+        let neighbour = try await connect(daemon, client: "someone-else", address: "192.0.2.10")
+        #expect(try await login(neighbour, "alice", "correct horse battery") == "login.rate_limited")
         // A local uid is not a front-end client: its own first attempts stand.
         #expect(try await login(try await daemon.connect(uid: 1001), "alice", "correct horse battery") == "login.done")
         try await daemon.stop()

@@ -173,8 +173,13 @@ final class AccountService: Sendable {
             }
         }
         // Every spelling that looks like this name shares one counter.
-        guard let reservation = limiter.reserve(peer: peer, key: identity.skeleton, now: clock.now().uptimeNanoseconds) else {
-            logger.notice("login throttled", metadata: principal.logMetadata(["name": "\(identity.display)"]))
+        let device = principal.client == nil ? nil : principal.owner
+        let reservation: LoginRateLimiter.Reservation
+        switch limiter.reserve(peer: peer, device: device, key: identity.skeleton, now: clock.now().uptimeNanoseconds) {
+        case .success(let reserved): reservation = reserved
+        case .failure(let refusal):
+            let why = refusal == .backstop ? "login refused by the backstop (front-end clients together failed too often on this name)" : "login throttled"
+            logger.notice("\(why)", metadata: principal.logMetadata(["name": "\(identity.display)"]))
             return eventLoop.makeSucceededFuture(.rateLimited)
         }
         // Its place in the hash queue is taken now, before the store is asked: the queue's
@@ -216,7 +221,7 @@ final class AccountService: Sendable {
         let account: StoredAccount?
         do {
             if let shared = sharedLoginFailures,
-                try await shared.refuses(peer: peer, skeleton: identity.skeleton, limit: limiter.limit, globalLimit: limiter.globalLimit, backstop: limiter.backstop) {
+                try await shared.refuses(peer: peer, device: principal.client == nil ? nil : principal.owner, skeleton: identity.skeleton, limit: limiter.limit, globalLimit: limiter.globalLimit, backstop: limiter.backstop) {
                 limiter.release(reservation)
                 hashQueue.release(place)
                 logger.notice("login throttled (failures on every host)", metadata: principal.logMetadata(["name": "\(identity.display)"]))
@@ -250,7 +255,7 @@ final class AccountService: Sendable {
             return .invalidCredentials
         case .right(let account, let upgraded):
             limiter.succeeded(reservation, accountID: account.id, now: clock.now().uptimeNanoseconds)
-            return await loggedIn(account, upgraded: upgraded, peer: peer, skeleton: identity.skeleton)
+            return await loggedIn(account, upgraded: upgraded, principal: principal, skeleton: identity.skeleton)
         }
     }
 
@@ -270,10 +275,11 @@ final class AccountService: Sendable {
     }
 
     /// The store half of a successful login: failures forgotten, the hash upgraded, a token kept.
-    private func loggedIn(_ account: StoredAccount, upgraded: String?, peer: PeerKey, skeleton: String) async -> SubmitOutcome {
+    private func loggedIn(_ account: StoredAccount, upgraded: String?, principal: Principal, skeleton: String) async -> SubmitOutcome {
+        let peer = principal.key
         if let shared = sharedLoginFailures {
             do {
-                try await shared.forgetFailures(peer: peer, skeleton: skeleton, accountID: account.id)
+                try await shared.forgetFailures(peer: peer, device: principal.client == nil ? nil : principal.owner, skeleton: skeleton, accountID: account.id)
             } catch {
                 logger.warning("cannot forget shared login failures", metadata: ["error": "\(error)"])
             }
@@ -285,7 +291,7 @@ final class AccountService: Sendable {
             let token = LoginTokens.generate()
             try await store.storeToken(hash: LoginTokens.hash(token), accountID: account.id, expiresAt: Int64(wallClockSeconds()) + tokenLifetimeSeconds)
             loginCount.add(1, ordering: .relaxed)
-            logger.info("login", metadata: ["user": "\(account.username)"])
+            logger.info("login", metadata: principal.logMetadata(["user": "\(account.username)"]))
             return .loggedIn(user: account.username, token: token)
         } catch {
             logger.error("login failed on the store", metadata: ["error": "\(error)"])

@@ -38,6 +38,11 @@ final class LoginRateLimiter: Sendable {
         var identity: [UInt8]
     }
 
+    private struct KnownKey: Hashable {
+        var device: SessionOwner
+        var identity: [UInt8]
+    }
+
     private struct Entry {
         var failures: [Failure] = []
         var reserved = 0
@@ -48,8 +53,9 @@ final class LoginRateLimiter: Sendable {
         var global: [[UInt8]: [UInt64]] = [:]
         /// Failures of front-end clients per identity, in the last hour (the backstop).
         var clientFailures: [[UInt8]: [UInt64]] = [:]
-        /// Front-end clients that logged in to an identity, and when they last did.
-        var known: [Key: UInt64] = [:]
+        /// Front-end clients (by their id: the device, whatever its address) that logged in
+        /// to an identity, and when they last did.
+        var known: [KnownKey: UInt64] = [:]
     }
 
     static let minute: UInt64 = 60_000_000_000
@@ -92,13 +98,36 @@ final class LoginRateLimiter: Sendable {
     /// A reserved attempt; settle it with `failed`, `succeeded` or `release`.
     struct Reservation: Sendable {
         fileprivate let peer: PeerKey
+        fileprivate let device: SessionOwner?
         fileprivate let identity: [UInt8]
+    }
+
+    /// Why an attempt was not reserved.
+    enum Refusal: Error, Equatable, Sendable {
+        /// This peer's own failures (its back-off, or the name's global limit past it).
+        case throttled
+        /// The backstop: front-end clients together failed too often on this name, and
+        /// this client never logged in to it.
+        case backstop
+    }
+
+    /// Reserves an attempt, or says why not (`reserve`'s rule; `device`: a front-end
+    /// client's id, which the backstop knows the owner's browser by).
+    func reserve(peer: PeerKey, device: SessionOwner?, key: String, now: UInt64) -> Result<Reservation, Refusal> {
+        let identity = Array(key.utf8)
+        var refusal = Refusal.throttled
+        let reservation = reserve(peer: peer, device: device, identity: identity, now: now) { refusal = $0 }
+        return reservation.map { .success($0) } ?? .failure(refusal)
     }
 
     /// Reserves an attempt by `uid` at `key` at `now` (monotonic nanoseconds), or nil when
     /// it must be refused.
     func reserve(peer: PeerKey, key: String, now: UInt64) -> Reservation? {
-        let key = Key(peer: peer, identity: Array(key.utf8))
+        reserve(peer: peer, device: nil, identity: Array(key.utf8), now: now) { _ in }
+    }
+
+    private func reserve(peer: PeerKey, device: SessionOwner?, identity: [UInt8], now: UInt64, refused: (Refusal) -> Void) -> Reservation? {
+        let key = Key(peer: peer, identity: identity)
         return state.withLockedValue { state in
             // `now` was read before the lock: a failure settled meanwhile on another thread
             // may be later. Ages saturate at zero, so such a failure counts as just now
@@ -117,7 +146,12 @@ final class LoginRateLimiter: Sendable {
                 state.clientFailures[key.identity] = failures.isEmpty ? nil : failures
                 clientFailures = failures.count
             }
-            let known = isClient && state.known[key].map { age($0) < knownFor } == true
+            let known = isClient && device.flatMap { state.known[KnownKey(device: $0, identity: identity)] }.map { age($0) < knownFor } == true
+            if isClient, !known, clientFailures >= backstop {
+                state.entries[key] = entry
+                refused(.backstop)
+                return nil
+            }
             let attempts = entry.failures.count + entry.reserved
             let sinceLast = age(entry.failures.last?.at ?? now)
             // Past its own allowance, one attempt at a time; then the common rule.
@@ -135,7 +169,7 @@ final class LoginRateLimiter: Sendable {
             if state.entries.count > 100_000 || state.global.count > 100_000 || state.clientFailures.count > 100_000 || state.known.count > 100_000 {
                 Self.prune(&state, now: now, memory: memory, globalWindow: globalWindow)
             }
-            return Reservation(peer: key.peer, identity: key.identity)
+            return Reservation(peer: key.peer, device: device, identity: key.identity)
         }
     }
 
@@ -154,8 +188,8 @@ final class LoginRateLimiter: Sendable {
     /// A front-end client that logs in becomes known to the identity (the backstop spares it).
     func succeeded(_ reservation: Reservation, accountID: Int64, now: UInt64) {
         settle(reservation) { $0.failures.removeAll { $0.accountID == accountID } }
-        guard reservation.peer.client != nil else { return }
-        state.withLockedValue { $0.known[Key(peer: reservation.peer, identity: reservation.identity)] = now }
+        guard reservation.peer.client != nil, let device = reservation.device else { return }
+        state.withLockedValue { $0.known[KnownKey(device: device, identity: reservation.identity)] = now }
     }
 
     /// The reserved attempt never ran (its session went away, the store failed).

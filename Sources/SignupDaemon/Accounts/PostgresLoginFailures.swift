@@ -13,14 +13,14 @@ struct PostgresLoginFailures: SharedLoginFailures {
     /// How long a front-end client that logged in counts as known to the name (30 days).
     static let knownSeconds = 30 * 86_400
 
-    func refuses(peer: PeerKey, skeleton: String, limit: Int, globalLimit: Int, backstop: Int) async throws(AccountStoreError) -> Bool {
+    func refuses(peer: PeerKey, device: SessionOwner?, skeleton: String, limit: Int, globalLimit: Int, backstop: Int) async throws(AccountStoreError) -> Bool {
         try await store.call { client in
             let rows = try await client.query("""
                 SELECT count(*) FILTER (WHERE uid = \(Int64(peer.uid)) AND client = \(peer.storedClient))::bigint,
                        coalesce(floor(extract(epoch FROM clock_timestamp() - max(at) FILTER (WHERE uid = \(Int64(peer.uid)) AND client = \(peer.storedClient))) * 1000), 0)::bigint,
                        count(*) FILTER (WHERE at > clock_timestamp() - \(Self.globalWindowSeconds) * interval '1 second')::bigint,
                        count(*) FILTER (WHERE client <> '')::bigint,
-                       EXISTS (SELECT 1 FROM login_known_client k WHERE k.uid = \(Int64(peer.uid)) AND k.client = \(peer.storedClient)
+                       EXISTS (SELECT 1 FROM login_known_client k WHERE k.uid = \(Int64(peer.uid)) AND k.client = \(device?.storedDevice ?? "")
                                AND k.skeleton = \(skeleton) AND k.at > clock_timestamp() - \(Self.knownSeconds) * interval '1 second')
                 FROM login_failure
                 WHERE skeleton = \(skeleton) AND at > clock_timestamp() - \(Self.memorySeconds) * interval '1 second'
@@ -29,7 +29,7 @@ struct PostgresLoginFailures: SharedLoginFailures {
                 return LoginRateLimiter.refuses(
                     failures: Int(failures), sinceLast: UInt64(max(0, sinceLastMilliseconds)) * 1_000_000,
                     globalFailures: Int(global), limit: limit, globalLimit: globalLimit,
-                    isClient: peer.client != nil, known: known, clientFailures: Int(clientFailures), backstop: backstop
+                    isClient: peer.client != nil, known: device != nil && known, clientFailures: Int(clientFailures), backstop: backstop
                 )
             }
             return false
@@ -44,14 +44,14 @@ struct PostgresLoginFailures: SharedLoginFailures {
         }
     }
 
-    func forgetFailures(peer: PeerKey, skeleton: String, accountID: Int64) async throws(AccountStoreError) {
+    func forgetFailures(peer: PeerKey, device: SessionOwner?, skeleton: String, accountID: Int64) async throws(AccountStoreError) {
         try await store.call { client in
             _ = try await client.query(
                 "DELETE FROM login_failure WHERE uid = \(Int64(peer.uid)) AND client = \(peer.storedClient) AND skeleton = \(skeleton) AND account_id = \(accountID)"
             ).collect()
-            guard peer.client != nil else { return }
+            guard let device else { return }
             _ = try await client.query("""
-                INSERT INTO login_known_client (uid, client, skeleton) VALUES (\(Int64(peer.uid)), \(peer.storedClient), \(skeleton))
+                INSERT INTO login_known_client (uid, client, skeleton) VALUES (\(Int64(peer.uid)), \(device.storedDevice), \(skeleton))
                 ON CONFLICT (uid, client, skeleton) DO UPDATE SET at = clock_timestamp()
                 """).collect()
         }

@@ -190,6 +190,9 @@ struct FrontEndOptions: ParsableArguments {
     func validate() throws {
         if let maxConnectionsPerClient { try checkRange("--max-connections-per-client", maxConnectionsPerClient, 1...1_000_000) }
         if let maxConnectionsPerBridge { try checkRange("--max-connections-per-bridge", maxConnectionsPerBridge, 1...1_000_000) }
+        var tuning = DaemonTuning()
+        apply(to: &tuning)
+        try checkPerUID("--max-connections-per-client", tuning.maxConnectionsPerClient, within: "--max-connections-per-bridge", tuning.maxConnectionsPerBridge)
         if let resumeGrace { try checkRange("--resume-grace", resumeGrace, 0...3600) }
         if let loginBackstopPerHour { try checkRange("--login-backstop-per-hour", loginBackstopPerHour, 1...1_000_000) }
         if let maxResumableSessionsPerUser { try checkRange("--max-resumable-sessions-per-user", maxResumableSessionsPerUser, 1...1_000_000) }

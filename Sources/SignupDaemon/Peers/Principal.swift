@@ -29,16 +29,20 @@ struct Principal: Sendable, Equatable {
     /// Log metadata naming it: uid, and client and address when named.
     var metadata: [String: String] {
         var fields = ["uid": "\(uid)"]
-        if let client { fields["client"] = client }
+        if let client { fields["client"] = client.loggable }
         if let address { fields["address"] = address.text }
         return fields
     }
 }
 
 /// The owner of a session: a uid, and for a front end's connection the client it named.
+/// Also the device the login backstop knows an owner's browser by (its id, not its address).
 struct SessionOwner: Hashable, Sendable {
     let uid: UInt32
     let client: String?
+
+    /// As the PostgreSQL store keeps a known device (`login_known_client.client`).
+    var storedDevice: String { "id:" + (client ?? "") }
 }
 
 /// Whom a per-peer limit counts (connections, connect rate, availability answers, queued
@@ -64,7 +68,7 @@ struct PeerKey: Hashable, Sendable, CustomStringConvertible {
     var description: String {
         switch client {
         case nil: "uid \(uid)"
-        case .id(let id): "uid \(uid) client \(id)"
+        case .id(let id): "uid \(uid) client \(id.loggable)"
         case .network(let bytes) where bytes.count == 4: "uid \(uid) address \(ClientAddress.text(of: bytes))"
         case .network(let bytes): "uid \(uid) network \(ClientAddress.text(of: bytes + [UInt8](repeating: 0, count: 16 - bytes.count)))/64"
         }

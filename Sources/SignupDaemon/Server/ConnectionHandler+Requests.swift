@@ -172,6 +172,12 @@ extension ConnectionHandler {
         throw endedSessions.contains(sessionID) ? .sessionEnded(sessionID) : .noSuchSession(sessionID)
     }
 
+    /// "session S has ended", with the server's reason when it ended it (idle, abandoned).
+    private func ended(_ sessionID: String) -> RequestFailure {
+        guard let output, let reason = shared.services.directory.endReason(of: sessionID, for: output.principal.owner) else { return .sessionEnded(sessionID) }
+        return .sessionEndedBecause(sessionID, reason: reason)
+    }
+
     /// `client`: a trusted front end names the end client this connection speaks for, once,
     /// before its first session. From then on every per-peer limit counts that client (by its
     /// address's network when given), within the front end's own ceiling.
@@ -239,7 +245,7 @@ extension ConnectionHandler {
                 if case .wrongResumeSecret = error {
                     // A guess: it costs what a name lookup does (the enumeration budget).
                     _ = checkBudget.charge(peer: principal.key, now: clock.now())
-                    logger.notice("resume with a wrong secret", metadata: principal.logMetadata(pid: pid, ["session": "\(sessionID)"]))
+                    logger.notice("resume with a wrong secret", metadata: principal.logMetadata(pid: pid, ["session": sessionID.loggable]))
                 }
                 throw error
             }
@@ -259,11 +265,11 @@ extension ConnectionHandler {
     private func resolveHold(_ sessionID: String?) throws(RequestFailure) -> SessionHold {
         if let sessionID {
             guard let hold = holds.last(where: { $0.session.id == sessionID }) else {
-                throw endedSessions.contains(sessionID) ? .sessionEnded(sessionID) : .notHeld(session: sessionID)
+                throw endedSessions.contains(sessionID) ? ended(sessionID) : .notHeld(session: sessionID)
             }
             guard !hold.hasEnded else {
                 dropEndedHolds()
-                throw .sessionEnded(sessionID)
+                throw ended(sessionID)
             }
             return hold
         }

@@ -66,6 +66,8 @@ final class ConnectionHandler: ChannelDuplexHandler {
     var isTrustedBridge = false
     /// Whether the connection has held a session yet (`client` must come before).
     var hasHeldSession = false
+    /// The daemon ended the connection itself (`end`): its sessions end with it.
+    private var endedByDaemon = false
     /// `output.principal.key`, kept on the loop for the per-turn share (`FairTurns`).
     var principalKey = PeerKey(uid: UInt32.max)
 
@@ -116,7 +118,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
         switch state.admission(
             answer, uid: output.peer.uid, maxConnections: registry.maxConnections,
             maxConnectionsPerUID: isTrustedBridge ? registry.maxConnectionsPerBridge : registry.maxConnectionsPerUID,
-            connectsPerUIDPerSecond: registry.connectsPerUIDPerSecond
+            connectsPerUIDPerSecond: registry.connectsPerUIDPerSecond, bridge: isTrustedBridge
         ) {
         case .greet:
             output.deliver(shared.hello)
@@ -139,9 +141,9 @@ final class ConnectionHandler: ChannelDuplexHandler {
         idleTimer?.cancel()
         handover.replied()
         guard let output else { return }
-        // The client went away while the connection was open (not a close the daemon asked
-        // for, nor a half-closed client whose work is done): its sessions wait for `resume`.
-        let dropped = state.lifecycle == .open
+        // The client went away (it closed or reset its socket, or half-closed it and its
+        // work is done), not a close the daemon decided: its sessions wait for `resume`.
+        let dropped = !endedByDaemon
         let action = state.inactive()
         output.releaseBudget()
         // Handover (issue 16): leaves the file descriptor store, unless handed over (then
@@ -333,6 +335,9 @@ final class ConnectionHandler: ChannelDuplexHandler {
     /// state machine says whether it still can (once only) and with which words.
     func end(_ ending: ConnectionEnding) {
         guard let output else { return }
+        // The daemon's own decision: the sessions end with the connection. A channel that
+        // failed (the client reset it) is the client going, like its close: they wait for `resume`.
+        if ending != .failed { endedByDaemon = true }
         let action = state.end(ending)
         switch ending {
         case .overBudget(_, let held) where action != .none:
@@ -340,7 +345,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
             // holds the most: it is closed (its buffers are freed), not the quiet ones.
             shared.logger.notice("dropping a client over the buffer budget", metadata: output.principal.logMetadata(pid: output.peer.pid, ["held": "\(held)"]))
         case .slowConsumer where action != .none:
-            shared.logger.notice("dropping a client that stopped reading", metadata: ["pid": "\(output.peer.pid)", "why": "\(ending.reason ?? "")"])
+            shared.logger.notice("dropping a client that stopped reading", metadata: output.principal.logMetadata(pid: output.peer.pid, ["why": "\(ending.reason ?? "")"]))
         default: break
         }
         switch action {

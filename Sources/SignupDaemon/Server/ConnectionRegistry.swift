@@ -137,13 +137,24 @@ final class ConnectionRegistry: Sendable {
 
     /// Counts out one connection of the peer holding the most, if that is at least two more
     /// than `key` holds (two peers of about the same size do not take turns displacing).
+    ///
+    /// A front end counts both ways: its clients each as a peer, and its uid as one holder of
+    /// all of them, so a site full of visitors cannot lock local users out either (one of its
+    /// biggest client's connections goes).
     private static func displaceable(for key: PeerKey, in state: inout State) -> Admission? {
         let own = state.held(by: key)
-        guard let biggest = state.byKey.max(by: { $0.value.count < $1.value.count }), biggest.key != key, biggest.value.count >= own + 2,
-            let id = biggest.value.first, let victim = state.connections[id]
-        else { return nil }
+        guard var biggest = state.byKey.max(by: { $0.value.count < $1.value.count }) else { return nil }
+        var held = biggest.value.count
+        if let uid = state.byUID.max(by: { $0.value < $1.value }), uid.key != key.uid, uid.value > held, uid.value >= state.held(byUID: key.uid) + 2,
+            let client = state.byKey.filter({ $0.key.uid == uid.key }).max(by: { $0.value.count < $1.value.count }) {
+            biggest = client
+            held = uid.value
+        } else {
+            guard biggest.key != key, held >= own + 2 else { return nil }
+        }
+        guard let id = biggest.value.first, let victim = state.connections[id] else { return nil }
         state.remove(id, key: biggest.key)
-        return .admittedDisplacing(victim: victim, victimKey: biggest.key, held: biggest.value.count)
+        return .admittedDisplacing(victim: victim, victimKey: biggest.key, held: held)
     }
 
     /// Counts in a connection carried over from the previous process (issue 16): it was

@@ -45,6 +45,8 @@ enum RequestFailure: Error, Equatable {
     case invalidAddress(String)
     /// The named client holds its share of connections, or connects too fast.
     case tooManyConnectionsForClient(PeerKey, limit: Int)
+    /// A trusted front end's uid holds its site-wide ceiling (`--max-connections-per-bridge`).
+    case tooManyConnectionsForBridge(uid: UInt32, limit: Int)
     case clientConnectingTooFast(PeerKey, perSecond: Int)
     /// `resume` with a secret that is not the session's.
     case wrongResumeSecret(String)
@@ -74,7 +76,7 @@ enum RequestFailure: Error, Equatable {
         case .otherUsersSession, .notTrusted, .wrongResumeSecret: .forbidden
         case .clientAlreadyNamed, .clientAfterSession: .clientFixed
         case .invalidAddress: .invalidRequest
-        case .tooManyConnectionsForClient: .limitExceeded
+        case .tooManyConnectionsForClient, .tooManyConnectionsForBridge: .limitExceeded
         case .clientConnectingTooFast: .rateLimited
         case .notReady: .notReady
         case .finished: .finished
@@ -120,6 +122,7 @@ enum RequestFailure: Error, Equatable {
         case .clientAfterSession: "name the client before this connection's first open or attach"
         case .invalidAddress(let address): "\"address\" must be an IPv4 or IPv6 address, not \"\(address)\""
         case .tooManyConnectionsForClient(let key, let limit): "too many connections for \(key) (limit \(limit))"
+        case .tooManyConnectionsForBridge(let uid, let limit): "too many connections for front end uid \(uid) (limit \(limit), --max-connections-per-bridge)"
         case .clientConnectingTooFast(let key, let perSecond): "\(key) connects too fast (limit \(perSecond) a second)"
         case .wrongResumeSecret(let session): "wrong resume secret for session \(session)"
         case .sessionEndedBecause(let session, let reason): "session \(session) has ended (\(reason))"
