@@ -56,6 +56,10 @@ import Testing
         try await late.send(#"{"op":"client","client":"browser-3","id":4}"#)
         #expect(try ServerEvent.decode(try await late.next()) == .error(code: .clientFixed, message: "name the client before this connection's first open or attach", session: nil, id: .integer(4)))
 
+        let nat64 = try await daemon.connect(uid: Self.bridge)
+        try await nat64.send(#"{"op":"client","client":"browser-5","address":"64:ff9b::198.51.100.9","id":7}"#)
+        #expect(try ServerEvent.decode(try await nat64.next()) == .clientNamed(client: "browser-5", address: "198.51.100.9", id: .integer(7)))
+
         let sloppy = try await daemon.connect(uid: Self.bridge)
         try await sloppy.send(#"{"op":"client","client":"browser-4","address":"203.0.113.300","id":5}"#)
         #expect(try ServerEvent.decode(try await sloppy.next()) == .error(code: .invalidRequest, message: #""address" must be an IPv4 or IPv6 address, not "203.0.113.300""#, session: nil, id: .integer(5)))

@@ -11,6 +11,54 @@ import Testing
 @Suite struct HandoverTests {
     private static let unsent = #"{"event":"pong","id":"unsent before the restart"}"# + "\n"
 
+    /// A session whose connection dropped before the restart (or was not carried) waits in
+    /// the next process for the rest of its grace, secret and owner included (issue 23).
+    @Test func aSessionWaitingForResumeWaitsInTheNextProcess() async throws {
+        let old = try InProcessDaemon()
+        let client = try await old.connect(uid: 1000)
+        try await client.send(#"{"op":"open","form":"signup"}"#)
+        let opened = try await client.next("opened").match
+        let (session, secret) = (try #require(opened.string("session")), try #require(opened.string("resume")))
+        try await client.send(#"{"op":"set","field":"password","value":"s3cret!"}"#)
+        _ = try await client.sync()
+        try await client.disconnect()
+        await old.advance(by: .seconds(20))
+        let services = old.services
+        let state = try await old.loop.executeInContext { () -> HandoverState in
+            let frozen = services.directory.all.map { session -> HandoverCoordinator.Frozen in
+                let saved = session.freezeForHandover()
+                return HandoverCoordinator.Frozen(
+                    id: session.id, state: saved.state, seq: saved.seq, age: saved.age, owner: saved.owner, views: saved.views,
+                    detachedFor: saved.detachedFor, principal: session.principal, resume: session.resumeSecret)
+            }
+            return HandoverCoordinator.state(frozen: frozen, connections: [], names: [:])
+        }
+        let record = try #require(state.sessions.first)
+        #expect(record.owner == nil && record.uid == 1000 && record.resume == secret && record.detachedNanoseconds == TimeAmount.seconds(20).nanoseconds)
+        let restored = try HandoverCodec.decode(try HandoverCodec.encode(state))
+        try await old.stop()
+
+        let new = try InProcessDaemon()
+        // A machine's monotonic clock has run a while by any restart; the virtual one starts at 0.
+        await new.advance(by: .seconds(3600))
+        let carried = await HandoverCoordinator.carryOn(restored, handlers: [:], outputs: [:], services: new.services, group: new.loop)
+        #expect(carried.sessions == 1)
+        // Another uid cannot have it; its owner can, with the secret, and the value is there.
+        let stranger = try await new.connect(uid: 1001)
+        try await stranger.send(#"{"op":"resume","session":"\#(session)","resume":"\#(secret)","id":1}"#)
+        #expect(try await stranger.next().string("code") == "forbidden")
+        // The grace goes on from where it was: 20 s had passed, 39 more leave it waiting.
+        await new.advance(by: .seconds(39))
+        let owner = try await new.connect(uid: 1000)
+        try await owner.send(#"{"op":"sessions","id":2}"#)
+        let listed = try #require(try await owner.next("sessions").match["sessions"]?.arrayValue?.first?.objectValue)
+        #expect(listed["detachedSeconds"] == .number("59"))
+        try await owner.send(#"{"op":"resume","session":"\#(session)","resume":"\#(secret)","id":3}"#)
+        _ = try await owner.next("resumed")
+        #expect(try await owner.sync().first { $0.string("field") == "password" }?.string("state") == "ok")
+        try await new.stop()
+    }
+
     @Test func aSessionWithAPartialLineAndUnsentOutputCarriesOnInANewDaemon() async throws {
         let old = try InProcessDaemon()
         let client = try await old.connect()

@@ -4,7 +4,8 @@ import Glibc
 
 /// An end client's IP address, as a trusted front end names it (`client` op): an IPv4 or
 /// IPv6 literal, read by `inet_pton` and written back in its canonical form (`inet_ntop`).
-/// An IPv4-mapped IPv6 address (`::ffff:192.0.2.1`) is the IPv4 address it maps.
+/// An IPv4-mapped IPv6 address (`::ffff:192.0.2.1`) or a NAT64 one (`64:ff9b::192.0.2.1`)
+/// is the IPv4 address it carries.
 struct ClientAddress: Sendable, Equatable {
     /// 4 bytes (IPv4) or 16 (IPv6).
     let bytes: [UInt8]
@@ -19,7 +20,12 @@ struct ClientAddress: Sendable, Equatable {
         var v6 = in6_addr()
         guard inet_pton(AF_INET6, literal, &v6) == 1 else { return nil }
         let all = withUnsafeBytes(of: &v6) { Array($0) }
-        bytes = all.prefix(12) == [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF] ? Array(all.suffix(4)) : all
+        // IPv4-mapped (::ffff:a.b.c.d) and the NAT64 well-known prefix (64:ff9b::a.b.c.d,
+        // RFC 6052): the IPv4 address they carry, so visitors behind a NAT64 gateway are not
+        // all one /64.
+        let mapped = all.prefix(12).elementsEqual([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF])
+        let nat64 = all.prefix(12).elementsEqual([0x00, 0x64, 0xFF, 0x9B, 0, 0, 0, 0, 0, 0, 0, 0])
+        bytes = mapped || nat64 ? Array(all.suffix(4)) : all
     }
 
     /// The canonical literal.
