@@ -1,0 +1,111 @@
+import SignupProtocol
+
+extension SignupConnection {
+    /// The forms signupd serves, labels in `locale`.
+    public func describe(locale: String? = nil) async throws(SignupClientError) -> [FormDescription] {
+        let reply = try await request(.describe(locale: locale))
+        guard case .description(let forms, _, _) = reply.event else { throw .unexpectedReply(reply, answering: "describe") }
+        return forms
+    }
+
+    /// A session opened or joined: its id, form and locale, and for the opener the secret
+    /// that resumes it from another connection after this one drops.
+    public struct SessionHandle: Sendable, Equatable {
+        public var session: String
+        public var form: String
+        public var locale: String?
+        /// `opened`'s `resume`, when the daemon offers resuming.
+        public var resumeSecret: String?
+    }
+
+    /// Opens a session of `form`; its snapshot follows as events.
+    public func open(form: String, locale: String? = nil) async throws(SignupClientError) -> SessionHandle {
+        let reply = try await request(.open(form: form, locale: locale))
+        guard case .opened(let session, let form, let locale, _) = reply.event else { throw .unexpectedReply(reply, answering: "open") }
+        return SessionHandle(session: session, form: form, locale: locale, resumeSecret: reply.members["resume"]?.stringValue)
+    }
+
+    /// Joins a live session of the same user (a monitor); its snapshot follows as events.
+    public func attach(session: String) async throws(SignupClientError) -> SessionHandle {
+        let reply = try await request(.attach(session: session))
+        guard case .attached(let session, let form, let locale, _) = reply.event else { throw .unexpectedReply(reply, answering: "attach") }
+        return SessionHandle(session: session, form: form, locale: locale)
+    }
+
+    /// Takes over a session whose opener's connection dropped, within the daemon's resume
+    /// grace: this connection becomes its opener. Its snapshot (and last result) follow as
+    /// events, `seq` continuing. Refused with `forbidden` (wrong secret, another user's) or
+    /// `unknown_session` (ended, or the grace passed).
+    public func resume(session: String, secret: String) async throws(SignupClientError) -> SessionHandle {
+        let reply = try await request(op: "resume", [.init(key: "session", value: .string(session)), .init(key: "resume", value: .string(secret))])
+        // Read by its members: a library that does not decode `resumed` yet sees it as `.unknown`.
+        guard reply.members["event"]?.stringValue == "resumed", let session = reply.members["session"]?.stringValue else {
+            throw .unexpectedReply(reply, answering: "resume")
+        }
+        return SessionHandle(
+            session: session, form: reply.members["form"]?.stringValue ?? "", locale: reply.members["locale"]?.stringValue, resumeSecret: secret)
+    }
+
+    /// Sets a field's whole new value; its validation comes as events.
+    public func set(_ field: String, to value: String, session: String? = nil) async throws(SignupClientError) {
+        try await send(.set(session: session, field: field, value: value))
+    }
+
+    /// Submits; returns once signupd took it (`busy`), or throws its refusal (`not_ready`).
+    @discardableResult
+    public func submit(session: String? = nil) async throws(SignupClientError) -> ServerMessage {
+        try await request(.submit(session: session))
+    }
+
+    /// Asks for the session's full state again; it comes as events.
+    public func snapshot(session: String? = nil) async throws(SignupClientError) {
+        try await request(.snapshot(session: session))
+    }
+
+    /// Switches a session's locale: a `locale` event, then its snapshot again in that language.
+    public func switchLocale(to locale: String, session: String? = nil) async throws(SignupClientError) {
+        try await request(.locale(session: session, locale: locale))
+    }
+
+    /// Closes a session (the opener's `close` ends it; an attached connection's detaches).
+    public func closeSession(_ session: String? = nil) async throws(SignupClientError) {
+        try await request(.close(session: session))
+    }
+
+    /// The user a login token belongs to.
+    public func verify(token: String) async throws(SignupClientError) -> String {
+        let reply = try await request(.verify(token: token))
+        guard case .verified(let user, _) = reply.event else { throw .unexpectedReply(reply, answering: "verify") }
+        return user
+    }
+
+    /// Revokes a login token everywhere the store is shared.
+    public func logout(token: String) async throws(SignupClientError) {
+        let reply = try await request(.logout(token: token))
+        guard case .revoked = reply.event else { throw .unexpectedReply(reply, answering: "logout") }
+    }
+
+    /// The live sessions of this user.
+    public func sessions() async throws(SignupClientError) -> [SessionSummary] {
+        let reply = try await request(.sessions)
+        guard case .sessionList(let sessions, _) = reply.event else { throw .unexpectedReply(reply, answering: "sessions") }
+        return sessions
+    }
+
+    /// For a trusted bridge (a web front end): names the end user this connection speaks
+    /// for, so that signupd's limits and logs apply to them. Returns the daemon's reply.
+    @discardableResult
+    public func nameClient(_ client: String, address: String) async throws(SignupClientError) -> ServerMessage {
+        try await request(op: "client", [.init(key: "client", value: .string(client)), .init(key: "address", value: .string(address))])
+    }
+}
+
+extension RequestID {
+    /// The id as a JSON value.
+    var json: JSONValue {
+        switch self {
+        case .string(let text): .string(text)
+        case .integer(let number): .number(String(number))
+        }
+    }
+}
