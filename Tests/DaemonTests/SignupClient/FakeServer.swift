@@ -1,0 +1,60 @@
+import Foundation
+import SignupProtocol
+import UnixIO
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A tiny signupd stand-in on a Unix socket: it greets, then answers each request line with
+/// whatever `script` returns for it (lines without their newline). One connection, on a
+/// thread of its own; for what a real daemon never sends (events from a newer version).
+final class FakeServer: @unchecked Sendable {
+    let path: String
+    private let listener: Int32
+
+    static let hello = #"{"event":"hello","protocol":"signup/1","server":"fake/1","forms":["signup"],"limits":{"maxLineBytes":65536,"maxSessionsPerConnection":16,"maxOutputBytes":1048576}}"#
+
+    init(script: @escaping @Sendable (_ request: JSONObject) -> [String]) throws {
+        path = "\(DaemonProcess.makeDirectory())/fake.sock"
+        listener = try UnixSocket.listen(at: path)
+        let listener = listener
+        Thread.detachNewThread {
+            let fd = accept(listener, nil, nil)
+            guard fd >= 0 else { return }
+            defer { close(fd) }
+            // A bound on a test that went wrong, not a synchronisation.
+            UnixSocket.setReceiveTimeout(fd, seconds: 30)
+            UnixIO.writeAll(fd, Array((Self.hello + "\n").utf8))
+            var framer = LineFramer(maxLineBytes: 65536)
+            var chunk = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+                guard count > 0 else { return }
+                var requests: [JSONObject] = []
+                chunk[..<count].withUnsafeBytes { bytes in
+                    framer.feed(bytes) { frame in
+                        if case .line(let line) = frame, let object = try? JSONParser.parse(Array(line)).objectValue { requests.append(object) }
+                    }
+                }
+                for request in requests {
+                    let answer = script(request).map { $0 + "\n" }.joined()
+                    UnixIO.writeAll(fd, Array(answer.utf8))
+                }
+            }
+        }
+    }
+
+    deinit { close(listener) }
+}
+
+extension JSONObject {
+    /// The request's id as JSON text, for a scripted answer.
+    var idText: String {
+        switch self["id"] {
+        case .number(let number)?: number
+        case .string(let text)?: "\"\(text)\""
+        default: "null"
+        }
+    }
+}
