@@ -96,11 +96,15 @@ struct ConnectionCoreTests {
         #expect(core.subscribe(continuation) == nil)
     }
 
-    @Test("a bye before the close makes the end that bye")
+    @Test("bye reaches the readers, then ends the connection as that bye; the close after it changes nothing")
     func bye() {
         var core = ConnectionCore(eventBufferLimit: 4)
         _ = core.received(Self.message(#"{"event":"hello","protocol":"signup/1","server":"x","forms":[],"limits":{"maxLineBytes":1,"maxSessionsPerConnection":1,"maxOutputBytes":1}}"#))
-        _ = core.received(Self.message(#"{"event":"bye","reason":"shutdown"}"#))
-        #expect(core.channelEnded().ended?.0 == .bye(reason: "shutdown"))
+        let (_, continuation) = AsyncStream.makeStream(of: ServerEvent.self)
+        _ = core.subscribe(continuation)
+        let bye = core.received(Self.message(#"{"event":"bye","reason":"shutdown"}"#))
+        #expect(bye.deliver?.subscribers.count == 1 && bye.finish.count == 1)
+        #expect(bye.ended?.0 == .bye(reason: "shutdown") && bye.closeChannel)
+        #expect(core.channelEnded().ended == nil)
     }
 }

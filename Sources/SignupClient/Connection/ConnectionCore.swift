@@ -26,8 +26,6 @@ struct ConnectionCore {
     private var observers: [Int: Observer] = [:]
     private var nextToken = 0
     private var nextID: Int64 = 0
-    /// The `bye` reason, once said: the end that follows is that bye.
-    private var byeReason: String?
     /// Waiting for the connection's end.
     private var endWaiters: [CheckedContinuation<SignupConnectionEnd, Never>] = []
 
@@ -126,7 +124,6 @@ struct ConnectionCore {
         case .open:
             break
         }
-        if case .bye(let reason) = message.event { byeReason = reason }
         // Observers (a form) see every line, replies included, in order.
         var isReply = false
         if let index = pending.firstIndex(where: { message.answers($0.id) }) {
@@ -135,13 +132,20 @@ struct ConnectionCore {
             isReply = true
         }
         actions.deliver = (message, Array(observers.values), isReply ? [] : Array(subscribers.values))
+        if case .bye(let reason) = message.event {
+            // The daemon's last line: readers get it, then the connection ends as that bye.
+            let ending = end(.bye(reason: reason))
+            actions.replies += ending.replies
+            actions.finish = ending.finish
+            actions.ended = ending.ended
+            actions.closeChannel = true
+        }
         return actions
     }
 
     /// The channel closed (or failed): everyone waiting learns how it ended.
     mutating func channelEnded(_ failure: SignupClientError? = nil) -> Actions {
-        let ending: SignupConnectionEnd = if let failure { .failed(failure) } else if let byeReason { .bye(reason: byeReason) } else { .disconnected }
-        return end(ending)
+        end(failure.map { .failed($0) } ?? .disconnected)
     }
 
     /// A reader fell ``eventBufferLimit`` events behind.

@@ -141,6 +141,11 @@ public final class SignupConnection: Sendable {
                     waiter.resume(returning: .failure(.ended(end)))
                     return
                 }
+                // Cancelled before it was registered: the handler found nothing to withdraw.
+                if Task.isCancelled {
+                    Self.run(core.withLockedValue { $0.withdraw(id, because: .cancelled) }, core: core, channel: channel)
+                    return
+                }
                 // Registered before it is sent: the reply cannot come first.
                 write(encode(id)) { failure in
                     Self.run(self.core.withLockedValue { $0.withdraw(id, because: failure) }, core: self.core, channel: self.channel)
@@ -232,8 +237,13 @@ public final class SignupConnection: Sendable {
     /// (``SignupConnectionEnd/closed``), event readers finish. signupd closes the sessions
     /// this connection opened, as PROTOCOL.md says.
     public func close() async {
-        Self.run(core.withLockedValue { $0.end(.closed) }, core: core, channel: channel)
+        shutDown()
         try? await channel.closeFuture.get()
+    }
+
+    /// Ends the connection as ``close()`` does, without waiting for the socket to close.
+    func shutDown() {
+        Self.run(core.withLockedValue { $0.end(.closed) }, core: core, channel: channel)
     }
 
     /// Drops the socket as a network failure would (the end is ``SignupConnectionEnd/disconnected``):

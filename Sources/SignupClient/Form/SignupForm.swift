@@ -55,6 +55,13 @@ public final class SignupForm: Sendable {
         box = NIOLockedValueBox(Inner(state: FormState(form: description), connection: connection))
     }
 
+    deinit {
+        // Dropped without close(): the connection goes too, and with it the watcher waiting for its end.
+        let (connection, watcher) = box.withLockedValue { ($0.connection, $0.watcher) }
+        watcher?.cancel()
+        connection.shutDown()
+    }
+
     /// Opens `form` on signupd at `path` (by default where signupctl looks), its messages in
     /// `locale`, on a connection of the form's own.
     public static func open(

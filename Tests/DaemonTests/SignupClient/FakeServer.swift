@@ -15,7 +15,8 @@ final class FakeServer: @unchecked Sendable {
 
     static let hello = #"{"event":"hello","protocol":"signup/1","server":"fake/1","forms":["signup"],"limits":{"maxLineBytes":65536,"maxSessionsPerConnection":16,"maxOutputBytes":1048576}}"#
 
-    init(script: @escaping @Sendable (_ request: JSONObject) -> [String]) throws {
+    /// `greeting`: the first line, `hello` unless a test wants another.
+    init(greeting: String = FakeServer.hello, script: @escaping @Sendable (_ request: JSONObject) -> [String]) throws {
         path = "\(DaemonProcess.makeDirectory())/fake.sock"
         listener = try UnixSocket.listen(at: path)
         let listener = listener
@@ -25,7 +26,7 @@ final class FakeServer: @unchecked Sendable {
             defer { close(fd) }
             // A bound on a test that went wrong, not a synchronisation.
             UnixSocket.setReceiveTimeout(fd, seconds: 30)
-            UnixIO.writeAll(fd, Array((Self.hello + "\n").utf8))
+            UnixIO.writeAll(fd, Array((greeting + "\n").utf8))
             var framer = LineFramer(maxLineBytes: 65536)
             var chunk = [UInt8](repeating: 0, count: 4096)
             while true {

@@ -50,13 +50,63 @@ struct UnknownEventTests {
         #expect(await connection.end == .closed)
     }
 
-    @Test("a refusal at the door and a stranger on the socket are typed failures")
+    @Test("a refusal at the door, a stranger on the socket and no daemon are typed failures")
     func greetingFailures() async throws {
-        let busy = try FakeServer { _ in [] }
-        _ = busy  // greets normally: the control
-        #expect(try await SignupConnection.connect(to: busy.path).info.protocolName == "signup/1")
+        let full = try FakeServer(greeting: #"{"event":"error","code":"limit_exceeded","message":"too many connections"}"#) { _ in [] }
+        await #expect(throws: SignupClientError.refusedAtDoor(path: full.path, SignupServerError(code: .known(.limitExceeded), message: "too many connections"))) {
+            _ = try await SignupConnection.connect(to: full.path)
+        }
+        let stranger = try FakeServer(greeting: #"{"greeting":"hi"}"#) { _ in [] }
+        await #expect(throws: SignupClientError.notSignupd(path: stranger.path)) { _ = try await SignupConnection.connect(to: stranger.path) }
         await #expect(throws: SignupClientError.connectFailed(path: "/nonexistent/signupd.sock", errno: ENOENT)) {
             _ = try await SignupConnection.connect(to: "/nonexistent/signupd.sock")
         }
+    }
+}
+
+@Suite("SignupClient: bounds, cancellation and the end")
+struct ConnectionBoundsTests {
+    @Test("a cancelled wait is withdrawn and the connection goes on")
+    func cancellation() async throws {
+        let (verifyArrived, arrived) = AsyncStream.makeStream(of: Void.self)
+        let server = try FakeServer { request in
+            switch request["op"]?.stringValue {
+            case "verify":
+                arrived.yield()  // and never answered
+                return []
+            case "ping": return [#"{"event":"pong","id":\#(request.idText)}"#]
+            default: return []
+            }
+        }
+        let connection = try await SignupConnection.connect(to: server.path)
+        let waiting = Task { try await connection.verify(token: "t") }
+        for await _ in verifyArrived { break }
+        waiting.cancel()
+        await #expect(throws: SignupClientError.cancelled) { try await waiting.value }
+        try await connection.ping()  // the connection is unharmed
+        await connection.close()
+        #expect(await connection.end == .closed)
+    }
+
+    @Test("a reader that falls behind its bound ends the connection, typed; so does bye")
+    func bounds() async throws {
+        let server = try FakeServer { request in
+            switch request["op"]?.stringValue {
+            case "ping": (1...5).map { #"{"event":"tick","n":\#($0)}"# } + [#"{"event":"pong","id":\#(request.idText)}"#]
+            default: []
+            }
+        }
+        let connection = try await SignupConnection.connect(to: server.path, configuration: .init(eventBufferLimit: 2))
+        let unread = connection.events()
+        await #expect(throws: SignupClientError.ended(.failed(.eventBufferFull(limit: 2)))) { try await connection.ping() }
+        #expect(await connection.end == .failed(.eventBufferFull(limit: 2)))
+        var kept = 0
+        for await _ in unread { kept += 1 }
+        #expect(kept == 2)
+
+        let leaving = try FakeServer { _ in [#"{"event":"bye","reason":"shutdown"}"#] }
+        let told = try await SignupConnection.connect(to: leaving.path)
+        await #expect(throws: SignupClientError.ended(.bye(reason: "shutdown"))) { try await told.ping() }
+        #expect(await told.end == .bye(reason: "shutdown"))
     }
 }
