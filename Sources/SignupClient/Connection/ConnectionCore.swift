@@ -20,8 +20,9 @@ struct ConnectionCore {
     let eventBufferLimit: Int
     private(set) var phase: Phase = .greeting(waiter: nil)
     private var greeting: ServerMessage?
-    /// Requests sent and not answered, oldest first.
-    private var pending: [(id: RequestID, waiter: Waiter)] = []
+    /// Requests sent and not answered, oldest first; `unknownEvents`: an operation this
+    /// library has no case for, whose reply may be an event it cannot read.
+    private var pending: [(id: RequestID, unknownEvents: Bool, waiter: Waiter)] = []
     private var subscribers: [Int: Subscriber] = [:]
     private var observers: [Int: Observer] = [:]
     private var nextToken = 0
@@ -64,9 +65,9 @@ struct ConnectionCore {
     }
 
     /// A request about to be sent waits for its reply; its end once the connection has ended.
-    mutating func register(_ id: RequestID, _ waiter: Waiter) -> SignupConnectionEnd? {
+    mutating func register(_ id: RequestID, unknownEvents: Bool = false, _ waiter: Waiter) -> SignupConnectionEnd? {
         if case .ended(let end) = phase { return end }
-        pending.append((id, waiter))
+        pending.append((id, unknownEvents, waiter))
         return nil
     }
 
@@ -126,7 +127,7 @@ struct ConnectionCore {
         }
         // Observers (a form) see every line, replies included, in order.
         var isReply = false
-        if let index = pending.firstIndex(where: { message.answers($0.id) }) {
+        if let index = pending.firstIndex(where: { message.answers($0.id, unknownEvents: $0.unknownEvents) }) {
             let waiter = pending.remove(at: index).waiter
             actions.replies.append((waiter, message.refusal.map { .failure(.refused($0)) } ?? .success(message)))
             isReply = true

@@ -133,11 +133,11 @@ public final class SignupConnection: Sendable {
     }
 
     /// Sends the line `encode` makes for a fresh id and waits for its reply.
-    private func request(_ encode: @escaping @Sendable (RequestID) -> [UInt8]) async throws(SignupClientError) -> ServerMessage {
+    private func request(unknownEvents: Bool = false, _ encode: @escaping @Sendable (RequestID) -> [UInt8]) async throws(SignupClientError) -> ServerMessage {
         let id = core.withLockedValue { $0.makeID() }
         let reply: ConnectionCore.Reply = await withTaskCancellationHandler {
             await withCheckedContinuation { waiter in
-                if let end = core.withLockedValue({ $0.register(id, waiter) }) {
+                if let end = core.withLockedValue({ $0.register(id, unknownEvents: unknownEvents, waiter) }) {
                     waiter.resume(returning: .failure(.ended(end)))
                     return
                 }
@@ -158,10 +158,11 @@ public final class SignupConnection: Sendable {
     }
 
     /// Sends an operation this library has no case for (one a newer daemon added), given as
-    /// its members without `id`, and returns its reply as ``request(_:)`` does.
+    /// its members without `id`, and returns its reply as ``request(_:)`` does — which may
+    /// be an event this library cannot read (``SignupProtocol/ServerEvent/unknown(_:)``).
     @discardableResult
     public func request(op: String, _ members: [JSONObject.Member]) async throws(SignupClientError) -> ServerMessage {
-        try await request { id in
+        try await request(unknownEvents: true) { id in
             var writer = JSONWriter()
             writer.value(.object(JSONObject([.init(key: "op", value: .string(op))] + members + [.init(key: "id", value: id.json)])))
             writer.endLine()

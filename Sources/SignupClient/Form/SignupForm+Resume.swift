@@ -69,9 +69,9 @@ extension SignupForm {
                 return
             } catch {
                 await fresh?.close()
-                // Gone (the grace passed, the session ended) or not ours: nothing to retry.
-                let refused = if case .refused = error { true } else { false }
-                guard !refused, ContinuousClock.now + delay < deadline else {
+                // Only signupd being away is worth another try; a refusal (the grace passed,
+                // the session ended, not ours) or a reply that makes no sense is final.
+                guard error.isWorthRetrying, ContinuousClock.now + delay < deadline else {
                     finish(because: error)
                     return
                 }

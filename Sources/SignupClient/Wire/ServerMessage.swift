@@ -40,10 +40,11 @@ public struct ServerMessage: Sendable, Equatable {
     }
 
     /// Whether this is the reply to request `id`: the first message carrying the id that is
-    /// neither one of the validations the request caused nor an event this library cannot
-    /// read (unless that is an `error`, whose code alone is new).
-    public func answers(_ id: RequestID) -> Bool {
+    /// not one of the validations the request caused, nor (unless `unknownEvents`, for an
+    /// operation this library has no case for) an event this library cannot read — an
+    /// `error` with a new code always is one.
+    public func answers(_ id: RequestID, unknownEvents: Bool = false) -> Bool {
         guard self.id == id, !isValidation else { return false }
-        return !event.isUnknown || refusal != nil
+        return unknownEvents || !event.isUnknown || refusal != nil
     }
 }

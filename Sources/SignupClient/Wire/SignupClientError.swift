@@ -73,6 +73,18 @@ extension SignupClientError {
     }
 }
 
+extension SignupClientError {
+    /// Whether signupd may be back in a moment: it could not be reached, turned the
+    /// connection away at the door, or the connection went away.
+    var isWorthRetrying: Bool {
+        switch self {
+        case .connectFailed, .refusedAtDoor, .timeout, .sendFailed, .receiveFailed: true
+        case .ended(let end): end.isDrop
+        default: false
+        }
+    }
+}
+
 /// How a connection to signupd ended.
 public enum SignupConnectionEnd: Sendable, Equatable {
     /// The caller closed it.

@@ -6,9 +6,10 @@ import UnixIO
 import Glibc
 #endif
 
-/// A tiny signupd stand-in on a Unix socket: it greets, then answers each request line with
-/// whatever `script` returns for it (lines without their newline). One connection, on a
-/// thread of its own; for what a real daemon never sends (events from a newer version).
+/// A tiny signupd stand-in on a Unix socket: it greets each connection, then answers each
+/// request line with whatever `script` returns for it and the connection's number (0 for
+/// the first accepted; lines without their newline). Each connection on a thread of its
+/// own; for what a real daemon never sends (events from a newer version) or does not yet.
 final class FakeServer: @unchecked Sendable {
     let path: String
     private let listener: Int32
@@ -16,37 +17,53 @@ final class FakeServer: @unchecked Sendable {
     static let hello = #"{"event":"hello","protocol":"signup/1","server":"fake/1","forms":["signup"],"limits":{"maxLineBytes":65536,"maxSessionsPerConnection":16,"maxOutputBytes":1048576}}"#
 
     /// `greeting`: the first line, `hello` unless a test wants another.
-    init(greeting: String = FakeServer.hello, script: @escaping @Sendable (_ request: JSONObject) -> [String]) throws {
+    convenience init(greeting: String = FakeServer.hello, script: @escaping @Sendable (_ request: JSONObject) -> [String]) throws {
+        try self.init(greeting: greeting) { request, _ in script(request) }
+    }
+
+    init(greeting: String = FakeServer.hello, script: @escaping @Sendable (_ request: JSONObject, _ connection: Int) -> [String]) throws {
         path = "\(DaemonProcess.makeDirectory())/fake.sock"
         listener = try UnixSocket.listen(at: path)
         let listener = listener
         Thread.detachNewThread {
-            let fd = accept(listener, nil, nil)
-            guard fd >= 0 else { return }
-            defer { close(fd) }
-            // A bound on a test that went wrong, not a synchronisation.
-            UnixSocket.setReceiveTimeout(fd, seconds: 30)
-            UnixIO.writeAll(fd, Array((greeting + "\n").utf8))
-            var framer = LineFramer(maxLineBytes: 65536)
-            var chunk = [UInt8](repeating: 0, count: 4096)
+            var number = 0
             while true {
-                let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-                guard count > 0 else { return }
-                var requests: [JSONObject] = []
-                chunk[..<count].withUnsafeBytes { bytes in
-                    framer.feed(bytes) { frame in
-                        if case .line(let line) = frame, let object = try? JSONParser.parse(Array(line)).objectValue { requests.append(object) }
-                    }
-                }
-                for request in requests {
-                    let answer = script(request).map { $0 + "\n" }.joined()
-                    UnixIO.writeAll(fd, Array(answer.utf8))
-                }
+                let fd = accept(listener, nil, nil)
+                guard fd >= 0 else { return }  // the listener was closed
+                let connection = number
+                number += 1
+                Thread.detachNewThread { Self.serve(fd, greeting: greeting) { script($0, connection) } }
             }
         }
     }
 
-    deinit { close(listener) }
+    private static func serve(_ fd: Int32, greeting: String, script: (JSONObject) -> [String]) {
+        defer { close(fd) }
+        // A bound on a test that went wrong, not a synchronisation.
+        UnixSocket.setReceiveTimeout(fd, seconds: 30)
+        UnixIO.writeAll(fd, Array((greeting + "\n").utf8))
+        var framer = LineFramer(maxLineBytes: 65536)
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            guard count > 0 else { return }
+            var requests: [JSONObject] = []
+            chunk[..<count].withUnsafeBytes { bytes in
+                framer.feed(bytes) { frame in
+                    if case .line(let line) = frame, let object = try? JSONParser.parse(Array(line)).objectValue { requests.append(object) }
+                }
+            }
+            for request in requests {
+                let answer = script(request).map { $0 + "\n" }.joined()
+                UnixIO.writeAll(fd, Array(answer.utf8))
+            }
+        }
+    }
+
+    deinit {
+        shutdown(listener, Int32(SHUT_RDWR))
+        close(listener)
+    }
 }
 
 extension JSONObject {
