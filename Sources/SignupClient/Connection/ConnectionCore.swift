@@ -12,7 +12,9 @@ struct ConnectionCore {
     enum Phase {
         /// Before `hello`: the greeting is kept for whoever asks.
         case greeting(waiter: Waiter?)
+        /// Greeted: replies and events flow.
         case open
+        /// Over, as this says.
         case ended(SignupConnectionEnd)
     }
 

@@ -11,8 +11,11 @@ extension SignupConnection {
     /// A session opened or joined: its id, form and locale, and for the opener the secret
     /// that resumes it from another connection after this one drops.
     public struct SessionHandle: Sendable, Equatable {
+        /// The session id.
         public var session: String
+        /// The form's name.
         public var form: String
+        /// The locale the daemon resolved for it, if it named one.
         public var locale: String?
         /// `opened`'s `resume`, when the daemon offers resuming.
         public var resumeSecret: String?

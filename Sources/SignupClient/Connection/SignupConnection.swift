@@ -35,6 +35,8 @@ public final class SignupConnection: Sendable {
         /// dropped: signupd's `--resume-grace` (60 s by default).
         public var resumeGrace: Duration
 
+        /// The defaults: 4,096 events per reader, lines up to 16 MiB, NIO's shared event
+        /// loops, and signupd's default grace of 60 s.
         public init(
             eventBufferLimit: Int = 4096, maxLineBytes: Int = 16 << 20, eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
             resumeGrace: Duration = .seconds(60)

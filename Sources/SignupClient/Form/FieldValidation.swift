@@ -14,6 +14,7 @@ public struct FieldValidation: Sendable, Equatable {
     /// The message's parameters, e.g. `min` for `password.too_short`.
     public var params: [LocalizedMessage.Parameter]
 
+    /// A validation as signupd would state it.
     public init(field: String = "", state: ValidationState = .empty, message: String = "", messageId: String = "", params: [LocalizedMessage.Parameter] = []) {
         self.field = field
         self.state = state
@@ -38,6 +39,7 @@ public struct FormResult: Sendable, Equatable {
     /// The login token, for an ok login (never re-sent after a locale switch).
     public var token: String?
 
+    /// A result as signupd would state it.
     public init(ok: Bool, message: String, messageId: String = "", params: [LocalizedMessage.Parameter] = [], user: String? = nil, token: String? = nil) {
         self.ok = ok
         self.message = message
@@ -50,6 +52,7 @@ public struct FormResult: Sendable, Equatable {
 
 /// One change of a form's visible state, in the order signupd made them.
 public struct FormChange: Sendable, Equatable {
+    /// What changed, with its new value.
     public enum Kind: Sendable, Equatable {
         /// A field's validation changed.
         case validation(FieldValidation)
@@ -70,6 +73,7 @@ public struct FormChange: Sendable, Equatable {
     /// What changed.
     public var kind: Kind
 
+    /// A change, with the `seq` of the event that made it.
     public init(seq: UInt64?, _ kind: Kind) {
         self.seq = seq
         self.kind = kind

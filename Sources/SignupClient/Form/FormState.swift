@@ -26,6 +26,7 @@ public struct FormState: Sendable, Equatable {
     /// Why signupd ended the session, once it has (`nil` reason: a client's `close`).
     public private(set) var closed: String??
 
+    /// A session of `form` before anything is known of it: every field empty.
     public init(form: FormDescription) {
         self.form = form
         for field in form.fields { fields[field.name] = FieldValidation(field: field.name) }
@@ -86,8 +87,11 @@ public struct FormState: Sendable, Equatable {
     /// What a scripted fill waits for: whether submit can go now, the checks still run, or a
     /// field stops it (its validation says why).
     public enum Readiness: Sendable, Equatable {
+        /// Submit is enabled.
         case ready
+        /// A check runs, or signupd has not said `enabled` yet.
         case waiting
+        /// This field is not ok, and no check that could change it runs.
         case blocked(field: FormDescription.Field, validation: FieldValidation)
     }
 

@@ -25,6 +25,7 @@ public final class SignupFormModel {
     /// The session's locale.
     public private(set) var locale: String?
 
+    /// A model showing `form`, starting from its state now; ``run()`` keeps it up to date.
     public init(_ form: SignupForm) {
         self.form = form
         let state = form.state

@@ -7,7 +7,9 @@ import SignupProtocol
 public struct SignupServerError: Error, Sendable, Equatable {
     /// An error code: one of protocol v1's, or one a newer daemon added.
     public enum Code: Sendable, Hashable {
+        /// A code of protocol v1.
         case known(ErrorCode)
+        /// A code this library does not know (a newer daemon's), as sent.
         case unknown(String)
 
         /// The code as sent on the wire, e.g. `not_ready`.
@@ -33,6 +35,7 @@ public struct SignupServerError: Error, Sendable, Equatable {
     /// The request it answers, when it answers one.
     public var id: RequestID?
 
+    /// An error as the daemon would send it.
     public init(code: Code, message: String, session: String? = nil, id: RequestID? = nil) {
         self.code = code
         self.message = message
