@@ -105,4 +105,27 @@ struct GitHubSignupScenarioTests {
         await monitor.close()
         await form.close()
     }
+
+    @Test("inputs from any AsyncSequence: a text field's values and a button's taps")
+    func sequences() async throws {
+        let daemon = try SharedDaemon.get()
+        let form = try await SignupForm.open("signup", socket: daemon.socketPath)
+        let name = uniqueName("typed")
+        // A text field: one value per keystroke.
+        let (typed, keys) = AsyncStream.makeStream(of: String.self)
+        for end in name.indices.dropFirst() { keys.yield(String(name[..<end])) }
+        keys.yield(name)
+        keys.finish()
+        try await form.bind("username", to: typed)
+        try await form.bind("password", to: AsyncStream { $0.yield("pass word"); $0.finish() })
+        // A tap while submit is not enabled is skipped, as a disabled button's would be.
+        try await form.bindSubmits(AsyncStream { $0.yield(()); $0.finish() })
+        #expect(form.state.result == nil)
+        try await form.bind("repeatedPassword", to: AsyncStream { $0.yield("pass word"); $0.finish() })
+        try await waitUntil(form) { $0.enabled }
+        try await form.bindSubmits(AsyncStream { $0.yield(()); $0.finish() })
+        try await waitUntil(form) { $0.result != nil }
+        #expect(form.state.result?.ok == true && form.state.result?.user == name)
+        await form.close()
+    }
 }
