@@ -26,7 +26,7 @@ struct ConnectionCore {
     /// library has no case for, whose reply may be an event it cannot read.
     private var pending: [(id: RequestID, unknownEvents: Bool, waiter: Waiter)] = []
     private var subscribers: [Int: Subscriber] = [:]
-    private var observers: [Int: Observer] = [:]
+    private var observers: [Observer] = []
     private var nextToken = 0
     private var nextID: Int64 = 0
     /// Waiting for the connection's end.
@@ -95,14 +95,8 @@ struct ConnectionCore {
         subscribers[token] = nil
     }
 
-    mutating func observe(_ observer: @escaping Observer) -> Int {
-        nextToken += 1
-        observers[nextToken] = observer
-        return nextToken
-    }
-
-    mutating func stopObserving(_ token: Int) {
-        observers[token] = nil
+    mutating func observe(_ observer: @escaping Observer) {
+        observers.append(observer)
     }
 
     mutating func awaitEnd(_ waiter: CheckedContinuation<SignupConnectionEnd, Never>) -> SignupConnectionEnd? {
@@ -134,7 +128,7 @@ struct ConnectionCore {
             actions.replies.append((waiter, message.refusal.map { .failure(.refused($0)) } ?? .success(message)))
             isReply = true
         }
-        actions.deliver = (message, Array(observers.values), isReply ? [] : Array(subscribers.values))
+        actions.deliver = (message, observers, isReply ? [] : Array(subscribers.values))
         if case .bye(let reason) = message.event {
             // The daemon's last line: readers get it, then the connection ends as that bye.
             let ending = end(.bye(reason: reason))
@@ -166,7 +160,7 @@ struct ConnectionCore {
         pending = []
         actions.finish = Array(subscribers.values)
         subscribers = [:]
-        observers = [:]
+        observers = []
         actions.ended = (end, endWaiters)
         endWaiters = []
         actions.closeChannel = true

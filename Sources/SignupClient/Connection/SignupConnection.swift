@@ -219,12 +219,9 @@ public final class SignupConnection: Sendable {
     /// connection's event loop, before any reply it carries is returned; it must not block.
     /// For view models that need each event applied before the request that caused it
     /// returns (``SignupForm``).
-    func observe(_ observer: @escaping @Sendable (ServerMessage) -> Void) -> Int {
+    /// Observers stay until the connection ends.
+    func observe(_ observer: @escaping @Sendable (ServerMessage) -> Void) {
         core.withLockedValue { $0.observe(observer) }
-    }
-
-    func stopObserving(_ token: Int) {
-        core.withLockedValue { $0.stopObserving(token) }
     }
 
     /// How the connection ended; waits until it has.

@@ -65,8 +65,8 @@ extension SignupForm {
 
     /// Applies every line of `connection` as it arrives.
     func observe(_ connection: SignupConnection) {
-        let token = connection.observe { [weak self] message in self?.observed(message) }
-        box.withLockedValue { $0.observer = token }
+        // Until the connection ends, which forgets its observers.
+        connection.observe { [weak self] message in self?.observed(message) }
     }
 
     /// Applies one line: a change is applied and passed to every reader, in order.

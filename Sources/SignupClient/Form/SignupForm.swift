@@ -34,7 +34,6 @@ public final class SignupForm: Sendable {
     struct Inner {
         var state: FormState
         var connection: SignupConnection
-        var observer = 0
         var resumeSecret: String?
         var subscribers: [Int: Subscriber] = [:]
         var nextToken = 0
@@ -98,14 +97,13 @@ public final class SignupForm: Sendable {
             let forms = try await connection.describe()
             // The snapshot follows `attached` at once: the form must be known before it.
             let relay = AttachRelay()
-            let token = connection.observe { relay.pass($0) }
+            connection.observe { relay.pass($0) }
             let handle = try await connection.attach(session: session)
             guard let description = forms.first(where: { $0.name == handle.form }) else { throw .noSession }
             let form = SignupForm(description: description, connection: connection, path: path, configuration: configuration)
             form.box.withLockedValue {
                 $0.state.session = handle.session
                 $0.state.locale = handle.locale
-                $0.observer = token
             }
             relay.deliver(to: form)
             try await connection.ping()

@@ -29,6 +29,7 @@ final class FakeServer: @unchecked Sendable {
             var number = 0
             while true {
                 let fd = accept(listener, nil, nil)
+                if fd < 0 && errno == EINTR { continue }  // a signal (a test's daemon exiting)
                 guard fd >= 0 else { return }  // the listener was closed
                 let connection = number
                 number += 1
@@ -38,14 +39,15 @@ final class FakeServer: @unchecked Sendable {
     }
 
     private static func serve(_ fd: Int32, greeting: String, script: (JSONObject) -> [String]) {
+        // No receive timeout: under the whole suite a client's task may wait for a thread
+        // far longer than any bound that would make sense here (its test's time limit bounds it).
         defer { close(fd) }
-        // A bound on a test that went wrong, not a synchronisation.
-        UnixSocket.setReceiveTimeout(fd, seconds: 30)
         UnixIO.writeAll(fd, Array((greeting + "\n").utf8))
         var framer = LineFramer(maxLineBytes: 65536)
         var chunk = [UInt8](repeating: 0, count: 4096)
         while true {
             let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }  // a signal, not the client leaving
             guard count > 0 else { return }
             var requests: [JSONObject] = []
             chunk[..<count].withUnsafeBytes { bytes in
@@ -60,7 +62,10 @@ final class FakeServer: @unchecked Sendable {
         }
     }
 
-    deinit {
+    /// Stops taking connections. Called by the test when it is done (`defer`), never from
+    /// `deinit`: Swift may release a server after its last use, before its client's connection
+    /// was accepted, and closing the listener then resets that connection.
+    func stop() {
         shutdown(listener, Int32(SHUT_RDWR))
         close(listener)
     }

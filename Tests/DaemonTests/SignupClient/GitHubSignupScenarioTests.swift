@@ -11,7 +11,7 @@ import Testing
 ///     signupEnabled      false until all three are valid, then true
 ///     signingIn          true, then false around
 ///     signedIn           exactly one result
-@Suite("SignupClient: the GitHubSignup scenario")
+@Suite("SignupClient: the GitHubSignup scenario", .timeLimit(.minutes(3)))
 struct GitHubSignupScenarioTests {
     @Test("outputs arrive in the order the RxSwift marble test expects")
     func marble() async throws {

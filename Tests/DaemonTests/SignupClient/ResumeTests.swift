@@ -6,7 +6,7 @@ import Testing
 
 /// A dropped connection is re-established and the form resumed within the daemon's grace
 /// (`resume` op): the caller's next input and output carry on as if nothing happened.
-@Suite("SignupClient: resume after a dropped connection")
+@Suite("SignupClient: resume after a dropped connection", .timeLimit(.minutes(3)))
 struct ResumeTests {
     @Test(
         "the client's connection dies mid-form; the next output arrives with no value lost and no seq twice",
@@ -47,7 +47,7 @@ struct ResumeTests {
 /// The client side of resume against a stand-in that speaks the resume spec (until the
 /// daemon's lands): the form reconnects by itself, resumes with the secret `opened` gave,
 /// applies the snapshot, drops what it saw already (by seq) and carries on.
-@Suite("SignupClient: resume, against a stand-in")
+@Suite("SignupClient: resume, against a stand-in", .timeLimit(.minutes(3)))
 struct ResumeStandInTests {
     /// A signup session as the spec has it, `seq` shared by its connections.
     final class Session: @unchecked Sendable {
@@ -111,6 +111,7 @@ struct ResumeStandInTests {
     func resumes() async throws {
         let session = Session(secret: "s3cret")
         let server = try FakeServer { request, connection in session.answer(request, connection: connection) }
+        defer { server.stop() }
         let form = try await SignupForm.open("signup", socket: server.path)
         let changes = form.changes()
         try await form.set("username", to: "alice")
@@ -148,6 +149,7 @@ struct ResumeStandInTests {
             }
             return session.answer(request, connection: connection)
         }
+        defer { server.stop() }
         let form = try await SignupForm.open("signup", socket: server.path)
         let changes = form.changes()
         form.connection.drop()

@@ -8,7 +8,7 @@ import Glibc
 
 /// PROTOCOL.md lets a newer daemon add events and error codes and promises that clients go
 /// on: the library surfaces them as `.unknown`, and neither ends a stream nor a connection.
-@Suite("SignupClient: what a newer daemon adds")
+@Suite("SignupClient: what a newer daemon adds", .timeLimit(.minutes(3)))
 struct UnknownEventTests {
     @Test("an event the library never saw reaches the caller as .unknown and the stream goes on")
     func unknownEvent() async throws {
@@ -24,6 +24,7 @@ struct UnknownEventTests {
                 []
             }
         }
+        defer { server.stop() }
         let connection = try await SignupConnection.connect(to: server.path)
         #expect(connection.info.server == "fake/1")
         let events = connection.events()
@@ -53,10 +54,12 @@ struct UnknownEventTests {
     @Test("a refusal at the door, a stranger on the socket and no daemon are typed failures")
     func greetingFailures() async throws {
         let full = try FakeServer(greeting: #"{"event":"error","code":"limit_exceeded","message":"too many connections"}"#) { _ in [] }
+        defer { full.stop() }
         await #expect(throws: SignupClientError.refusedAtDoor(path: full.path, SignupServerError(code: .known(.limitExceeded), message: "too many connections"))) {
             _ = try await SignupConnection.connect(to: full.path)
         }
         let stranger = try FakeServer(greeting: #"{"greeting":"hi"}"#) { _ in [] }
+        defer { stranger.stop() }
         await #expect(throws: SignupClientError.notSignupd(path: stranger.path)) { _ = try await SignupConnection.connect(to: stranger.path) }
         await #expect(throws: SignupClientError.connectFailed(path: "/nonexistent/signupd.sock", errno: ENOENT)) {
             _ = try await SignupConnection.connect(to: "/nonexistent/signupd.sock")
@@ -64,7 +67,7 @@ struct UnknownEventTests {
     }
 }
 
-@Suite("SignupClient: bounds, cancellation and the end")
+@Suite("SignupClient: bounds, cancellation and the end", .timeLimit(.minutes(3)))
 struct ConnectionBoundsTests {
     @Test("a cancelled wait is withdrawn and the connection goes on")
     func cancellation() async throws {
@@ -78,6 +81,7 @@ struct ConnectionBoundsTests {
             default: return []
             }
         }
+        defer { server.stop() }
         let connection = try await SignupConnection.connect(to: server.path)
         let waiting = Task { try await connection.verify(token: "t") }
         for await _ in verifyArrived { break }
@@ -96,6 +100,7 @@ struct ConnectionBoundsTests {
             default: []
             }
         }
+        defer { server.stop() }
         let connection = try await SignupConnection.connect(to: server.path, configuration: .init(eventBufferLimit: 2))
         let unread = connection.events()
         await #expect(throws: SignupClientError.ended(.failed(.eventBufferFull(limit: 2)))) { try await connection.ping() }
@@ -105,6 +110,7 @@ struct ConnectionBoundsTests {
         #expect(kept == 2)
 
         let leaving = try FakeServer { _ in [#"{"event":"bye","reason":"shutdown"}"#] }
+        defer { leaving.stop() }
         let told = try await SignupConnection.connect(to: leaving.path)
         await #expect(throws: SignupClientError.ended(.bye(reason: "shutdown"))) { try await told.ping() }
         #expect(await told.end == .bye(reason: "shutdown"))
