@@ -159,7 +159,7 @@ wait_for() {  # wait_for PROPERTY VALUE: systemd's state, polled (no event reach
 for user in alice bob signupd; do
   if ns_exec getent passwd "$user" >/dev/null; then ns_exec userdel "$user" || fail "removing the host's user $user from the sandbox"; fi
 done
-for group in alice bob signupd signupd-clients; do
+for group in alice bob signupd signupd-clients signupd-bridges; do
   if ns_exec getent group "$group" >/dev/null; then ns_exec groupdel "$group" || fail "removing the host's group $group from the sandbox"; fi
 done
 
@@ -351,6 +351,8 @@ out=$(ns_exec $HANDOVER carry 2>&1) || fail "only connections holding a session 
 out=$(ns_exec $HANDOVER restart 2>&1) || fail "sessions across systemctl restart: $out"
 handover_note=$(echo "$out" | tail -1)
 out=$(ns_exec env RESTART_COMMAND="DEBIAN_FRONTEND=noninteractive apt-get install -y -q --reinstall /run/sandbox-pkg/signupd_newer.deb" $HANDOVER restart 2>&1) || fail "sessions across a package upgrade: $out"
+out=$(ns_exec $HANDOVER resume 2>&1) || fail "resume across systemctl restart (issue 23): $out"
+resume_note=$(echo "$out" | tail -1)
 out=$(ns_exec $HANDOVER stop 2>&1) || fail "systemctl stop with clients: $out"
 restarts_before=$(show NRestarts)
 out=$(ns_exec $HANDOVER kill9 2>&1) || fail "kill -9 with clients: $out"
@@ -385,4 +387,4 @@ out=$(as bob signupctl ping 2>&1); code=$?
 [ $code = 3 ] || fail "by hand, bob (not a member) got exit $code, not 3"
 pass
 
-echo "PASS: systemd boot test, installed from the package ($checks groups: socket activation as a group member, refusal naming the group, root, private state, status counts, $journal_note, man pages and completions, an operator form live after reload, idle exit, restart, upgrade under $pings pings with none failed, sessions across restart and upgrade ($handover_note), stop says bye shutdown, kill -9 says bye restarted, a damaged state says so in bye, purge, the README's by-hand install)"
+echo "PASS: systemd boot test, installed from the package ($checks groups: socket activation as a group member, refusal naming the group, root, private state, status counts, $journal_note, man pages and completions, an operator form live after reload, idle exit, restart, upgrade under $pings pings with none failed, sessions across restart and upgrade ($handover_note), $resume_note, stop says bye shutdown, kill -9 says bye restarted, a damaged state says so in bye, purge, the README's by-hand install)"

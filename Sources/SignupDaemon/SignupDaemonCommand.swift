@@ -34,6 +34,7 @@ public struct SignupDaemonCommand: AsyncParsableCommand {
     @OptionGroup(title: "Availability check") var availability: AvailabilityOptions
     @OptionGroup(title: "Limits") var limits: LimitOptions
     @OptionGroup(title: "Passwords and tokens") var security: SecurityOptions
+    @OptionGroup(title: "Front ends and resuming") var frontEnds: FrontEndOptions
 
     @Option(help: ArgumentHelp("Seconds without any connection after which to exit (0: never). Default: 60 under socket activation, 0 by hand.", valueName: "seconds"))
     var idleExit: Int?
@@ -158,11 +159,13 @@ public struct SignupDaemonCommand: AsyncParsableCommand {
             forms: FormLibraryHolder(library),
             registry: ConnectionRegistry(
                 maxConnections: configuration.maxConnections, maxConnectionsPerUID: configuration.maxConnectionsPerUID,
+                maxConnectionsPerClient: configuration.maxConnectionsPerClient, maxConnectionsPerBridge: configuration.maxConnectionsPerBridge,
                 connectsPerUIDPerSecond: configuration.connectsPerUIDPerSecond, unthrottledUIDs: [0, getuid()]
             ),
-            directory: SessionDirectory(),
+            directory: SessionDirectory(maxDetachedPerPeer: configuration.maxResumableSessionsPerUser),
             checkBudget: CheckBudget(perUIDPerSecond: configuration.availabilityChecksPerUIDPerSecond, perSessionPerSecond: configuration.availabilityChecksPerSessionPerSecond),
-            sessionIdleTimeout: configuration.sessionIdleSeconds.map { .seconds(Int64($0)) }
+            sessionIdleTimeout: configuration.sessionIdleSeconds.map { .seconds(Int64($0)) },
+            resumeGrace: configuration.resumeGraceSeconds.map { .seconds(Int64($0)) }
         )
         // One notifier for the process: its messages leave in the order they were asked for.
         let notifier = ServiceNotifier()
@@ -245,6 +248,20 @@ public struct SignupDaemonCommand: AsyncParsableCommand {
         limits.apply(to: &configuration.tuning)
         security.apply(to: &configuration.tuning)
         availability.apply(to: &configuration.tuning)
+        frontEnds.apply(to: &configuration.tuning)
+        if configuration.maxConnectionsPerBridge > configuration.maxConnections {
+            // The default (8,192) follows a smaller --max-connections down to half of it; a
+            // value given explicitly must fit.
+            guard frontEnds.maxConnectionsPerBridge == nil else {
+                throw DaemonError.startup("--max-connections-per-bridge \(configuration.maxConnectionsPerBridge) is more than --max-connections \(configuration.maxConnections); a front end's ceiling cannot exceed the total")
+            }
+            configuration.tuning.maxConnectionsPerBridge = max(1, configuration.maxConnections / 2)
+        }
+        do {
+            configuration.trustedBridges = try frontEnds.trustedBridges()
+        } catch {
+            throw DaemonError.startup("\(error)")
+        }
         configuration.formDirectories = forms.directories
         if let template = availability.availabilityURL {
             do {

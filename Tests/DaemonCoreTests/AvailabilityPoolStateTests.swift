@@ -9,6 +9,7 @@ import Testing
     private struct Check: AvailabilityPoolCheck, Equatable {
         let id: UInt64
         let uid: UInt32
+        var peer: PeerKey { PeerKey(uid: uid) }
     }
 
     /// A connection, numbered like the pool's connection ids.
@@ -494,7 +495,7 @@ import Testing
                 world.closing.insert(id)
             }
             #expect(harness.pool.openConnections <= 3)
-            for uid in UInt32(0)..<4 { #expect(harness.pool.connections(heldBy: uid) <= 2) }
+            for uid in UInt32(0)..<4 { #expect(harness.pool.connections(heldBy: PeerKey(uid: uid)) <= 2) }
             // A check whose outcome is known while its request is out ends at once.
             for (check, _) in world.carrying where world.failed.contains(check) { world.finish(check, reusable: false, in: &harness) }
         }
@@ -512,7 +513,7 @@ import Testing
             for id in world.closing.sorted() { world.close(id, in: &harness) }
         }
         #expect(harness.pool.openConnections == 0 && harness.pool.waitingChecks == 0 && harness.pool.idleConnections == 0)
-        for uid in UInt32(0)..<4 { #expect(harness.pool.connections(heldBy: uid) == 0) }
+        for uid in UInt32(0)..<4 { #expect(harness.pool.connections(heldBy: PeerKey(uid: uid)) == 0) }
         let unended = Set(world.checks).subtracting(world.failed).subtracting(world.ended)
         #expect(unended.isEmpty, "checks that never ended: \(unended.sorted())")
         #expect(world.armed.isEmpty, "idle timers left armed: \(world.armed)")

@@ -73,7 +73,7 @@ import Glibc
             template: try AvailabilityURLTemplate("http://127.0.0.1:\(service.port)/users/{key}"), timeout: .seconds(5),
             idleTimeout: .milliseconds(200), group: group
         )
-        let answer = try await client.check(username: "bob", key: "bob", uid: 1000, cancellation: CheckCancellation(), on: group.next()).get()
+        let answer = try await client.check(username: "bob", key: "bob", peer: 1000, cancellation: CheckCancellation(), on: group.next()).get()
         #expect(answer == .available)
         // Kept alive for the next check, then closed by the client once idle for 200 ms.
         let outcome = try await served.futureResult.get()
@@ -135,7 +135,7 @@ import Glibc
         // uid 1000 asks four times first, then uid 1001 once.
         var checks: [EventLoopFuture<Availability>] = []
         for name in ["a1", "a2", "a3", "a4", "b1"] {
-            checks.append(client.check(username: name, key: name, uid: name.hasPrefix("a") ? 1000 : 1001, cancellation: CheckCancellation(), on: group.next()))
+            checks.append(client.check(username: name, key: name, peer: name.hasPrefix("a") ? 1000 : 1001, cancellation: CheckCancellation(), on: group.next()))
         }
         // Three requests reach the service: two of uid 1000's (its half), and uid 1001's,
         // which did not wait behind the others. (First come, first served, the first three

@@ -9,36 +9,36 @@ import Testing
 
     @Test func aUIDStoresItsBurstAtOnceThenAtTheRate() {
         var budget = CarryBudget(maxPerUID: 100, burst: 4, perSecond: 2, maxTotal: 1000)
-        for _ in 0..<4 { #expect(budget.take(uid: 1000, now: start) == nil) }
-        #expect(budget.take(uid: 1000, now: start) == .rate)
+        for _ in 0..<4 { #expect(budget.take(peer: 1000, now: start) == nil) }
+        #expect(budget.take(peer: 1000, now: start) == .rate)
         // Another uid has its own burst.
-        #expect(budget.take(uid: 1001, now: start) == nil)
+        #expect(budget.take(peer: 1001, now: start) == nil)
         // Half a second refills one.
-        #expect(budget.take(uid: 1000, now: start + .milliseconds(500)) == nil)
-        #expect(budget.take(uid: 1000, now: start + .milliseconds(500)) == .rate)
-        #expect(budget.stored(uid: 1000) == 5)
+        #expect(budget.take(peer: 1000, now: start + .milliseconds(500)) == nil)
+        #expect(budget.take(peer: 1000, now: start + .milliseconds(500)) == .rate)
+        #expect(budget.stored(peer: 1000) == 5)
     }
 
     @Test func aUIDHoldsAtMostItsShareAndClosingGivesItBack() {
         var budget = CarryBudget(maxPerUID: 3, burst: 10, perSecond: 10, maxTotal: 1000)
-        for _ in 0..<3 { #expect(budget.take(uid: 7, now: start) == nil) }
-        #expect(budget.take(uid: 7, now: start) == .perUID)
-        budget.release(uid: 7)
-        #expect(budget.take(uid: 7, now: start) == nil)
-        #expect(budget.stored(uid: 7) == 3)
+        for _ in 0..<3 { #expect(budget.take(peer: 7, now: start) == nil) }
+        #expect(budget.take(peer: 7, now: start) == .perPeer)
+        budget.release(peer: 7)
+        #expect(budget.take(peer: 7, now: start) == nil)
+        #expect(budget.stored(peer: 7) == 3)
     }
 
     @Test func allUIDsTogetherFitTheStoreAndAdoptedConnectionsCount() {
         var budget = CarryBudget(maxPerUID: 10, burst: 10, perSecond: 10, maxTotal: 5)
-        budget.adopt(uid: 1, now: start)
-        budget.adopt(uid: 1, now: start)
-        for uid in UInt32(2)...4 { #expect(budget.take(uid: uid, now: start) == nil) }
+        budget.adopt(peer: 1, now: start)
+        budget.adopt(peer: 1, now: start)
+        for uid in UInt32(2)...4 { #expect(budget.take(peer: PeerKey(uid: uid), now: start) == nil) }
         #expect(budget.total == 5)
-        #expect(budget.take(uid: 5, now: start) == .total)
-        budget.release(uid: 1)
-        #expect(budget.take(uid: 5, now: start) == nil)
+        #expect(budget.take(peer: 5, now: start) == .total)
+        budget.release(peer: 1)
+        #expect(budget.take(peer: 5, now: start) == nil)
         // Releasing what was never stored changes nothing.
-        budget.release(uid: 99)
+        budget.release(peer: 99)
         #expect(budget.total == 5)
     }
 }

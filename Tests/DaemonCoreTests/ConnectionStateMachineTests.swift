@@ -37,7 +37,7 @@ import Testing
 
         var refused = ConnectionStateMachine()
         _ = refused.admission(.draining, uid: 7, maxConnections: 10, maxConnectionsPerUID: 2, connectsPerUIDPerSecond: 5)
-        #expect(refused.end(.displaced(maxConnections: 10, uid: 7, held: 3)) == .none)
+        #expect(refused.end(.displaced(maxConnections: 10, peer: 7, held: 3)) == .none)
         #expect(refused.end(.failed) == .close)
     }
 

@@ -27,7 +27,7 @@ import Testing
         Case(code: .invalidRequest, request: "[1]", message: "a request must be a JSON object, not array"),
         Case(
             code: .unknownOp, request: #"{"op":"launch","id":7}"#,
-            message: #"unknown op "launch"; known: describe, ping, open, attach, set, submit, snapshot, close, verify, logout, sessions, locale"#
+            message: #"unknown op "launch"; known: describe, ping, open, attach, set, submit, snapshot, close, verify, logout, sessions, locale, client, resume"#
         ),
         Case(code: .unknownForm, request: #"{"op":"open","form":"nope","id":7}"#, message: #"unknown form "nope"; known: signup, login, phone-signup, phone-login"#),
         Case(
@@ -121,7 +121,7 @@ import Testing
 
     /// Checked by the three tests above the table's: they need another uid, a finished
     /// session or a draining daemon.
-    static let checkedApart: Set<ErrorCode> = [.forbidden, .finished, .shuttingDown]
+    static let checkedApart: Set<ErrorCode> = [.forbidden, .finished, .shuttingDown, .clientFixed]
     /// Codes this version never sends (PROTOCOL.md says so in their rows).
     static let reserved: Set<ErrorCode> = [.internal]
 

@@ -28,15 +28,15 @@ import Testing
             #expect(turns.share(of: 2, upTo: 10).allows(3))
             // uid 1: connections a, b, c, each handling 2 lines when resumed; uid 2: d.
             let connections = ["a", "b", "c", "d"].map { ($0, Marker()) }
-            for ((name, marker), uid) in zip(connections, [UInt32(1), 1, 1, 2]) {
-                turns.waitForTurn(ObjectIdentifier(marker), uid: uid) {
+            for ((name, marker), uid) in zip(connections, [PeerKey(uid: 1), 1, 1, 2]) {
+                turns.waitForTurn(ObjectIdentifier(marker), peer: uid) {
                     let share = turns.share(of: uid, upTo: 2)
                     turns.spend(share, lines: 2)
                     log.withLockedValue { $0.append(name) }
                 }
             }
             // Asking twice keeps one place.
-            turns.waitForTurn(ObjectIdentifier(connections[0].1), uid: 1) { log.withLockedValue { $0.append("a again") } }
+            turns.waitForTurn(ObjectIdentifier(connections[0].1), peer: 1) { log.withLockedValue { $0.append("a again") } }
             #expect(turns.waitingConnections == 4)
             return NIOLoopBound((turns, connections.map(\.1)), eventLoop: loop)
         }

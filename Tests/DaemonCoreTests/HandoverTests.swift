@@ -32,7 +32,9 @@ import Testing
             handler.pauseForHandover()
             let frozen = services.directory.all.map { session -> HandoverCoordinator.Frozen in
                 let saved = session.freezeForHandover()
-                return (session.id, saved.state, saved.seq, saved.age, saved.holders)
+                return HandoverCoordinator.Frozen(
+                    id: session.id, state: saved.state, seq: saved.seq, age: saved.age, owner: saved.owner, views: saved.views,
+                    detachedFor: saved.detachedFor, principal: session.principal, resume: session.resumeSecret)
             }
             let output = try #require(handler.output)
             let record = try #require(handler.handOver())
@@ -65,7 +67,7 @@ import Testing
             let handler = try adopted.pipeline.syncOperations.handler(type: ConnectionHandler.self)
             return (NIOLoopBound(handler, eventLoop: adopted.eventLoop), try #require(handler.output))
         }
-        let carried = await HandoverCoordinator.carryOn(restored, handlers: [record.name: handler], outputs: [record.name: output], services: new.services)
+        let carried = await HandoverCoordinator.carryOn(restored, handlers: [record.name: handler], outputs: [record.name: output], services: new.services, group: new.loop)
         #expect(carried.sessions == 1 && carried.connections == 1)
         #expect(new.services.directory.count == 1)
         #expect(new.services.registry.connectionCount == 1)

@@ -7,7 +7,7 @@ import Testing
 @Suite struct HashQueueFairnessTests {
     private func job(_ uid: UInt32, _ name: String, log: NIOLockedValueBox<[String]>, run: @escaping @Sendable () -> Void = {}) -> HashQueue.Job {
         var job = HashQueue.Job(
-            uid: uid, isWanted: { true }, run: { run(); log.withLockedValue { $0.append("ran \(name)") } },
+            peer: PeerKey(uid: uid), isWanted: { true }, run: { run(); log.withLockedValue { $0.append("ran \(name)") } },
             abandon: { log.withLockedValue { $0.append("abandoned \(name)") } }
         )
         job.displace = { log.withLockedValue { $0.append("displaced \(name)") } }
@@ -19,28 +19,28 @@ import Testing
     @Test func aReservedPlaceCountsUntilItsJobEndsOrItIsGivenBack() async throws {
         let queue = HashQueue(threads: 1, maxPerUID: 2, maxTotal: 8)
         let log = NIOLockedValueBox<[String]>([])
-        let first = try queue.reserve(uid: 1)
-        let second = try queue.reserve(uid: 1)
-        #expect(queue.depth(uid: 1) == (total: 2, user: 2))
-        #expect(queue.wouldAccept(uid: 1) == .userQueueFull)
-        #expect(throws: HashQueue.Refusal.userQueueFull) { try queue.reserve(uid: 1) }
-        #expect(queue.wouldAccept(uid: 2) == nil)
+        let first = try queue.reserve(peer: 1)
+        let second = try queue.reserve(peer: 1)
+        #expect(queue.depth(peer: 1) == (total: 2, user: 2))
+        #expect(queue.wouldAccept(peer: 1) == .userQueueFull)
+        #expect(throws: HashQueue.Refusal.userQueueFull) { try queue.reserve(peer: 1) }
+        #expect(queue.wouldAccept(peer: 2) == nil)
         // Given back unused: room again.
         queue.release(first)
-        #expect(queue.depth(uid: 1) == (total: 1, user: 1) && queue.wouldAccept(uid: 1) == nil)
+        #expect(queue.depth(peer: 1) == (total: 1, user: 1) && queue.wouldAccept(peer: 1) == nil)
         // Its job runs in the place, which is given back when the job ends (one thread: the
         // job queued after it runs only once it has ended).
         let after = DispatchSemaphore(value: 0)
         queue.enqueue(job(1, "a", log: log), in: second)
         try queue.enqueue(job(2, "z", log: log) { after.signal() })
         after.wait()
-        #expect(queue.depth(uid: 1).user == 0)
+        #expect(queue.depth(peer: 1).user == 0)
         #expect(log.withLockedValue { $0 }.first == "ran a")
         // After the stop, a job in a reserved place is abandoned and its place given back.
-        let late = try queue.reserve(uid: 1)
+        let late = try queue.reserve(peer: 1)
         queue.cancelAll()
         queue.enqueue(job(1, "b", log: log), in: late)
-        #expect(log.withLockedValue { $0 }.contains("abandoned b") && queue.depth(uid: 1).user == 0)
+        #expect(log.withLockedValue { $0 }.contains("abandoned b") && queue.depth(peer: 1).user == 0)
         try await queue.shutdown()
     }
 
@@ -55,14 +55,14 @@ import Testing
         try queue.enqueue(job(1, "b", log: log))
         try queue.enqueue(job(1, "c", log: log))
         try queue.enqueue(job(2, "d", log: log))
-        #expect(queue.depth(uid: 1) == (total: 4, user: 3))
+        #expect(queue.depth(peer: 1) == (total: 4, user: 3))
         // A uid holding nothing is admitted; uid 1's newest queued job gives way.
-        #expect(queue.wouldAccept(uid: 3) == nil)
+        #expect(queue.wouldAccept(peer: 3) == nil)
         try queue.enqueue(job(3, "e", log: log))
         #expect(log.withLockedValue { $0 } == ["displaced c"])
-        #expect(queue.depth(uid: 1) == (total: 4, user: 2))
+        #expect(queue.depth(peer: 1) == (total: 4, user: 2))
         // uid 2 (one job) against uid 1 (two): not two more, so no displacing back and forth.
-        #expect(queue.wouldAccept(uid: 2) == .queueFull)
+        #expect(queue.wouldAccept(peer: 2) == .queueFull)
         #expect(throws: HashQueue.Refusal.queueFull) { try queue.enqueue(job(2, "f", log: log)) }
         gate.signal()
         try await queue.shutdown()

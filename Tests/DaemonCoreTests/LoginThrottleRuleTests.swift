@@ -28,18 +28,18 @@ struct LoginThrottleRuleTests {
         let limiter = LoginRateLimiter(limit: 2, globalLimit: 3)
         let start: UInt64 = 1
         for _ in 0..<2 {
-            let attempt = try #require(limiter.reserve(uid: 100, key: "alice", now: start))
+            let attempt = try #require(limiter.reserve(peer: 100, key: "alice", now: start))
             limiter.failed(attempt, accountID: 1, now: start)
         }
-        #expect(limiter.reserve(uid: 100, key: "alice", now: start + minute - 1) == nil)
-        let third = try #require(limiter.reserve(uid: 100, key: "alice", now: start + minute))
+        #expect(limiter.reserve(peer: 100, key: "alice", now: start + minute - 1) == nil)
+        let third = try #require(limiter.reserve(peer: 100, key: "alice", now: start + minute))
         limiter.failed(third, accountID: 1, now: start + minute)
         // The name's global limit (3) is reached: the guesser's next back-off attempt is refused…
-        #expect(limiter.reserve(uid: 100, key: "alice", now: start + 3 * minute) == nil)
+        #expect(limiter.reserve(peer: 100, key: "alice", now: start + 3 * minute) == nil)
         // …but the owner's own first attempts, a typo included, are not.
-        let typo = try #require(limiter.reserve(uid: 1_000, key: "alice", now: start + 3 * minute))
+        let typo = try #require(limiter.reserve(peer: 1_000, key: "alice", now: start + 3 * minute))
         limiter.failed(typo, accountID: 1, now: start + 3 * minute)
-        let retry = try #require(limiter.reserve(uid: 1_000, key: "alice", now: start + 3 * minute))
-        limiter.succeeded(retry, accountID: 1)
+        let retry = try #require(limiter.reserve(peer: 1_000, key: "alice", now: start + 3 * minute))
+        limiter.succeeded(retry, accountID: 1, now: start + 3 * minute)
     }
 }

@@ -38,7 +38,8 @@ import Testing
         try await daemon.stop()
     }
 
-    @Test func theOpenersCloseEndsTheSessionForEveryone() async throws {
+    /// A login session opened on one connection and attached from another.
+    private func openedAndAttached() async throws -> (InProcessDaemon, opener: TestClient, viewer: TestClient, session: String) {
         let daemon = try InProcessDaemon()
         let opener = try await daemon.connect()
         let viewer = try await daemon.connect()
@@ -46,8 +47,29 @@ import Testing
         let session = try #require(try await opener.next("opened").match.string("session"))
         try await viewer.send(#"{"op":"attach","session":"\#(session)"}"#)
         _ = try await viewer.sync()
+        return (daemon, opener, viewer, session)
+    }
 
+    /// The opener's connection drops: the session waits for `resume` (viewers stay), and
+    /// ends for them when the grace passes with nobody resuming it.
+    @Test func theOpenersDropLeavesTheSessionToResumeThenEndsIt() async throws {
+        let (daemon, opener, viewer, _) = try await openedAndAttached()
         try await opener.disconnect()
+        #expect(try await viewer.written().isEmpty)
+        try await viewer.send(#"{"op":"set","field":"username","value":"bob"}"#)
+        #expect(try await viewer.sync().first?.string("field") == "username")
+        await daemon.advance(by: .seconds(60))
+        let told = try await viewer.written()
+        #expect(told.map(\.event) == ["closed"] && told.first?.string("reason") == "abandoned: its connection dropped and nobody resumed it within 60 seconds")
+        #expect(daemon.services.directory.count == 0)
+        try await daemon.stop()
+    }
+
+    @Test func theOpenersCloseEndsTheSessionForEveryone() async throws {
+        let (daemon, opener, viewer, session) = try await openedAndAttached()
+
+        try await opener.send(#"{"op":"close"}"#)
+        _ = try await opener.sync()
         let told = try await viewer.written()
         #expect(told.map(\.event) == ["closed"])
         #expect(told.first?.string("session") == session)

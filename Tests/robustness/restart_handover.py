@@ -17,6 +17,10 @@ inside its sandbox, as root), against the installed socket.
                                 the file descriptor store grows only by the connections
                                 that open a session (systemd compares every stored
                                 descriptor with every other).
+  restart_handover.py resume    a client types half a form and its connection drops; then
+                                `systemctl restart`; a new connection `resume`s the session
+                                with its secret (issue 23): every value is there, `seq` goes on,
+                                and the form completes.
   restart_handover.py bench N [M]  N open sessions, M per connection -> `systemctl restart`
                                 -> the time until a keystroke is answered.
 """
@@ -200,6 +204,59 @@ def restart():
     print(("restart (%s): " % command if command else "restart: ") + "50 clients and 3 views carried from pid %s to %s; keystrokes sent during the restart answered in order; 50 signups done, no bye, seq without gap or repeat" % (before, after))
 
 
+def resume():
+    first = Client("dropped client")
+    first.send(op="open", form="signup", id="open")
+    opened = first.until(lambda e: e.get("event") == "opened", "opened")
+    session, secret = opened["session"], opened.get("resume")
+    if not secret:
+        fail("opened carries no resume secret: %r" % opened)
+    first.session = session
+    first.until(lambda e: e.get("event") == "busy" and e.get("id") == "open", "the snapshot")
+    username = "rs%s" % TAG
+    first.send(op="set", field="username", value=username)
+    first.until(first.field_settled("username"), "the username check")
+    first.send(op="set", field="password", value=PASSWORD)
+    first.until(first.field_settled("password"), "the password check")
+    last = first.last_seq[session]
+    first.sock.close()  # the network goes: no close
+    before = main_pid()
+    result = systemctl("restart", "signupd.service")
+    if result.returncode != 0:
+        fail("systemctl restart: %s" % result.stderr)
+    if main_pid() == before:
+        fail("the main process did not change")
+    second = Client("resuming client")
+    second.send(op="resume", session=session, resume=secret, id="resume")
+    resumed = second.until(lambda e: e.get("event") == "resumed", "resumed")
+    if resumed.get("session") != session:
+        fail("resumed another session: %r" % resumed)
+    snapshot = {}
+    while True:
+        event = second.until(lambda e: True, "the snapshot")
+        if event.get("event") == "validation":
+            snapshot[event["field"]] = event["state"]
+        if event.get("event") == "busy":
+            break
+    if second.last_seq[session] <= last:
+        fail("seq %d after the restart is not past %d" % (second.last_seq[session], last))
+    if snapshot.get("username") != "ok" or snapshot.get("password") != "ok":
+        fail("values typed before the restart are gone: %r" % snapshot)
+    second.send(op="set", field="repeatedPassword", value=PASSWORD)
+    second.until(lambda e: e.get("event") == "enabled" and e.get("value") is True, "submit enabled")
+    second.send(op="submit")
+    done = second.until(lambda e: e.get("event") == "result", "the result")
+    if not done.get("ok"):
+        fail("the resumed signup failed: %r" % done)
+    # A wrong secret is refused, and says so.
+    third = Client("guessing client")
+    third.send(op="resume", session=session, resume="0" * 32, id="guess")
+    refused = third.read()
+    if refused.get("code") != "forbidden" or refused.get("message") != "wrong resume secret for session %s" % session:
+        fail("a wrong secret was not refused: %r" % refused)
+    print("resumed across systemctl restart: every value kept, seq %d -> %d, signup done" % (last, second.last_seq[session]))
+
+
 def stop():
     clients = [Client("client %d" % i) for i in range(3)]
     for i, client in enumerate(clients):
@@ -317,6 +374,8 @@ if __name__ == "__main__":
     mode = sys.argv[1] if len(sys.argv) > 1 else "restart"
     if mode == "restart":
         restart()
+    elif mode == "resume":
+        resume()
     elif mode == "stop":
         stop()
     elif mode == "kill9":

@@ -22,18 +22,36 @@ public struct HandoverState: Sendable, Codable, Equatable {
         public var seq: UInt64
         /// How long it had been open when frozen, in nanoseconds (format version 2).
         public var ageNanoseconds: Int64
-        /// The opening connection's name; the session ends when it closes.
-        public var owner: String
+        /// The opening connection's name; the session ends when it closes. nil: its
+        /// connection dropped (or was not carried) and it waits for `resume`.
+        public var owner: String?
         /// Connections attached as views, in the order they attached.
         public var views: [String]
+        /// Who opened it: the peer uid and, for a trusted front end, the client it named
+        /// and the client's address (format version 3; absent before).
+        public var uid: UInt32?
+        public var client: String?
+        public var address: String?
+        /// The `resume` secret its `opened` carried.
+        public var resume: String?
+        /// How long it had been waiting for `resume` when frozen, in nanoseconds.
+        public var detachedNanoseconds: Int64?
 
-        public init(id: String, form: FormSession, seq: UInt64, ageNanoseconds: Int64 = 0, owner: String, views: [String]) {
+        public init(
+            id: String, form: FormSession, seq: UInt64, ageNanoseconds: Int64 = 0, owner: String?, views: [String],
+            uid: UInt32? = nil, client: String? = nil, address: String? = nil, resume: String? = nil, detachedNanoseconds: Int64? = nil
+        ) {
             self.id = id
             self.form = form
             self.seq = seq
             self.ageNanoseconds = ageNanoseconds
             self.owner = owner
             self.views = views
+            self.uid = uid
+            self.client = client
+            self.address = address
+            self.resume = resume
+            self.detachedNanoseconds = detachedNanoseconds
         }
     }
 
@@ -51,8 +69,16 @@ public struct HandoverState: Sendable, Codable, Equatable {
         public var discarding: Bool
         /// Output produced but not yet taken by the kernel, in order.
         public var unsent: HandoverBytes
+        /// The client a trusted front end named on it (`client` op), and its address.
+        public var client: String?
+        public var address: String?
 
-        public init(name: String, sessions: [String], lines: [PendingLine] = [], partial: [UInt8] = [], discarding: Bool = false, unsent: [UInt8] = []) {
+        public init(
+            name: String, sessions: [String], lines: [PendingLine] = [], partial: [UInt8] = [], discarding: Bool = false, unsent: [UInt8] = [],
+            client: String? = nil, address: String? = nil
+        ) {
+            self.client = client
+            self.address = address
             self.name = name
             self.sessions = sessions
             self.lines = lines
@@ -79,7 +105,11 @@ public struct HandoverState: Sendable, Codable, Equatable {
         var ids = Set<String>()
         for session in sessions {
             guard ids.insert(session.id).inserted else { throw .malformed("session \(session.id) appears twice") }
-            guard names.contains(session.owner) else { throw .malformed("session \(session.id) is owned by unknown connection \(session.owner)") }
+            if let owner = session.owner {
+                guard names.contains(owner) else { throw .malformed("session \(session.id) is owned by unknown connection \(owner)") }
+            } else if session.uid == nil {
+                throw .malformed("session \(session.id) has neither an owning connection nor an owner uid")
+            }
             for view in session.views where !names.contains(view) {
                 throw .malformed("session \(session.id) has unknown view \(view)")
             }

@@ -40,6 +40,9 @@ public enum ErrorCode: String, Sendable, CaseIterable, Codable {
     case `internal` = "internal"
     /// The account store cannot be reached (e.g. PostgreSQL is down): try again later.
     case storeUnavailable = "store_unavailable"
+    /// `client` on a connection that named its client already, or after its first `open`
+    /// or `attach`: the client a connection speaks for is fixed.
+    case clientFixed = "client_fixed"
 }
 
 /// A request identifier chosen by the client and echoed on its replies.

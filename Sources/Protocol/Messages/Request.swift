@@ -15,8 +15,14 @@ public struct Request: Sendable, Equatable {
         case verify(token: String)
         /// Revokes a login token on every host sharing the store (`logout`).
         case logout(token: String)
-        /// The live sessions opened by the caller's uid.
+        /// The live sessions opened by the caller's uid (and client).
         case sessions
+        /// A trusted front end names the end client this connection speaks for (`client`),
+        /// and optionally the client's IP address.
+        case client(client: String, address: String?)
+        /// Takes back a session whose connection dropped, proving it with the `resume`
+        /// secret its `opened` carried.
+        case resume(session: String, secret: String)
     }
 
     public var id: RequestID?
@@ -27,8 +33,11 @@ public struct Request: Sendable, Equatable {
         self.operation = operation
     }
 
+    /// The longest client id a front end may name, in UTF-8 bytes.
+    public static let maxClientBytes = 256
+
     /// The `op` names of protocol v1.
-    public static let operationNames = ["describe", "ping", "open", "attach", "set", "submit", "snapshot", "close", "verify", "logout", "sessions", "locale"]
+    public static let operationNames = ["describe", "ping", "open", "attach", "set", "submit", "snapshot", "close", "verify", "logout", "sessions", "locale", "client", "resume"]
 }
 
 /// A request that could not be understood, with the code and message to send back.
@@ -97,6 +106,13 @@ extension Request {
         case "verify": operation = .verify(token: try members.string("token"))
         case "logout": operation = .logout(token: try members.string("token"))
         case "sessions": operation = .sessions
+        case "client":
+            let client = try members.string("client")
+            guard !client.isEmpty, client.utf8.count <= maxClientBytes else {
+                throw RequestError(.invalidRequest, "\"client\" must be 1 to \(maxClientBytes) bytes (UTF-8)", id: id)
+            }
+            operation = .client(client: client, address: try members.optionalString("address"))
+        case "resume": operation = .resume(session: try members.requiredSession(), secret: try members.string("resume"))
         default:
             throw RequestError(.unknownOp, "unknown op \"\(op)\"; known: \(operationNames.joined(separator: ", "))", id: id)
         }
@@ -120,6 +136,8 @@ extension Request {
         case .logout: name = "logout"
         case .sessions: name = "sessions"
         case .locale: name = "locale"
+        case .client: name = "client"
+        case .resume: name = "resume"
         }
         writer.member("op", name)
         if let id { writer.member("id", id) }
@@ -140,6 +158,12 @@ extension Request {
         case .submit(let session), .snapshot(let session), .close(let session):
             if let session { writer.member("session", session) }
         case .verify(let token), .logout(let token): writer.member("token", token)
+        case .client(let client, let address):
+            writer.member("client", client)
+            if let address { writer.member("address", address) }
+        case .resume(let session, let secret):
+            writer.member("session", session)
+            writer.member("resume", secret)
         }
         writer.endObject()
         writer.endLine()

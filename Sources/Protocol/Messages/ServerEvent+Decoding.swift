@@ -37,9 +37,14 @@ extension ServerEvent {
         case "description":
             let forms = try reader.objects("forms").map { (form) throws(ServerEventDecodingError) in try FormDescription.decode(form) }
             return .description(forms: forms, locale: try reader.optionalString("locale"), id: id)
-        case "opened", "attached":
+        case "opened", "attached", "resumed":
             let (session, form, locale) = (try reader.string("session"), try reader.string("form"), try reader.optionalString("locale"))
-            return event == "opened" ? .opened(session: session, form: form, locale: locale, id: id) : .attached(session: session, form: form, locale: locale, id: id)
+            switch event {
+            case "opened": return .opened(session: session, form: form, locale: locale, resume: try reader.optionalString("resume"), id: id)
+            case "attached": return .attached(session: session, form: form, locale: locale, id: id)
+            default: return .resumed(session: session, form: form, locale: locale, id: id)
+            }
+        case "client": return .clientNamed(client: try reader.string("client"), address: try reader.optionalString("address"), id: id)
         case "locale": return .localeChanged(session: try reader.string("session"), locale: try reader.string("locale"), id: id)
         case "closed": return .closed(session: try reader.string("session"), reason: try reader.optionalString("reason"), id: id)
         case "pong": return .pong(id: id)
@@ -48,7 +53,8 @@ extension ServerEvent {
         case "sessions":
             let sessions = try reader.objects("sessions").map { (summary) throws(ServerEventDecodingError) in
                 let item = MemberReader(object: summary, event: "sessions")
-                return SessionSummary(session: try item.string("session"), form: try item.string("form"), ageSeconds: try item.int("ageSeconds"), views: try item.int("views"))
+                return SessionSummary(session: try item.string("session"), form: try item.string("form"), ageSeconds: try item.int("ageSeconds"), views: try item.int("views"),
+                    detachedSeconds: try item.optionalInt("detachedSeconds"))
             }
             return .sessionList(sessions: sessions, id: id)
         case "validation", "enabled", "busy", "result":
@@ -72,7 +78,8 @@ extension ServerEvent {
         switch self {
         case .hello, .bye: nil
         case .unknown(let unknown): unknown.id
-        case .description(_, _, let id), .opened(_, _, _, let id), .attached(_, _, _, let id), .localeChanged(_, _, let id),
+        case .description(_, _, let id), .opened(_, _, _, _, let id), .attached(_, _, _, let id), .resumed(_, _, _, let id), .clientNamed(_, _, let id),
+            .localeChanged(_, _, let id),
             .closed(_, _, let id), .pong(let id), .verified(_, let id), .revoked(let id), .sessionList(_, let id), .session(_, _, _, let id), .error(_, _, _, let id):
             id
         }

@@ -4,8 +4,14 @@ public enum ServerEvent: Sendable, Equatable {
     /// when the server sends it).
     case hello(server: String, forms: [String], limits: ServerLimits, protocol: String = ServerEvent.protocolName)
     case description(forms: [FormDescription], locale: String?, id: RequestID?)
-    case opened(session: String, form: String, locale: String?, id: RequestID?)
+    /// `resume`: the secret that takes the session back after this connection drops (`resume` op).
+    case opened(session: String, form: String, locale: String?, resume: String?, id: RequestID?)
     case attached(session: String, form: String, locale: String?, id: RequestID?)
+    /// A `resume` took the session back: this connection is its opener again; a snapshot follows.
+    case resumed(session: String, form: String, locale: String?, id: RequestID?)
+    /// A trusted front end named the client this connection speaks for (`client` op);
+    /// `address` as the server reads it (normalised), when one was given.
+    case clientNamed(client: String, address: String?, id: RequestID?)
     /// The session's locale changed (`locale` op); its snapshot follows in the new language.
     case localeChanged(session: String, locale: String, id: RequestID?)
     /// `reason`: why the server ended it (absent when a client's `close` or the opener's
@@ -35,12 +41,16 @@ public struct SessionSummary: Sendable, Equatable {
     public var ageSeconds: Int
     /// Connections attached besides the opener.
     public var views: Int
+    /// Whole seconds since the opener's connection dropped, while the session waits to be
+    /// resumed; nil while its opener holds it.
+    public var detachedSeconds: Int?
 
-    public init(session: String, form: String, ageSeconds: Int, views: Int) {
+    public init(session: String, form: String, ageSeconds: Int, views: Int, detachedSeconds: Int? = nil) {
         self.session = session
         self.form = form
         self.ageSeconds = ageSeconds
         self.views = views
+        self.detachedSeconds = detachedSeconds
     }
 }
 
@@ -79,6 +89,15 @@ public struct UnknownServerEvent: Sendable, Equatable {
 }
 
 extension ServerEvent {
+    /// The members `opened`, `attached` and `resumed` share.
+    private static func encodeHeld(_ event: String, session: String, form: String, locale: String?, id: RequestID?, into writer: inout JSONWriter) {
+        writer.member("event", event)
+        if let id { writer.member("id", id) }
+        writer.member("session", session)
+        writer.member("form", form)
+        if let locale { writer.member("locale", locale) }
+    }
+
     /// Appends the event as one JSON line.
     public func encode(into writer: inout JSONWriter) {
         if case .unknown(let unknown) = self {
@@ -127,12 +146,18 @@ extension ServerEvent {
                 writer.endObject()
             }
             writer.endArray()
-        case .opened(let session, let form, let locale, let id), .attached(let session, let form, let locale, let id):
-            if case .opened = self { writer.member("event", "opened") } else { writer.member("event", "attached") }
+        case .opened(let session, let form, let locale, let resume, let id):
+            Self.encodeHeld("opened", session: session, form: form, locale: locale, id: id, into: &writer)
+            if let resume { writer.member("resume", resume) }
+        case .attached(let session, let form, let locale, let id):
+            Self.encodeHeld("attached", session: session, form: form, locale: locale, id: id, into: &writer)
+        case .resumed(let session, let form, let locale, let id):
+            Self.encodeHeld("resumed", session: session, form: form, locale: locale, id: id, into: &writer)
+        case .clientNamed(let client, let address, let id):
+            writer.member("event", "client")
             if let id { writer.member("id", id) }
-            writer.member("session", session)
-            writer.member("form", form)
-            if let locale { writer.member("locale", locale) }
+            writer.member("client", client)
+            if let address { writer.member("address", address) }
         case .localeChanged(let session, let locale, let id):
             writer.member("event", "locale")
             if let id { writer.member("id", id) }
@@ -163,6 +188,7 @@ extension ServerEvent {
                 writer.member("form", summary.form)
                 writer.member("ageSeconds", summary.ageSeconds)
                 writer.member("views", summary.views)
+                if let detached = summary.detachedSeconds { writer.member("detachedSeconds", detached) }
                 writer.endObject()
             }
             writer.endArray()

@@ -18,7 +18,7 @@ public final class BlockingSignupForm<Failure: Error> {
         let openID = try connection.request(.open(form: form.name, locale: locale))
         var snapshot: [ServerMessage] = []
         let reply = try connection.reply(to: openID) { message throws(Failure) in snapshot.append(message) }
-        guard case .opened(let session, _, let locale, _) = reply.event else { throw failure(.unexpectedReply(reply, answering: "open")) }
+        guard case .opened(let session, _, let locale, _, _) = reply.event else { throw failure(.unexpectedReply(reply, answering: "open")) }
         state.session = session
         state.locale = locale
         for message in snapshot { state.apply(message.event) }

@@ -24,8 +24,8 @@ extension SignupConnection {
     /// Opens a session of `form`; its snapshot follows as events.
     public func open(form: String, locale: String? = nil) async throws(SignupClientError) -> SessionHandle {
         let reply = try await request(.open(form: form, locale: locale))
-        guard case .opened(let session, let form, let locale, _) = reply.event else { throw .unexpectedReply(reply, answering: "open") }
-        return SessionHandle(session: session, form: form, locale: locale, resumeSecret: reply.members["resume"]?.stringValue)
+        guard case .opened(let session, let form, let locale, let secret, _) = reply.event else { throw .unexpectedReply(reply, answering: "open") }
+        return SessionHandle(session: session, form: form, locale: locale, resumeSecret: secret)
     }
 
     /// Joins a live session of the same user (a monitor); its snapshot follows as events.
@@ -40,13 +40,9 @@ extension SignupConnection {
     /// events, `seq` continuing. Refused with `forbidden` (wrong secret, another user's) or
     /// `unknown_session` (ended, or the grace passed).
     public func resume(session: String, secret: String) async throws(SignupClientError) -> SessionHandle {
-        let reply = try await request(op: "resume", [.init(key: "session", value: .string(session)), .init(key: "resume", value: .string(secret))])
-        // Read by its members: a library that does not decode `resumed` yet sees it as `.unknown`.
-        guard reply.members["event"]?.stringValue == "resumed", let session = reply.members["session"]?.stringValue else {
-            throw .unexpectedReply(reply, answering: "resume")
-        }
-        return SessionHandle(
-            session: session, form: reply.members["form"]?.stringValue ?? "", locale: reply.members["locale"]?.stringValue, resumeSecret: secret)
+        let reply = try await request(.resume(session: session, secret: secret))
+        guard case .resumed(let session, let form, let locale, _) = reply.event else { throw .unexpectedReply(reply, answering: "resume") }
+        return SessionHandle(session: session, form: form, locale: locale, resumeSecret: secret)
     }
 
     /// Sets a field's whole new value; its validation comes as events.
@@ -95,11 +91,14 @@ extension SignupConnection {
         return sessions
     }
 
-    /// For a trusted bridge (a web front end): names the end user this connection speaks
-    /// for, so that signupd's limits and logs apply to them. Returns the daemon's reply.
+    /// For a trusted bridge (a web front end): names the end client this connection speaks
+    /// for, and its address, so that signupd's per-user limits and logs count that client.
+    /// Returns the client and address as the daemon read them.
     @discardableResult
-    public func nameClient(_ client: String, address: String) async throws(SignupClientError) -> ServerMessage {
-        try await request(op: "client", [.init(key: "client", value: .string(client)), .init(key: "address", value: .string(address))])
+    public func nameClient(_ client: String, address: String?) async throws(SignupClientError) -> (client: String, address: String?) {
+        let reply = try await request(.client(client: client, address: address))
+        guard case .clientNamed(let client, let address, _) = reply.event else { throw .unexpectedReply(reply, answering: "client") }
+        return (client, address)
     }
 }
 

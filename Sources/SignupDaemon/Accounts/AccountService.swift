@@ -44,7 +44,7 @@ final class AccountService: Sendable {
         hashQueue = HashQueue(
             threads: configuration.hashConcurrency, maxPerUID: configuration.maxQueuedHashesPerUID, maxTotal: configuration.maxQueuedHashes
         )
-        limiter = LoginRateLimiter(limit: configuration.loginAttemptsPerMinute)
+        limiter = LoginRateLimiter(limit: configuration.loginAttemptsPerMinute, backstop: configuration.loginBackstopPerHour)
         tokenLifetimeSeconds = configuration.tokenLifetimeSeconds
         self.logger = logger
     }
@@ -76,8 +76,8 @@ final class AccountService: Sendable {
     /// Hashes and stores a new account. The result is durable before the future completes.
     /// `uid` is the requesting peer's (the queue is fair across uids); the job is skipped
     /// when `isWanted` says nobody waits for it any more.
-    func signup(_ value: IdentityValue, password: String, uid: UInt32, isWanted: @escaping @Sendable () -> Bool, on eventLoop: EventLoop) -> EventLoopFuture<SubmitOutcome> {
-        hashed(uid: uid, isWanted: isWanted, on: eventLoop) { [self] () -> String? in
+    func signup(_ value: IdentityValue, password: String, principal: Principal, isWanted: @escaping @Sendable () -> Bool, on eventLoop: EventLoop) -> EventLoopFuture<SubmitOutcome> {
+        hashed(peer: principal.key, isWanted: isWanted, on: eventLoop) { [self] () -> String? in
             do {
                 return try hasher.hash(password)
             } catch {
@@ -125,12 +125,12 @@ final class AccountService: Sendable {
     /// Runs `work` on the hash queue; a full queue answers `.rateLimited` at once, a job
     /// that never starts `.storeUnavailable` (nothing was written).
     private func hashed<Value: Sendable>(
-        uid: UInt32, isWanted: @escaping @Sendable () -> Bool, on eventLoop: EventLoop, in place: HashQueue.Reservation? = nil,
+        peer: PeerKey, isWanted: @escaping @Sendable () -> Bool, on eventLoop: EventLoop, in place: HashQueue.Reservation? = nil,
         onAbandon: @escaping @Sendable () -> Void = {}, _ work: @escaping @Sendable () -> Value
     ) -> EventLoopFuture<HashJob<Value>> {
         let promise = eventLoop.makePromise(of: HashJob<Value>.self)
         let job = HashQueue.Job(
-            uid: uid, isWanted: isWanted,
+            peer: peer, isWanted: isWanted,
             run: { promise.succeed(.ran(work())) },
             abandon: { onAbandon(); promise.succeed(.notRun(.storeUnavailable)) },
             displace: { onAbandon(); promise.succeed(.notRun(.rateLimited)) }
@@ -142,15 +142,15 @@ final class AccountService: Sendable {
         do {
             try hashQueue.enqueue(job)
         } catch {
-            promise.succeed(.notRun(refused(error, uid: uid, onAbandon: onAbandon)))
+            promise.succeed(.notRun(refused(error, peer: peer, onAbandon: onAbandon)))
         }
         return promise.futureResult
     }
 
     /// A signup or login the hash queue has no room for: "too many attempts" (or the
     /// store's unavailability, when stopping).
-    private func refused(_ error: HashQueue.Refusal, uid: UInt32, onAbandon: () -> Void = {}) -> SubmitOutcome {
-        logger.notice("password hashing refused", metadata: ["uid": "\(uid)", "reason": "\(error)"])
+    private func refused(_ error: HashQueue.Refusal, peer: PeerKey, onAbandon: () -> Void = {}) -> SubmitOutcome {
+        logger.notice("password hashing refused", metadata: ["peer": "\(peer)", "reason": "\(error)"])
         onAbandon()
         return error == .stopped ? .storeUnavailable : .rateLimited
     }
@@ -159,10 +159,11 @@ final class AccountService: Sendable {
     /// The attempt is counted against (`uid`, the identity's skeleton) before anything else,
     /// so parallel attempts cannot overshoot the limit. Usernames, phone numbers and e-mail
     /// addresses alike: the key is the store identity's skeleton.
-    func login(_ value: IdentityValue, password: String, uid: UInt32, isWanted: @escaping @Sendable () -> Bool, on eventLoop: EventLoop) -> EventLoopFuture<SubmitOutcome> {
+    func login(_ value: IdentityValue, password: String, principal: Principal, isWanted: @escaping @Sendable () -> Bool, on eventLoop: EventLoop) -> EventLoopFuture<SubmitOutcome> {
+        let peer = principal.key
         guard let identity = AccountIdentity.of(value) else {
             // The form applied the same rule already; no account can have this name.
-            return hashed(uid: uid, isWanted: isWanted, on: eventLoop) { [self] () -> SubmitOutcome in
+            return hashed(peer: peer, isWanted: isWanted, on: eventLoop) { [self] () -> SubmitOutcome in
                 _ = hasher.verify(password, against: decoy())
                 return .invalidCredentials
             }.map { job in
@@ -172,19 +173,25 @@ final class AccountService: Sendable {
             }
         }
         // Every spelling that looks like this name shares one counter.
-        guard let reservation = limiter.reserve(uid: uid, key: identity.skeleton, now: clock.now().uptimeNanoseconds) else {
+        let device = principal.client == nil ? nil : principal.owner
+        let reservation: LoginRateLimiter.Reservation
+        switch limiter.reserve(peer: peer, device: device, key: identity.skeleton, now: clock.now().uptimeNanoseconds) {
+        case .success(let reserved): reservation = reserved
+        case .failure(let refusal):
+            let why = refusal == .backstop ? "login refused by the backstop (front-end clients together failed too often on this name)" : "login throttled"
+            logger.notice("\(why)", metadata: principal.logMetadata(["name": "\(identity.display)"]))
             return eventLoop.makeSucceededFuture(.rateLimited)
         }
         // Its place in the hash queue is taken now, before the store is asked: the queue's
         // bounds count the login from its submit (pipelined submits past them are refused at once).
         let place: HashQueue.Reservation
         do {
-            place = try hashQueue.reserve(uid: uid)
+            place = try hashQueue.reserve(peer: peer)
         } catch {
-            return eventLoop.makeSucceededFuture(refused(error, uid: uid, onAbandon: { limiter.release(reservation) }))
+            return eventLoop.makeSucceededFuture(refused(error, peer: peer, onAbandon: { limiter.release(reservation) }))
         }
         return eventLoop.makeFutureWithLoopTask { [self] in
-            await login(identity, password: password, reservation: reservation, place: place, uid: uid, isWanted: isWanted, on: eventLoop)
+            await login(identity, password: password, reservation: reservation, place: place, principal: principal, isWanted: isWanted, on: eventLoop)
         }
     }
 
@@ -201,9 +208,10 @@ final class AccountService: Sendable {
     /// queue checks the password, the store keeps the token. `reservation` is settled or
     /// released on every path.
     private func login(
-        _ identity: UsernameIdentity, password: String, reservation: LoginRateLimiter.Reservation, place: HashQueue.Reservation, uid: UInt32,
+        _ identity: UsernameIdentity, password: String, reservation: LoginRateLimiter.Reservation, place: HashQueue.Reservation, principal: Principal,
         isWanted: @escaping @Sendable () -> Bool, on eventLoop: EventLoop
     ) async -> SubmitOutcome {
+        let peer = principal.key
         // Nobody waits any more: as for a job the queue skips.
         guard isWanted() else {
             limiter.release(reservation)
@@ -213,9 +221,10 @@ final class AccountService: Sendable {
         let account: StoredAccount?
         do {
             if let shared = sharedLoginFailures,
-                try await shared.refuses(uid: uid, skeleton: identity.skeleton, limit: limiter.limit, globalLimit: limiter.globalLimit) {
+                try await shared.refuses(peer: peer, device: principal.client == nil ? nil : principal.owner, skeleton: identity.skeleton, limit: limiter.limit, globalLimit: limiter.globalLimit, backstop: limiter.backstop) {
                 limiter.release(reservation)
                 hashQueue.release(place)
+                logger.notice("login throttled (failures on every host)", metadata: principal.logMetadata(["name": "\(identity.display)"]))
                 return .rateLimited
             }
             account = try await store.account(for: identity)
@@ -225,7 +234,7 @@ final class AccountService: Sendable {
             logger.error("login failed on the store", metadata: ["error": "\(error)"])
             return .storeUnavailable
         }
-        let job = hashed(uid: uid, isWanted: isWanted, on: eventLoop, in: place, onAbandon: { [limiter] in limiter.release(reservation) }) { [self] in
+        let job = hashed(peer: peer, isWanted: isWanted, on: eventLoop, in: place, onAbandon: { [limiter] in limiter.release(reservation) }) { [self] in
             check(password, of: account)
         }
         let verdict: PasswordVerdict
@@ -237,16 +246,16 @@ final class AccountService: Sendable {
         switch verdict {
         case .noAccount:
             limiter.failed(reservation, accountID: nil, now: clock.now().uptimeNanoseconds)
-            await recordSharedFailure(uid: uid, skeleton: identity.skeleton, accountID: nil)
+            await recordSharedFailure(peer: peer, skeleton: identity.skeleton, accountID: nil)
             return .invalidCredentials
         case .wrong(let account):
             limiter.failed(reservation, accountID: account.id, now: clock.now().uptimeNanoseconds)
-            await recordSharedFailure(uid: uid, skeleton: identity.skeleton, accountID: account.id)
-            logger.notice("login failed", metadata: ["user": "\(account.username)"])
+            await recordSharedFailure(peer: peer, skeleton: identity.skeleton, accountID: account.id)
+            logger.notice("login failed", metadata: principal.logMetadata(["user": "\(account.username)"]))
             return .invalidCredentials
         case .right(let account, let upgraded):
-            limiter.succeeded(reservation, accountID: account.id)
-            return await loggedIn(account, upgraded: upgraded, uid: uid, skeleton: identity.skeleton)
+            limiter.succeeded(reservation, accountID: account.id, now: clock.now().uptimeNanoseconds)
+            return await loggedIn(account, upgraded: upgraded, principal: principal, skeleton: identity.skeleton)
         }
     }
 
@@ -266,10 +275,11 @@ final class AccountService: Sendable {
     }
 
     /// The store half of a successful login: failures forgotten, the hash upgraded, a token kept.
-    private func loggedIn(_ account: StoredAccount, upgraded: String?, uid: UInt32, skeleton: String) async -> SubmitOutcome {
+    private func loggedIn(_ account: StoredAccount, upgraded: String?, principal: Principal, skeleton: String) async -> SubmitOutcome {
+        let peer = principal.key
         if let shared = sharedLoginFailures {
             do {
-                try await shared.forgetFailures(uid: uid, skeleton: skeleton, accountID: account.id)
+                try await shared.forgetFailures(peer: peer, device: principal.client == nil ? nil : principal.owner, skeleton: skeleton, accountID: account.id)
             } catch {
                 logger.warning("cannot forget shared login failures", metadata: ["error": "\(error)"])
             }
@@ -281,7 +291,7 @@ final class AccountService: Sendable {
             let token = LoginTokens.generate()
             try await store.storeToken(hash: LoginTokens.hash(token), accountID: account.id, expiresAt: Int64(wallClockSeconds()) + tokenLifetimeSeconds)
             loginCount.add(1, ordering: .relaxed)
-            logger.info("login", metadata: ["user": "\(account.username)"])
+            logger.info("login", metadata: principal.logMetadata(["user": "\(account.username)"]))
             return .loggedIn(user: account.username, token: token)
         } catch {
             logger.error("login failed on the store", metadata: ["error": "\(error)"])
@@ -290,10 +300,10 @@ final class AccountService: Sendable {
     }
 
     /// Records a failed login where every host sees it; this host's limiter has it already.
-    private func recordSharedFailure(uid: UInt32, skeleton: String, accountID: Int64?) async {
+    private func recordSharedFailure(peer: PeerKey, skeleton: String, accountID: Int64?) async {
         guard let shared = sharedLoginFailures else { return }
         do {
-            try await shared.recordFailure(uid: uid, skeleton: skeleton, accountID: accountID)
+            try await shared.recordFailure(peer: peer, skeleton: skeleton, accountID: accountID)
         } catch {
             logger.warning("cannot record the login failure for other hosts", metadata: ["error": "\(error)"])
         }
@@ -346,3 +356,4 @@ func wallClockSeconds() -> Int {
     clock_gettime(CLOCK_REALTIME, &spec)
     return spec.tv_sec
 }
+

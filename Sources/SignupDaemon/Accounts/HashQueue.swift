@@ -11,7 +11,7 @@ import NIOPosix
 /// skipped when its turn comes, and `cancelAll` drops every queued job at shutdown.
 final class HashQueue: Sendable {
     struct Job: Sendable {
-        let uid: UInt32
+        let peer: PeerKey
         /// Whether anyone still waits for the result; asked just before the job starts.
         let isWanted: @Sendable () -> Bool
         /// The hashing itself, on a pool thread.
@@ -26,11 +26,11 @@ final class HashQueue: Sendable {
     enum Refusal: Error, Equatable { case userQueueFull, queueFull, stopped }
 
     private struct State {
-        var queues: [UInt32: [Job]] = [:]
+        var queues: [PeerKey: [Job]] = [:]
         /// Uids with queued jobs, in round-robin order.
-        var ring: [UInt32] = []
+        var ring: [PeerKey] = []
         /// Queued plus running, per uid and in total.
-        var perUID: [UInt32: Int] = [:]
+        var perPeer: [PeerKey: Int] = [:]
         var total = 0
         var stopped = false
     }
@@ -48,29 +48,29 @@ final class HashQueue: Sendable {
     }
 
     /// Whether a job for `uid` would be accepted now (for a prompt wire refusal).
-    func wouldAccept(uid: UInt32) -> Refusal? {
-        state.withLockedValue { Self.refusal(for: uid, in: $0, maxPerUID: maxPerUID, maxTotal: maxTotal) }
+    func wouldAccept(peer: PeerKey) -> Refusal? {
+        state.withLockedValue { Self.refusal(for: peer, in: $0, maxPerUID: maxPerUID, maxTotal: maxTotal) }
     }
 
-    private static func refusal(for uid: UInt32, in state: State, maxPerUID: Int, maxTotal: Int) -> Refusal? {
+    private static func refusal(for peer: PeerKey, in state: State, maxPerUID: Int, maxTotal: Int) -> Refusal? {
         if state.stopped { return .stopped }
-        if state.perUID[uid, default: 0] >= maxPerUID { return .userQueueFull }
-        if state.total >= maxTotal, displaceable(for: uid, in: state) == nil { return .queueFull }
+        if state.perPeer[peer, default: 0] >= maxPerUID { return .userQueueFull }
+        if state.total >= maxTotal, displaceable(for: peer, in: state) == nil { return .queueFull }
         return nil
     }
 
     /// The uid whose newest queued job gives way to one of `uid`'s when the queue is full:
     /// the one holding the most jobs, if that is at least two more than `uid` holds (so
     /// that two uids of about the same size do not take turns displacing each other).
-    private static func displaceable(for uid: UInt32, in state: State) -> UInt32? {
-        let own = state.perUID[uid, default: 0]
-        var biggest: (uid: UInt32, jobs: Int)?
+    private static func displaceable(for peer: PeerKey, in state: State) -> PeerKey? {
+        let own = state.perPeer[peer, default: 0]
+        var biggest: (peer: PeerKey, jobs: Int)?
         for (other, queue) in state.queues where !queue.isEmpty {
-            let jobs = state.perUID[other, default: 0]
+            let jobs = state.perPeer[other, default: 0]
             if jobs > (biggest?.jobs ?? 0) { biggest = (other, jobs) }
         }
-        guard let biggest, biggest.uid != uid, biggest.jobs >= own + 2 else { return nil }
-        return biggest.uid
+        guard let biggest, biggest.peer != peer, biggest.jobs >= own + 2 else { return nil }
+        return biggest.peer
     }
 
     /// A place in the queue taken before its job is known: a login holds one from its submit,
@@ -78,52 +78,52 @@ final class HashQueue: Sendable {
     /// of pipelined submits is refused at once, not after the lookups). Given back by
     /// `enqueue(_:in:)` or `release`.
     struct Reservation: Sendable {
-        let uid: UInt32
+        let peer: PeerKey
     }
 
     /// Takes a place for `uid`'s coming job, or says why not (displacing the biggest holder's
     /// newest queued job when the whole queue is full, as `enqueue` does).
-    func reserve(uid: UInt32) throws(Refusal) -> Reservation {
+    func reserve(peer: PeerKey) throws(Refusal) -> Reservation {
         let (refusal, displaced): (Refusal?, Job?) = state.withLockedValue { state in
-            if let refusal = Self.refusal(for: uid, in: state, maxPerUID: maxPerUID, maxTotal: maxTotal) { return (refusal, nil) }
+            if let refusal = Self.refusal(for: peer, in: state, maxPerUID: maxPerUID, maxTotal: maxTotal) { return (refusal, nil) }
             var displaced: Job?
-            if state.total >= maxTotal, let victim = Self.displaceable(for: uid, in: state) {
+            if state.total >= maxTotal, let victim = Self.displaceable(for: peer, in: state) {
                 displaced = state.queues[victim]!.removeLast()
                 if state.queues[victim]!.isEmpty {
                     state.queues[victim] = nil
                     state.ring.removeAll { $0 == victim }
                 }
-                state.perUID[victim, default: 1] -= 1
-                if state.perUID[victim] == 0 { state.perUID[victim] = nil }
+                state.perPeer[victim, default: 1] -= 1
+                if state.perPeer[victim] == 0 { state.perPeer[victim] = nil }
                 state.total -= 1
             }
-            state.perUID[uid, default: 0] += 1
+            state.perPeer[peer, default: 0] += 1
             state.total += 1
             return (nil, displaced)
         }
         if let refusal { throw refusal }
         // Its runner (already submitted) takes the next job instead.
         displaced?.displace()
-        return Reservation(uid: uid)
+        return Reservation(peer: peer)
     }
 
     /// Queues a job, or says why not (the job is then neither run nor abandoned).
     func enqueue(_ job: Job) throws(Refusal) {
-        enqueue(job, in: try reserve(uid: job.uid))
+        enqueue(job, in: try reserve(peer: job.peer))
     }
 
     /// Queues a job in the place reserved for it. After `cancelAll` the job is abandoned.
     func enqueue(_ job: Job, in reservation: Reservation) {
-        precondition(job.uid == reservation.uid, "a job in another uid's place")
+        precondition(job.peer == reservation.peer, "a job in another peer's place")
         let stopped = state.withLockedValue { state in
             guard !state.stopped else { return true }
-            if state.queues[job.uid, default: []].isEmpty { state.ring.append(job.uid) }
-            state.queues[job.uid, default: []].append(job)
+            if state.queues[job.peer, default: []].isEmpty { state.ring.append(job.peer) }
+            state.queues[job.peer, default: []].append(job)
             return false
         }
         guard !stopped else {
             job.abandon()
-            return finished(job.uid)
+            return finished(job.peer)
         }
         // One runner per job; each runner takes whichever job is next in round-robin order.
         pool.submit { [self] _ in runNext() }
@@ -131,33 +131,33 @@ final class HashQueue: Sendable {
 
     /// Gives a reserved place back unused (the login ended before its hash).
     func release(_ reservation: Reservation) {
-        finished(reservation.uid)
+        finished(reservation.peer)
     }
 
     private func runNext() {
         let next: Job? = state.withLockedValue { state in
             guard !state.ring.isEmpty else { return nil }
-            let uid = state.ring.removeFirst()
-            let job = state.queues[uid]!.removeFirst()
-            if state.queues[uid]!.isEmpty { state.queues[uid] = nil } else { state.ring.append(uid) }
+            let peer = state.ring.removeFirst()
+            let job = state.queues[peer]!.removeFirst()
+            if state.queues[peer]!.isEmpty { state.queues[peer] = nil } else { state.ring.append(peer) }
             return job
         }
         guard let job = next else { return }
-        defer { finished(job.uid) }
+        defer { finished(job.peer) }
         if job.isWanted() { job.run() } else { job.abandon() }
     }
 
-    private func finished(_ uid: UInt32) {
+    private func finished(_ peer: PeerKey) {
         state.withLockedValue { state in
-            state.perUID[uid, default: 1] -= 1
-            if state.perUID[uid] == 0 { state.perUID[uid] = nil }
+            state.perPeer[peer, default: 1] -= 1
+            if state.perPeer[peer] == 0 { state.perPeer[peer] = nil }
             state.total -= 1
         }
     }
 
     /// Jobs queued or running, in total and for `uid` (for tests and logs).
-    func depth(uid: UInt32) -> (total: Int, user: Int) {
-        state.withLockedValue { ($0.total, $0.perUID[uid, default: 0]) }
+    func depth(peer: PeerKey) -> (total: Int, user: Int) {
+        state.withLockedValue { ($0.total, $0.perPeer[peer, default: 0]) }
     }
 
     /// Refuses new jobs and abandons every queued one; running jobs finish.
@@ -172,7 +172,7 @@ final class HashQueue: Sendable {
         // Their runners find the queue empty; the counts are settled here.
         for job in dropped {
             job.abandon()
-            finished(job.uid)
+            finished(job.peer)
         }
     }
 

@@ -54,6 +54,21 @@ extension PostgresAccountStore {
             "CREATE INDEX login_failure_uid_skeleton ON login_failure (uid, skeleton, at)",
             "CREATE INDEX login_failure_skeleton ON login_failure (skeleton, at)",
         ]),
+        (2, "login failures per front-end client", [
+            // '' for a local peer; a trusted front end's client otherwise (`PeerKey.storedClient`).
+            "ALTER TABLE login_failure ADD COLUMN client text COLLATE \"C\" NOT NULL DEFAULT ''",
+            "DROP INDEX login_failure_uid_skeleton",
+            "CREATE INDEX login_failure_peer_skeleton ON login_failure (uid, client, skeleton, at)",
+            """
+            CREATE TABLE login_known_client (
+                uid bigint NOT NULL,
+                client text COLLATE "C" NOT NULL,
+                skeleton text COLLATE "C" NOT NULL,
+                at timestamptz NOT NULL DEFAULT clock_timestamp(),
+                PRIMARY KEY (uid, client, skeleton)
+            )
+            """,
+        ]),
     ]
 
     /// Brings the schema up to date on one connection, holding `pg_advisory_lock` so that

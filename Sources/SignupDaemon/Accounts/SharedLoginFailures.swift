@@ -8,9 +8,10 @@
 /// several hosts is the same number on each when the hosts are set up alike.
 protocol SharedLoginFailures: Sendable {
     /// Whether the failures recorded by all hosts refuse another attempt now.
-    func refuses(uid: UInt32, skeleton: String, limit: Int, globalLimit: Int) async throws(AccountStoreError) -> Bool
+    func refuses(peer: PeerKey, device: SessionOwner?, skeleton: String, limit: Int, globalLimit: Int, backstop: Int) async throws(AccountStoreError) -> Bool
     /// Records a failed attempt against `accountID` (nil: no such account).
-    func recordFailure(uid: UInt32, skeleton: String, accountID: Int64?) async throws(AccountStoreError)
-    /// A login succeeded: that uid's failures against this account are forgotten.
-    func forgetFailures(uid: UInt32, skeleton: String, accountID: Int64) async throws(AccountStoreError)
+    func recordFailure(peer: PeerKey, skeleton: String, accountID: Int64?) async throws(AccountStoreError)
+    /// A login succeeded: that peer's failures against this account are forgotten, and a
+    /// front-end client becomes known to the name (`LoginRateLimiter`'s backstop spares it).
+    func forgetFailures(peer: PeerKey, device: SessionOwner?, skeleton: String, accountID: Int64) async throws(AccountStoreError)
 }

@@ -5,7 +5,7 @@ protocol AvailabilityPoolCheck: Sendable {
     /// Unique among the pool's checks: the one `AvailabilityPoolState.admit` handed out.
     var id: UInt64 { get }
     /// Whose check it is: one uid's checks hold at most half the connections.
-    var uid: UInt32 { get }
+    var peer: PeerKey { get }
 }
 
 /// Why a check got no answer, as the pool and the client tell it apart: only the service's
@@ -120,7 +120,7 @@ struct AvailabilityPoolState<Connection: Sendable, Check: AvailabilityPoolCheck,
     /// Checks holding a connection, or one being opened for them, until they finish.
     private var lent: [UInt64: Check] = [:]
     /// How many connections each uid's checks hold (`lent` counted by uid).
-    private var inUse: [UInt32: Int] = [:]
+    private var inUse: [PeerKey: Int] = [:]
     private var lastCheckID: UInt64 = 0
     private var lastConnectionID: ConnectionID = 0
     private var lastPark: UInt64 = 0
@@ -138,7 +138,7 @@ struct AvailabilityPoolState<Connection: Sendable, Check: AvailabilityPoolCheck,
     /// Checks waiting for a connection.
     var waitingChecks: Int { waiting.count }
     /// Connections held by `uid`'s checks.
-    func connections(heldBy uid: UInt32) -> Int { inUse[uid, default: 0] }
+    func connections(heldBy peer: PeerKey) -> Int { inUse[peer, default: 0] }
 }
 
 // MARK: - Checks
@@ -160,7 +160,7 @@ extension AvailabilityPoolState {
     mutating func lease(_ check: Check, isActive: (Connection) -> Bool) -> [Action] {
         if case .stopped = mode { return [.fail(check, .stopping)] }
         var actions: [Action] = []
-        if connections(heldBy: check.uid) < maxConnectionsPerUID {
+        if connections(heldBy: check.peer) < maxConnectionsPerUID {
             while let id = idle.popLast() {
                 guard case .idle(let connection, _, let timer) = connections[id] else { continue }
                 if let timer { actions.append(.cancelTimer(timer)) }
@@ -249,7 +249,7 @@ extension AvailabilityPoolState {
         guard case .connecting(let check) = connections[id] else { return [] }
         connections[id] = nil
         if case .stopped = mode {} else { mode = .failingFast(until: now + failFastPeriod) }
-        // The failed check's share comes back first, so that its uid's own waiting check
+        // The failed check's share comes back first, so that its peer's own waiting check
         // may take the slot (otherwise it waited out its timeout with the pool empty).
         giveBack(check.id)
         return passSlot() + [.fail(check, .service(cause))]
@@ -347,12 +347,12 @@ extension AvailabilityPoolState {
 
     private mutating func lend(_ check: Check) {
         lent[check.id] = check
-        inUse[check.uid, default: 0] += 1
+        inUse[check.peer, default: 0] += 1
     }
 
     private mutating func giveBack(_ checkID: UInt64) {
-        guard let check = lent.removeValue(forKey: checkID), let count = inUse[check.uid] else { return }
-        inUse[check.uid] = count > 1 ? count - 1 : nil
+        guard let check = lent.removeValue(forKey: checkID), let count = inUse[check.peer] else { return }
+        inUse[check.peer] = count > 1 ? count - 1 : nil
     }
 
     /// A new connection, being opened for `check`.
@@ -373,7 +373,7 @@ extension AvailabilityPoolState {
     private mutating func nextWaiting() -> Check? {
         var best: (index: Int, using: Int)?
         for (index, check) in waiting.enumerated() {
-            let using = connections(heldBy: check.uid)
+            let using = connections(heldBy: check.peer)
             guard using < maxConnectionsPerUID, using < (best?.using ?? Int.max) else { continue }
             best = (index, using)
             if using == 0 { break }

@@ -41,7 +41,7 @@ final class HTTPAvailabilityClient: Sendable {
     /// A check in the pool: what its request asks, and where its outcome goes.
     struct PendingCheck: AvailabilityPoolCheck {
         let id: UInt64
-        let uid: UInt32
+        let peer: PeerKey
         /// The request's path for the name.
         let target: String
         let cancellation: CheckCancellation
@@ -73,7 +73,7 @@ final class HTTPAvailabilityClient: Sendable {
 
     /// Asks the service about a name: `username` in NFC as typed, `key` its identity key
     /// (`AvailabilityURLTemplate`).
-    func check(username: String, key: String, uid: UInt32, cancellation: CheckCancellation, on eventLoop: EventLoop) -> EventLoopFuture<Availability> {
+    func check(username: String, key: String, peer: PeerKey, cancellation: CheckCancellation, on eventLoop: EventLoop) -> EventLoopFuture<Availability> {
         // Stopping: the loops may be shutting down; nothing is scheduled on them any more.
         // Failing fast: already logged as unreachable.
         guard case .admitted(let id) = pool.withLockedValue({ $0.admit(now: .now()) }) else {
@@ -85,7 +85,7 @@ final class HTTPAvailabilityClient: Sendable {
         let deadline = eventLoop.scheduleTask(in: .nanoseconds(timeout.nanoseconds)) { [self] in
             run(pool.withLockedValue { $0.deadlinePassed(id) })
         }
-        let check = PendingCheck(id: id, uid: uid, target: template.target(username: username, key: key), cancellation: cancellation, promise: promise)
+        let check = PendingCheck(id: id, peer: peer, target: template.target(username: username, key: key), cancellation: cancellation, promise: promise)
         let actions = pool.withLockedValue { $0.lease(check, isActive: { $0.isActive }) }
         // Cancelled while waiting: it leaves the queue. Once it is sent, the abort replaces this.
         cancellation.onCancel { [self] in run(pool.withLockedValue { $0.cancelWaiting(id) }) }

@@ -139,6 +139,66 @@ struct LimitOptions: ParsableArguments {
     }
 }
 
+/// Front ends that speak for their people (`client` op) and resuming sessions.
+struct FrontEndOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("Group whose members are trusted front ends: they may name the end client each connection speaks for ({\"op\":\"client\"}), and every per-user limit then counts that client. The Debian package creates signupd-bridges (empty) and names it. Membership is the peer process's, primary or supplementary, when it connects.", valueName: "group"))
+    var trustedBridgeGroup: String?
+
+    @Option(help: ArgumentHelp("A uid (or user name) trusted as a front end, like members of --trusted-bridge-group; may be repeated.", valueName: "user"))
+    var trustedBridgeUid: [String] = []
+
+    @Option(help: ArgumentHelp("Connections one client of a trusted front end may hold. (default: \(DaemonTuning.standard.maxConnectionsPerClient))", valueName: "n"))
+    var maxConnectionsPerClient: Int?
+
+    @Option(help: ArgumentHelp("Connections a trusted front end's uid may hold in all, for all its clients: its site-wide ceiling. (default: \(DaemonTuning.standard.maxConnectionsPerBridge))", valueName: "n"))
+    var maxConnectionsPerBridge: Int?
+
+    @Option(help: ArgumentHelp("Seconds a session whose connection dropped is kept for {\"op\":\"resume\"} with the secret its opened event carried (0: it ends with its connection). (default: \(DaemonTuning.standard.resumeGraceSeconds ?? 0))", valueName: "seconds"))
+    var resumeGrace: Int?
+
+    @Option(help: ArgumentHelp("Sessions of one user (uid, or front-end client) waiting for resume at once; past it the oldest waiting one ends (closed: abandoned). (default: \(DaemonTuning.standard.maxResumableSessionsPerUser))", valueName: "n"))
+    var maxResumableSessionsPerUser: Int?
+
+    @Option(help: ArgumentHelp("Failed logins for one name from all front-end clients together in an hour before clients that never logged in to that name are refused (clients that did keep their own allowance). (default: \(DaemonTuning.standard.loginBackstopPerHour))", valueName: "n"))
+    var loginBackstopPerHour: Int?
+
+    func apply(to tuning: inout DaemonTuning) {
+        if let maxConnectionsPerClient { tuning.maxConnectionsPerClient = maxConnectionsPerClient }
+        if let maxConnectionsPerBridge { tuning.maxConnectionsPerBridge = maxConnectionsPerBridge }
+        if let resumeGrace { tuning.resumeGraceSeconds = resumeGrace == 0 ? nil : resumeGrace }
+        if let loginBackstopPerHour { tuning.loginBackstopPerHour = loginBackstopPerHour }
+        if let maxResumableSessionsPerUser { tuning.maxResumableSessionsPerUser = maxResumableSessionsPerUser }
+    }
+
+    /// The trusted uids and group, looked up in the system's user and group databases.
+    func trustedBridges() throws -> TrustedBridges {
+        var trusted = TrustedBridges()
+        for user in trustedBridgeUid {
+            guard let uid = UInt32(user) ?? SystemAccounts.uid(ofUser: user) else { throw ValidationError("--trusted-bridge-uid: no user \"\(user)\"") }
+            trusted.uids.insert(uid)
+        }
+        if let trustedBridgeGroup {
+            guard let gid = UInt32(trustedBridgeGroup) ?? SystemAccounts.gid(ofGroup: trustedBridgeGroup) else {
+                throw ValidationError("--trusted-bridge-group: no group \"\(trustedBridgeGroup)\"")
+            }
+            guard gid != 0 else { throw ValidationError("--trusted-bridge-group: group 0 (root) cannot be a group of front ends; make one, e.g. signupd-bridges") }
+            trusted.gid = gid
+        }
+        return trusted
+    }
+
+    func validate() throws {
+        if let maxConnectionsPerClient { try checkRange("--max-connections-per-client", maxConnectionsPerClient, 1...1_000_000) }
+        if let maxConnectionsPerBridge { try checkRange("--max-connections-per-bridge", maxConnectionsPerBridge, 1...1_000_000) }
+        var tuning = DaemonTuning()
+        apply(to: &tuning)
+        try checkPerUID("--max-connections-per-client", tuning.maxConnectionsPerClient, within: "--max-connections-per-bridge", tuning.maxConnectionsPerBridge)
+        if let resumeGrace { try checkRange("--resume-grace", resumeGrace, 0...3600) }
+        if let loginBackstopPerHour { try checkRange("--login-backstop-per-hour", loginBackstopPerHour, 1...1_000_000) }
+        if let maxResumableSessionsPerUser { try checkRange("--max-resumable-sessions-per-user", maxResumableSessionsPerUser, 1...1_000_000) }
+    }
+}
+
 /// Password hashing and login tokens.
 struct SecurityOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Argon2id passes (default: libsodium's interactive profile, \(PasswordHasher.interactive.operations)).", valueName: "n"))

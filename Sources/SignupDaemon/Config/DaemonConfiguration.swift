@@ -35,6 +35,8 @@ struct DaemonConfiguration: Sendable {
     var availabilityURL: AvailabilityURLTemplate?
     /// For an `https://` availability URL: its trust, loaded at start.
     var availabilityTLS: AvailabilityTLS?
+    /// Peers that may name the clients they speak for (`--trusted-bridge-group`, `--trusted-bridge-uid`).
+    var trustedBridges = TrustedBridges.none
     var hashCost: HashCost
     var hashConcurrency: Int
     var eventLoopThreads: Int

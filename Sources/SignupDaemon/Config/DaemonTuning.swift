@@ -26,6 +26,17 @@ struct DaemonTuning: Sendable, Equatable {
     var idleConnectionSeconds: Int? = 600
     /// A session is closed after this many seconds without a request; nil: never.
     var sessionIdleSeconds: Int? = 900
+    /// A session whose opener's connection dropped waits this long for `resume`; nil: it ends with the connection.
+    var resumeGraceSeconds: Int? = 60
+    /// Sessions of one user (uid, or front-end client) waiting for `resume` at once; past it the oldest ends.
+    var maxResumableSessionsPerUser = 256
+    /// Connections one client of a trusted front end may hold (a browser needs a few).
+    var maxConnectionsPerClient = 64
+    /// All connections of a trusted front end's uid together: its site-wide ceiling.
+    var maxConnectionsPerBridge = 8192
+    /// Failed logins per name from all front-end clients together in an hour before clients
+    /// that never logged in to it are refused (NIST SP 800-63B §5.2.2's 100).
+    var loginBackstopPerHour = 100
     var tokenLifetimeSeconds: Int64 = 86_400
     /// Failed logins per username from one uid before its further attempts back off.
     var loginAttemptsPerMinute = 5

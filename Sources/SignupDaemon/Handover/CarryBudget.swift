@@ -23,7 +23,7 @@ struct CarryBudget: Sendable {
         var stored = 0
         var bucket: TokenBucket
     }
-    private var accounts: [UInt32: Account] = [:]
+    private var accounts: [PeerKey: Account] = [:]
 
     init(maxPerUID: Int = 256, burst: Int = 64, perSecond: Int = 16, maxTotal: Int = 4096) {
         self.maxPerUID = maxPerUID
@@ -32,14 +32,14 @@ struct CarryBudget: Sendable {
         self.maxTotal = maxTotal
     }
 
-    enum Refusal: Equatable, Sendable { case perUID, rate, total }
+    enum Refusal: Equatable, Sendable { case perPeer, rate, total }
 
     /// Takes a place for one more of `uid`'s connections at `now`, or says why not.
-    mutating func take(uid: UInt32, now: NIODeadline) -> Refusal? {
-        var account = accounts[uid] ?? newAccount(now: now)
+    mutating func take(peer: PeerKey, now: NIODeadline) -> Refusal? {
+        var account = accounts[peer] ?? newAccount(now: now)
         account.bucket.refill(now: now)
-        defer { accounts[uid] = account }
-        guard account.stored < maxPerUID else { return .perUID }
+        defer { accounts[peer] = account }
+        guard account.stored < maxPerUID else { return .perPeer }
         guard total < maxTotal else { return .total }
         guard account.bucket.take(now: now) else { return .rate }
         account.stored += 1
@@ -48,19 +48,19 @@ struct CarryBudget: Sendable {
     }
 
     /// Counts a connection adopted from the previous process (stored already).
-    mutating func adopt(uid: UInt32, now: NIODeadline) {
+    mutating func adopt(peer: PeerKey, now: NIODeadline) {
         let fresh = newAccount(now: now)
-        accounts[uid, default: fresh].stored += 1
+        accounts[peer, default: fresh].stored += 1
         total += 1
     }
 
     /// One of `uid`'s stored connections left the store.
-    mutating func release(uid: UInt32) {
-        guard var account = accounts[uid], account.stored > 0 else { return }
+    mutating func release(peer: PeerKey) {
+        guard var account = accounts[peer], account.stored > 0 else { return }
         account.stored -= 1
         total -= 1
         // Forgotten once nothing is stored and the bucket is full again (a bounded map).
-        accounts[uid] = account.stored == 0 && account.bucket.isFull ? nil : account
+        accounts[peer] = account.stored == 0 && account.bucket.isFull ? nil : account
     }
 
     private func newAccount(now: NIODeadline) -> Account {
@@ -68,5 +68,5 @@ struct CarryBudget: Sendable {
     }
 
     /// Connections of `uid` stored now (for tests).
-    func stored(uid: UInt32) -> Int { accounts[uid]?.stored ?? 0 }
+    func stored(peer: PeerKey) -> Int { accounts[peer]?.stored ?? 0 }
 }

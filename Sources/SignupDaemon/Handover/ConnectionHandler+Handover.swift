@@ -95,7 +95,8 @@ extension ConnectionHandler {
         }
         let record = HandoverState.ConnectionRecord(
             name: name, sessions: liveHolds.map(\.session.id), lines: lines,
-            partial: framer.partial, discarding: framer.discarding, unsent: unsent
+            partial: framer.partial, discarding: framer.discarding, unsent: unsent,
+            client: output.principal.client, address: output.principal.address?.text
         )
         handover.handedOver = true
         output.channel.close(promise: nil)

@@ -76,7 +76,7 @@ extension HandoverCoordinator {
             handlers[record.name] = handler
         }
 
-        let carried = await Self.carryOn(state, handlers: handlers, outputs: outputs, services: context.services)
+        let carried = await Self.carryOn(state, handlers: handlers, outputs: outputs, services: context.services, group: group)
         return .carried(sessions: carried.sessions, connections: carried.connections)
     }
 
@@ -84,17 +84,31 @@ extension HandoverCoordinator {
     /// missing here drops the sessions it owned), then the connections' waiting requests.
     /// Returns how many sessions and connections carry on.
     static func carryOn(
-        _ state: HandoverState, handlers: [String: NIOLoopBound<ConnectionHandler>], outputs: [String: ConnectionOutput], services: SessionServices
+        _ state: HandoverState, handlers: [String: NIOLoopBound<ConnectionHandler>], outputs: [String: ConnectionOutput], services: SessionServices,
+        group: EventLoopGroup
     ) async -> (sessions: Int, connections: Int) {
-        let owned = state.sessions.compactMap { record in
-            outputs[record.owner].map { (record: record, owner: $0, views: record.views.compactMap { outputs[$0] }) }
+        // A session whose owning connection is not here waits for `resume` (if the record
+        // says who owns it and resuming is on); else it ends, as before.
+        let keepDetached = services.resumeGrace.map { $0 > .zero } ?? false
+        let owned = state.sessions.compactMap { record -> (record: HandoverState.SessionRecord, owner: ConnectionOutput?, principal: Principal, views: [ConnectionOutput], loop: EventLoop)? in
+            let owner = record.owner.flatMap { outputs[$0] }
+            let views = record.views.compactMap { outputs[$0] }
+            guard let uid = record.uid ?? owner?.peer.uid else { return nil }
+            if owner == nil, !keepDetached || record.uid == nil { return nil }
+            let principal = Principal(uid: uid, client: record.client, address: record.address.flatMap(ClientAddress.init))
+            return (record, owner, principal, views, owner?.eventLoop ?? group.next())
         }
-        let restored = await onTheirLoops(owned, loop: \.owner.eventLoop) { item in
+        let restored = await onTheirLoops(owned, loop: \.loop) { item in
+            let detachedFor: TimeAmount? = item.owner == nil ? .nanoseconds(max(0, item.record.detachedNanoseconds ?? 0)) : nil
             let session = Session(
-                restoring: item.record.id, state: item.record.form, seq: item.record.seq, age: .nanoseconds(max(0, item.record.ageNanoseconds)), owner: item.owner, views: item.views, services: services)
+                restoring: item.record.id, state: item.record.form, seq: item.record.seq, age: .nanoseconds(max(0, item.record.ageNanoseconds)),
+                principal: item.principal, resumeSecret: item.record.resume, owner: item.owner, detachedFor: detachedFor, views: item.views,
+                eventLoop: item.loop, services: services)
             services.directory.restore(session)
             // Each connection's hold, keyed by connection name, for its list below.
-            let holds = ([item.record.owner] + item.record.views).compactMap { name in outputs[name].flatMap { session.hold(of: $0) }.map { (name, $0) } }
+            let holds = ((item.owner == nil ? [] : [item.record.owner].compactMap { $0 }) + item.record.views).compactMap { name in
+                outputs[name].flatMap { session.hold(of: $0) }.map { (name, $0) }
+            }
             return (session: session, holds: Dictionary(holds, uniquingKeysWith: { first, _ in first }))
         }
         let sessions = Dictionary(restored.map { ($0.session.id, $0.holds) }, uniquingKeysWith: { first, _ in first })

@@ -65,13 +65,13 @@ final class HandoverCoordinator: Sendable {
     /// (its uid's `CarryBudget` is spent, or systemd did not take it): it is served as any
     /// other, and a restart closes it.
     func store(channel: Channel, output: ConnectionOutput, handler: ConnectionHandler) -> String? {
-        let uid = output.peer.uid
+        let peer = output.principal.key
         let refused: (key: String, message: String)? = state.withLockedValue { state in
-            guard let refusal = state.budget.take(uid: uid, now: .now()) else { return nil }
+            guard let refusal = state.budget.take(peer: peer, now: .now()) else { return nil }
             let budget = state.budget
             return switch refusal {
-            case .perUID: ("carry \(uid) \(refusal)", "uid \(uid) holds sessions on more than \(budget.maxPerUID) connections: the others are not carried across a restart (a restart closes them)")
-            case .rate: ("carry \(uid) \(refusal)", "uid \(uid) opens sessions on new connections faster than \(budget.burst) at once, then \(budget.perSecond) a second: those are not carried across a restart (a restart closes them)")
+            case .perPeer: ("carry \(peer) \(refusal)", "\(peer) holds sessions on more than \(budget.maxPerUID) connections: the others are not carried across a restart (a restart closes them)")
+            case .rate: ("carry \(peer) \(refusal)", "\(peer) opens sessions on new connections faster than \(budget.burst) at once, then \(budget.perSecond) a second: those are not carried across a restart (a restart closes them)")
             case .total: ("carry total", "more than \(budget.maxTotal) connections hold sessions: the others are not carried across a restart (a restart closes them)")
             }
         }
@@ -80,13 +80,13 @@ final class HandoverCoordinator: Sendable {
             return nil
         }
         guard let fd = descriptor(of: channel) else {
-            state.withLockedValue { $0.budget.release(uid: uid) }
+            state.withLockedValue { $0.budget.release(peer: peer) }
             warnOnce("a connection's descriptor was not found: it will not survive a restart")
             return nil
         }
         let name = prefix + String(state.withLockedValue { $0.counter += 1; return $0.counter })
         guard DescriptorStore.add(fd, name: name) else {
-            state.withLockedValue { $0.budget.release(uid: uid) }
+            state.withLockedValue { $0.budget.release(peer: peer) }
             warnOnce("systemd did not take a connection into its file descriptor store (is FileDescriptorStoreMax= full?): connections beyond it end at a restart")
             return nil
         }
@@ -99,7 +99,7 @@ final class HandoverCoordinator: Sendable {
         let fd = descriptor(of: output.channel) ?? -1
         let entry = Entry(name: name, fd: fd, output: output, handler: NIOLoopBound(handler, eventLoop: output.eventLoop))
         state.withLockedValue { state in
-            state.budget.adopt(uid: output.peer.uid, now: .now())
+            state.budget.adopt(peer: output.principal.key, now: .now())
             state.entries[ObjectIdentifier(output)] = entry
             state.knownDescriptors.insert(fd)
         }
@@ -110,7 +110,7 @@ final class HandoverCoordinator: Sendable {
     func closed(output: ConnectionOutput, name: String?, handedOver: Bool) {
         state.withLockedValue { state in
             if let entry = state.entries.removeValue(forKey: ObjectIdentifier(output)) { state.knownDescriptors.remove(entry.fd) }
-            if name != nil { state.budget.release(uid: output.peer.uid) }
+            if name != nil { state.budget.release(peer: output.principal.key) }
         }
         guard let name else { return }
         if !handedOver { DescriptorStore.remove(name) }
@@ -163,7 +163,10 @@ final class HandoverCoordinator: Sendable {
         //    connections' loops ahead of step 4.
         let frozen = await onTheirLoops(services.directory.all, loop: \.eventLoop) { session -> Frozen in
             let saved = session.freezeForHandover()
-            return (id: session.id, state: saved.state, seq: saved.seq, age: saved.age, holders: saved.holders)
+            return Frozen(
+                id: session.id, state: saved.state, seq: saved.seq, age: saved.age, owner: saved.owner, views: saved.views,
+                detachedFor: saved.detachedFor, principal: session.principal, resume: session.resumeSecret
+            )
         }
         // 4. Connections: their unhandled input and unsent output, then close (systemd keeps them).
         var connections: [HandoverState.ConnectionRecord] = []
@@ -182,8 +185,9 @@ final class HandoverCoordinator: Sendable {
                 names[ObjectIdentifier(entry.output)] = entry.name
             }
         }
-        // 5. Only what is consistent: a session whose owner left during the handover ends.
-        let state = Self.state(frozen: frozen, connections: connections, names: names)
+        // 5. Only what is consistent: a session whose owner's connection is not carried
+        //    waits for `resume` in the next process (with a grace), like one whose owner dropped.
+        let state = Self.state(frozen: frozen, connections: connections, names: names, keepDetached: services.resumeGrace.map { $0 > .zero } ?? false)
         let sessions = state.sessions
         do {
             let fd = try DescriptorStore.sealedMemfd(try HandoverCodec.encode(state))
@@ -198,18 +202,38 @@ final class HandoverCoordinator: Sendable {
         return (sessions.count, connections.count)
     }
 
-    /// A session as frozen (`Session.freezeForHandover`), with its id.
-    typealias Frozen = (id: String, state: FormSession, seq: UInt64, age: TimeAmount, holders: [ConnectionOutput])
+    /// A session as frozen (`Session.freezeForHandover`), with its id, owner and secret.
+    struct Frozen: Sendable {
+        var id: String
+        var state: FormSession
+        var seq: UInt64
+        var age: TimeAmount
+        var owner: ConnectionOutput?
+        var views: [ConnectionOutput]
+        var detachedFor: TimeAmount?
+        var principal: Principal
+        var resume: String
+    }
 
     /// The state to hand over: the saved connections (`names` maps each one's output to its
     /// record's name) and the frozen sessions whose owner is among them; a connection's
     /// list keeps only sessions that are handed over.
-    static func state(frozen: [Frozen], connections: [HandoverState.ConnectionRecord], names: [ObjectIdentifier: String]) -> HandoverState {
+    static func state(frozen: [Frozen], connections: [HandoverState.ConnectionRecord], names: [ObjectIdentifier: String], keepDetached: Bool = true) -> HandoverState {
         var sessions: [HandoverState.SessionRecord] = []
         for session in frozen {
-            guard let owner = session.holders.first.flatMap({ names[ObjectIdentifier($0)] }) else { continue }
-            let views = session.holders.dropFirst().compactMap { names[ObjectIdentifier($0)] }
-            sessions.append(.init(id: session.id, form: session.state, seq: session.seq, ageNanoseconds: session.age.nanoseconds, owner: owner, views: views))
+            let owner = session.owner.flatMap { names[ObjectIdentifier($0)] }
+            // Its opener is not carried: resumable in the next process, or (no grace) gone.
+            var detachedFor = session.detachedFor
+            if owner == nil {
+                guard keepDetached else { continue }
+                detachedFor = detachedFor ?? .zero
+            }
+            let views = session.views.compactMap { names[ObjectIdentifier($0)] }
+            sessions.append(.init(
+                id: session.id, form: session.state, seq: session.seq, ageNanoseconds: session.age.nanoseconds, owner: owner, views: views,
+                uid: session.principal.uid, client: session.principal.client, address: session.principal.address?.text, resume: session.resume,
+                detachedNanoseconds: detachedFor?.nanoseconds
+            ))
         }
         let ids = Set(sessions.map(\.id))
         var connections = connections

@@ -9,8 +9,10 @@ enum ConnectionEnding: Equatable, Sendable {
     case overBudget(limit: Int, held: Int)
     /// More unread output than `--max-output-bytes`.
     case slowConsumer(maxOutputBytes: Int)
-    /// The server was full and its uid held the most: another uid needed the room.
-    case displaced(maxConnections: Int, uid: UInt32, held: Int)
+    /// The server was full and its peer (uid, or front-end client) held the most: another needed the room.
+    case displaced(maxConnections: Int, peer: PeerKey, held: Int)
+    /// A front end named a client over that client's limits (`client` op).
+    case refusedClient(String)
     /// The daemon stops.
     case shutdown(String)
     /// The channel failed: nothing can be said.
@@ -23,8 +25,9 @@ enum ConnectionEnding: Equatable, Sendable {
         case .overBudget(let limit, let held):
             "over budget: the buffers of all clients passed \(limit) bytes and this connection held \(held) of them"
         case .slowConsumer(let maxOutputBytes): "slow consumer: more than \(maxOutputBytes) bytes unread"
-        case .displaced(let maxConnections, let uid, let held):
-            "displaced: the server's \(maxConnections) connections are taken and uid \(uid) holds the most (\(held)); another user needed one"
+        case .displaced(let maxConnections, let peer, let held):
+            "displaced: the server's \(maxConnections) connections are taken and \(peer) holds the most (\(held)); another user needed one"
+        case .refusedClient(let reason): reason
         case .shutdown(let reason): reason
         case .failed: nil
         }

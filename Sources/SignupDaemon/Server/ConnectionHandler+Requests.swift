@@ -76,7 +76,7 @@ extension ConnectionHandler {
             guard !shared.services.registry.isDraining else { throw .shuttingDown(session: session.id) }
             try spend(session: session.id)
             let hashQueue = shared.services.accounts.hashQueue
-            if let refusal = hashQueue.wouldAccept(uid: output.peer.uid), refusal != .stopped {
+            if let refusal = hashQueue.wouldAccept(peer: principalKey), refusal != .stopped {
                 throw refusal == .userQueueFull
                     ? .hashQueueFullForUser(limit: hashQueue.maxPerUID, session: session.id)
                     : .hashQueueFull(limit: hashQueue.maxTotal, session: session.id)
@@ -100,10 +100,15 @@ extension ConnectionHandler {
                 output.deliver(.closed(session: session.id, id: id))
             }
         case .sessions:
-            // Only the caller's own uid: ids of other users' sessions are not disclosed. It walks
-            // every live session, so it is budgeted like open and submit.
+            // Only the caller's own (uid, and a front end's client): ids of other users'
+            // sessions are not disclosed. It walks every live session, so it is budgeted
+            // like open and submit.
             try spend()
-            output.deliver(.sessionList(sessions: shared.services.directory.summaries(ownedBy: output.peer.uid, now: shared.services.clock.now()), id: id))
+            output.deliver(.sessionList(sessions: shared.services.directory.summaries(ownedBy: output.principal.owner, now: shared.services.clock.now()), id: id))
+        case .client(let client, let address):
+            try nameClient(client, address: address, id: id, output: output)
+        case .resume(let sessionID, let secret):
+            try resume(sessionID, secret: secret, id: id, output: output)
         case .verify(let token):
             try spendTokenCheck()
             answerWhenStoreAnswers(shared.services.accounts.verify(token: token, on: output.eventLoop), id: id, output: output) { user throws(RequestFailure) in
@@ -130,23 +135,23 @@ extension ConnectionHandler {
             Session(id: sessionID, form: form, locale: locale ?? "en", owner: output, services: services)
         }
         if let hold = session.hold(of: output) { holds.append(hold) }
+        hasHeldSession = true
         // Handover (issue 16): a connection holding a session is carried across a restart.
         storeForHandover(output: output)
-        output.deliver(.opened(session: session.id, form: form.name, locale: session.locale, id: id))
+        output.deliver(.opened(session: session.id, form: form.name, locale: session.locale, resume: session.resumeSecret, id: id))
         session.sendSnapshot(to: output, id: id)
     }
 
     private func attach(_ sessionID: String, id: RequestID?, output: ConnectionOutput) throws(RequestFailure) {
         dropEndedHolds()
         guard !holds.contains(where: { $0.session.id == sessionID }) else { throw .alreadyHeld(session: sessionID) }
-        guard let session = shared.services.directory.find(sessionID) else {
-            throw endedSessions.contains(sessionID) ? .sessionEnded(sessionID) : .noSuchSession(sessionID)
-        }
-        guard session.ownerUID == output.peer.uid else { throw .otherUsersSession(sessionID) }
+        let session = try findLive(sessionID, output: output)
+        guard session.principal.owner == output.principal.owner else { throw .otherUsersSession(sessionID) }
         try checkSessionLimit()
         try spend()
         let hold = SessionHold(session, output, isOwner: false)
         holds.append(hold)
+        hasHeldSession = true
         storeForHandover(output: output)
         answerOnLoop(of: session, id: id, output: output) { session throws(RequestFailure) in
             guard !session.isClosed else {
@@ -156,6 +161,94 @@ extension ConnectionHandler {
             session.subscribe(hold)
             output.deliver(.attached(session: session.id, form: session.formName, locale: session.locale, id: id))
             session.sendSnapshot(to: output, id: id)
+        }
+    }
+
+    /// A live session by id; else why not: ended (with the server's reason, to its owner), or none.
+    private func findLive(_ sessionID: String, output: ConnectionOutput) throws(RequestFailure) -> Session {
+        let directory = shared.services.directory
+        if let session = directory.find(sessionID) { return session }
+        if let reason = directory.endReason(of: sessionID, for: output.principal.owner) { throw .sessionEndedBecause(sessionID, reason: reason) }
+        throw endedSessions.contains(sessionID) ? .sessionEnded(sessionID) : .noSuchSession(sessionID)
+    }
+
+    /// "session S has ended", with the server's reason when it ended it (idle, abandoned).
+    private func ended(_ sessionID: String) -> RequestFailure {
+        guard let output, let reason = shared.services.directory.endReason(of: sessionID, for: output.principal.owner) else { return .sessionEnded(sessionID) }
+        return .sessionEndedBecause(sessionID, reason: reason)
+    }
+
+    /// `client`: a trusted front end names the end client this connection speaks for, once,
+    /// before its first session. From then on every per-peer limit counts that client (by its
+    /// address's network when given), within the front end's own ceiling.
+    private func nameClient(_ client: String, address: String?, id: RequestID?, output: ConnectionOutput) throws(RequestFailure) {
+        guard isTrustedBridge else {
+            shared.logger.notice("client named by a peer that is not a trusted front end", metadata: output.principal.logMetadata(pid: output.peer.pid))
+            throw .notTrusted(uid: output.peer.uid)
+        }
+        if let named = output.principal.client { throw .clientAlreadyNamed(named) }
+        guard !hasHeldSession else { throw .clientAfterSession }
+        var parsed: ClientAddress?
+        if let address {
+            guard let valid = ClientAddress(address) else { throw .invalidAddress(address) }
+            parsed = valid
+        }
+        let principal = Principal(uid: output.peer.uid, client: client, address: parsed)
+        let registry = shared.services.registry
+        let failure: RequestFailure
+        switch registry.name(output, from: principalKey, to: principal.key, now: shared.services.clock.now()) {
+        case .named:
+            output.speak(for: principal)
+            principalKey = principal.key
+            output.deliver(.clientNamed(client: client, address: parsed?.text, id: id))
+            return
+        case .tooManyForClient: failure = .tooManyConnectionsForClient(principal.key, limit: registry.maxConnectionsPerClient)
+        case .connectingTooFast: failure = .clientConnectingTooFast(principal.key, perSecond: registry.connectsPerUIDPerSecond ?? 0)
+        }
+        // As a refusal at connect: the error, then `bye` with the same words.
+        shared.logger.notice("front-end client refused", metadata: principal.logMetadata(pid: output.peer.pid, ["reason": "\(failure.message)"]))
+        Self.refuse(failure, id: id, output: output)
+        output.end(.refusedClient(failure.message))
+    }
+
+    /// `resume`: takes back a session whose opener's connection dropped (or that another
+    /// connection of the same owner holds), with the secret `opened` carried. A wrong secret
+    /// costs the request budget like a failed guess.
+    private func resume(_ sessionID: String, secret: String, id: RequestID?, output: ConnectionOutput) throws(RequestFailure) {
+        dropEndedHolds()
+        guard !holds.contains(where: { $0.session.id == sessionID && $0.isOwner }) else { throw .alreadyHeld(session: sessionID) }
+        try spend(session: sessionID)
+        let session = try findLive(sessionID, output: output)
+        guard session.principal.owner == output.principal.owner else { throw .otherUsersSession(sessionID) }
+        let viewing = holds.first { $0.session === session }
+        if viewing == nil { try checkSessionLimit() }
+        hasHeldSession = true
+        let logger = shared.logger
+        let principal = output.principal
+        let pid = output.peer.pid
+        let checkBudget = shared.services.checkBudget
+        let clock = shared.services.clock
+        let handler = NIOLoopBound(self, eventLoop: output.eventLoop)
+        answerOnLoop(of: session, id: id, output: output) { session throws(RequestFailure) in
+            do throws(RequestFailure) {
+                let hold = try session.resume(by: output, secret: secret, id: id)
+                // The connection's list of holds is its loop's: at once when that is this
+                // thread; else ahead of the reply's completion (both queued there in order).
+                let taken: @Sendable () -> Void = {
+                    let handler = handler.value
+                    handler.holds.removeAll { $0.session === session }
+                    handler.holds.append(hold)
+                    handler.storeForHandover(output: output)
+                }
+                if output.eventLoop.inEventLoop { taken() } else { output.eventLoop.execute(taken) }
+            } catch {
+                if case .wrongResumeSecret = error {
+                    // A guess: it costs what a name lookup does (the enumeration budget).
+                    _ = checkBudget.charge(peer: principal.key, now: clock.now())
+                    logger.notice("resume with a wrong secret", metadata: principal.logMetadata(pid: pid, ["session": sessionID.loggable]))
+                }
+                throw error
+            }
         }
     }
 
@@ -172,11 +265,11 @@ extension ConnectionHandler {
     private func resolveHold(_ sessionID: String?) throws(RequestFailure) -> SessionHold {
         if let sessionID {
             guard let hold = holds.last(where: { $0.session.id == sessionID }) else {
-                throw endedSessions.contains(sessionID) ? .sessionEnded(sessionID) : .notHeld(session: sessionID)
+                throw endedSessions.contains(sessionID) ? ended(sessionID) : .notHeld(session: sessionID)
             }
             guard !hold.hasEnded else {
                 dropEndedHolds()
-                throw .sessionEnded(sessionID)
+                throw ended(sessionID)
             }
             return hold
         }

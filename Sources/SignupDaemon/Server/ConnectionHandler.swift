@@ -26,6 +26,8 @@ final class ConnectionHandler: ChannelDuplexHandler {
         let logger: Logger
         /// Carries connections across a restart (issue 16); nil when not under systemd.
         var handover: HandoverCoordinator? = nil
+        /// Which peers may name the clients they speak for (`client` op).
+        var trustedBridges = TrustedBridges.none
 
         var limits: ServerLimits { tuning.limits }
         /// A connection holding no session is closed after this long without a request.
@@ -59,6 +61,15 @@ final class ConnectionHandler: ChannelDuplexHandler {
     var handover = HandoverHooks()
     /// Set between `handlerAdded` and `handlerRemoved`.
     private var context: ChannelHandlerContext?
+    /// The peer is a trusted front end (`TrustedBridges`): it may name a client, once,
+    /// before its first session.
+    var isTrustedBridge = false
+    /// Whether the connection has held a session yet (`client` must come before).
+    var hasHeldSession = false
+    /// The daemon ended the connection itself (`end`): its sessions end with it.
+    private var endedByDaemon = false
+    /// `output.principal.key`, kept on the loop for the per-turn share (`FairTurns`).
+    var principalKey = PeerKey(uid: UInt32.max)
 
     typealias Frame = ConnectionStateMachine.Frame
 
@@ -92,24 +103,31 @@ final class ConnectionHandler: ChannelDuplexHandler {
         let now = shared.services.clock.now()
         // Handover (issue 16): a connection carried over from the previous process was
         // admitted there; it gets no second hello, and the output it was not sent first.
-        if handover.restoring != nil {
-            registry.adopt(output, uid: output.peer.uid)
+        if let record = handover.restoring {
+            if let client = record.client { output.speak(for: Principal(uid: output.peer.uid, client: client, address: record.address.flatMap(ClientAddress.init))) }
+            hasHeldSession = true
+            principalKey = output.principal.key
+            registry.adopt(output, key: principalKey)
             restoreHandedOver(context: context, output: output)
             armIdleTimer(context: context, at: now)
             return
         }
-        let answer = registry.admit(output, uid: output.peer.uid, now: now)
+        principalKey = output.principal.key
+        isTrustedBridge = !shared.trustedBridges.isEmpty && shared.trustedBridges.trust(output.peer, on: context.channel)
+        let answer = registry.admit(output, uid: output.peer.uid, bridge: isTrustedBridge, now: now)
         switch state.admission(
-            answer, uid: output.peer.uid, maxConnections: registry.maxConnections, maxConnectionsPerUID: registry.maxConnectionsPerUID,
-            connectsPerUIDPerSecond: registry.connectsPerUIDPerSecond
+            answer, uid: output.peer.uid, maxConnections: registry.maxConnections,
+            maxConnectionsPerUID: isTrustedBridge ? registry.maxConnectionsPerBridge : registry.maxConnectionsPerUID,
+            connectsPerUIDPerSecond: registry.connectsPerUIDPerSecond, bridge: isTrustedBridge
         ) {
         case .greet:
             output.deliver(shared.hello)
-            if case .admittedDisplacing(let victim, let victimUID, let held) = answer {
-                shared.logger.debug("the server is full: closing a connection of the uid holding the most to admit another uid", metadata: [
-                    "uid": "\(victimUID)", "held": "\(held)", "admitted": "\(output.peer.uid)",
-                ])
-                victim.end(.displaced(maxConnections: registry.maxConnections, uid: victimUID, held: held))
+            if case .admittedDisplacing(let victim, let victimKey, let held) = answer {
+                let who = victim.principal
+                shared.logger.notice("the server is full: closing a connection of the peer holding the most to admit another", metadata: who.logMetadata(pid: victim.peer.pid, [
+                    "held": "\(held)", "admitted": "\(output.peer.uid)", "admitted_pid": "\(output.peer.pid)",
+                ]))
+                victim.end(.displaced(maxConnections: registry.maxConnections, peer: victimKey, held: held))
             }
             armIdleTimer(context: context, at: now)
         case .refuse(let failure):
@@ -123,15 +141,18 @@ final class ConnectionHandler: ChannelDuplexHandler {
         idleTimer?.cancel()
         handover.replied()
         guard let output else { return }
+        // The client went away (it closed or reset its socket, or half-closed it and its
+        // work is done), not a close the daemon decided: its sessions wait for `resume`.
+        let dropped = !endedByDaemon
         let action = state.inactive()
         output.releaseBudget()
         // Handover (issue 16): leaves the file descriptor store, unless handed over (then
         // the sessions stay as they were saved: no unsubscribing).
         if forgetForHandover(output) {
-            for hold in holds where !hold.hasEnded { Self.onLoop(of: hold.session) { $0.unsubscribe(hold) } }
+            for hold in holds where !hold.hasEnded { Self.onLoop(of: hold.session) { $0.unsubscribe(hold, dropped: dropped) } }
             holds.removeAll()
         }
-        if case .release(deregister: true) = action { shared.services.registry.remove(output, uid: output.peer.uid) }
+        if case .release(deregister: true) = action { shared.services.registry.remove(output, key: output.principal.key) }
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -199,7 +220,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
         guard let output, let turns, output.channel.isActive, state.mayDrain else { return }
         // The answers to these lines leave in one write.
         output.batch {
-            let share = turns.share(of: output.peer.uid, upTo: state.hasBacklog ? Self.linesPerTurn : 0)
+            let share = turns.share(of: principalKey, upTo: state.hasBacklog ? Self.linesPerTurn : 0)
             var handled = 0
             while state.canHandleNext, share.allows(handled), output.unreadBytes <= outputPauseBytes, let frame = state.nextFrame() {
                 handled += 1
@@ -222,7 +243,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
             // A full turn, or the uid's share of it: the loop's other connections (and
             // I/O) go first; `FairTurns` resumes this one in its uid's place.
             output.flush()
-            turns.waitForTurn(ObjectIdentifier(self), uid: output.peer.uid) { [self] in woke() }
+            turns.waitForTurn(ObjectIdentifier(self), peer: principalKey) { [self] in woke() }
         }
     }
 
@@ -243,7 +264,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
             let due = lastRequest + timeout
             let now = shared.services.clock.now()
             if let stuck = output.outputStuckSince, stuck + timeout <= now {
-                shared.logger.notice("closing a client that stopped reading", metadata: ["pid": "\(output.peer.pid)", "uid": "\(output.peer.uid)", "unread": "\(output.unreadBytes)"])
+                shared.logger.notice("closing a client that stopped reading", metadata: output.principal.logMetadata(pid: output.peer.pid, ["unread": "\(output.unreadBytes)"]))
                 end(.stuck(seconds: timeout.nanoseconds / 1_000_000_000))
             } else if liveHolds.isEmpty, !state.awaitingReply, due <= now {
                 end(.idle(seconds: timeout.nanoseconds / 1_000_000_000))
@@ -314,14 +335,17 @@ final class ConnectionHandler: ChannelDuplexHandler {
     /// state machine says whether it still can (once only) and with which words.
     func end(_ ending: ConnectionEnding) {
         guard let output else { return }
+        // The daemon's own decision: the sessions end with the connection. A channel that
+        // failed (the client reset it) is the client going, like its close: they wait for `resume`.
+        if ending != .failed { endedByDaemon = true }
         let action = state.end(ending)
         switch ending {
         case .overBudget(_, let held) where action != .none:
             // The buffers of all clients together are past the budget and this connection
             // holds the most: it is closed (its buffers are freed), not the quiet ones.
-            shared.logger.notice("dropping a client over the buffer budget", metadata: ["pid": "\(output.peer.pid)", "uid": "\(output.peer.uid)", "held": "\(held)"])
+            shared.logger.notice("dropping a client over the buffer budget", metadata: output.principal.logMetadata(pid: output.peer.pid, ["held": "\(held)"]))
         case .slowConsumer where action != .none:
-            shared.logger.notice("dropping a client that stopped reading", metadata: ["pid": "\(output.peer.pid)", "why": "\(ending.reason ?? "")"])
+            shared.logger.notice("dropping a client that stopped reading", metadata: output.principal.logMetadata(pid: output.peer.pid, ["why": "\(ending.reason ?? "")"]))
         default: break
         }
         switch action {

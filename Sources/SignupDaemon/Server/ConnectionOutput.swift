@@ -15,6 +15,10 @@ final class ConnectionOutput: EventLoopConfined, @unchecked Sendable {
     let eventLoop: EventLoop
     /// The peer's credentials (SO_PEERCRED), fixed at connect.
     let peer: PeerCredentials
+    /// Whom the connection speaks for: the peer's uid, and the client a trusted front end
+    /// named (once, before its first session). Readable from any thread.
+    var principal: Principal { named.withLock { $0 } }
+    private let named: Mutex<Principal>
 
     private var writer = JSONWriter(reservingCapacity: 512)
     private var pending: ByteBuffer
@@ -59,9 +63,15 @@ final class ConnectionOutput: EventLoopConfined, @unchecked Sendable {
     init(channel: Channel, peer: PeerCredentials = .unknown, clock: DaemonClock = .system) {
         self.channel = channel
         self.peer = peer
+        named = Mutex(Principal(uid: peer.uid))
         self.clock = clock
         eventLoop = channel.eventLoop
         pending = channel.allocator.buffer(capacity: 0)
+    }
+
+    /// A trusted front end named the client this connection speaks for (`client` op).
+    func speak(for principal: Principal) {
+        named.withLock { $0 = principal }
     }
 
     /// Runs `body` with deliveries batched: they are flushed together when the outermost

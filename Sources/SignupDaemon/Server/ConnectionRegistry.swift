@@ -6,8 +6,10 @@ import NIOCore
 final class ConnectionRegistry: Sendable {
     private struct State {
         var connections: [ObjectIdentifier: ConnectionOutput] = [:]
-        /// Each uid's connections: how many it holds, and one to displace.
-        var byUID: [UInt32: Set<ObjectIdentifier>] = [:]
+        /// Each peer's connections (a uid, or a front end's client): how many it holds, and one to displace.
+        var byKey: [PeerKey: Set<ObjectIdentifier>] = [:]
+        /// Connections per uid, its named clients' included (a front end's site-wide ceiling).
+        var byUID: [UInt32: Int] = [:]
         var submitsInFlight = 0
         var draining = false
         /// The drain's grace period is over: waiting for submits returns at once.
@@ -16,21 +18,32 @@ final class ConnectionRegistry: Sendable {
         var submitWaiters: [CheckedContinuation<Void, Never>] = []
         var connectionWaiters: [CheckedContinuation<Void, Never>] = []
         var acceptedTotal = 0
-        /// Connect budgets of uids that connected recently; nil: unlimited.
-        var connects: TokenBuckets<UInt32>?
+        /// Connect budgets of peers that connected recently; nil: unlimited.
+        var connects: TokenBuckets<PeerKey>?
 
-        mutating func add(_ output: ConnectionOutput, uid: UInt32) {
+        mutating func add(_ output: ConnectionOutput, key: PeerKey) {
             let id = ObjectIdentifier(output)
             connections[id] = output
-            byUID[uid, default: []].insert(id)
+            byKey[key, default: []].insert(id)
+            byUID[key.uid, default: 0] += 1
         }
 
-        func held(by uid: UInt32) -> Int { byUID[uid]?.count ?? 0 }
+        func held(by key: PeerKey) -> Int { byKey[key]?.count ?? 0 }
+        func held(byUID uid: UInt32) -> Int { byUID[uid] ?? 0 }
 
-        mutating func remove(_ id: ObjectIdentifier, uid: UInt32) {
+        mutating func remove(_ id: ObjectIdentifier, key: PeerKey) {
             connections[id] = nil
-            byUID[uid]?.remove(id)
-            if byUID[uid]?.isEmpty == true { byUID[uid] = nil }
+            guard byKey[key]?.remove(id) != nil else { return }
+            if byKey[key]?.isEmpty == true { byKey[key] = nil }
+            byUID[key.uid, default: 1] -= 1
+            if byUID[key.uid] == 0 { byUID[key.uid] = nil }
+        }
+
+        /// Counts a connection under its named client instead of its uid.
+        mutating func move(_ id: ObjectIdentifier, from old: PeerKey, to new: PeerKey) {
+            guard byKey[old]?.remove(id) != nil else { return }
+            if byKey[old]?.isEmpty == true { byKey[old] = nil }
+            byKey[new, default: []].insert(id)
         }
     }
 
@@ -38,81 +51,123 @@ final class ConnectionRegistry: Sendable {
     /// The time for connect budgets and how long the daemon has had no connection.
     private let clock: DaemonClock
 
-    /// Connections held by `uid` (for tests and logs).
-    func connections(of uid: UInt32) -> Int { state.withLockedValue { $0.held(by: uid) } }
+    /// Connections held by `uid` itself (for tests and logs).
+    func connections(of uid: UInt32) -> Int { state.withLockedValue { $0.held(by: PeerKey(uid: uid)) } }
+    /// Connections counted under `key` (for tests).
+    func connections(of key: PeerKey) -> Int { state.withLockedValue { $0.held(by: key) } }
     let maxConnections: Int
     let maxConnectionsPerUID: Int
-    /// New connections per uid per second (bursts of twice that); nil: unlimited.
+    /// Connections one client of a trusted front end may hold.
+    let maxConnectionsPerClient: Int
+    /// All connections of a trusted front end's uid together: its site-wide ceiling.
+    let maxConnectionsPerBridge: Int
+    /// New connections per uid, or per named client, per second (bursts of twice that); nil: unlimited.
     let connectsPerUIDPerSecond: Int?
     /// Uids that could stop the daemon anyway (root, the daemon's own): not rate-limited.
     let unthrottledUIDs: Set<UInt32>
 
-    init(maxConnections: Int, maxConnectionsPerUID: Int, connectsPerUIDPerSecond: Int? = nil, unthrottledUIDs: Set<UInt32> = [], clock: DaemonClock = .system) {
+    init(
+        maxConnections: Int, maxConnectionsPerUID: Int, maxConnectionsPerClient: Int? = nil, maxConnectionsPerBridge: Int? = nil,
+        connectsPerUIDPerSecond: Int? = nil, unthrottledUIDs: Set<UInt32> = [], clock: DaemonClock = .system
+    ) {
         self.clock = clock
         state = NIOLockedValueBox(State(lastConnectionClosed: clock.now(), connects: connectsPerUIDPerSecond.map { TokenBuckets(perSecond: Double($0)) }))
         self.maxConnections = maxConnections
         self.maxConnectionsPerUID = maxConnectionsPerUID
+        self.maxConnectionsPerClient = maxConnectionsPerClient ?? maxConnectionsPerUID
+        self.maxConnectionsPerBridge = maxConnectionsPerBridge ?? maxConnections
         self.connectsPerUIDPerSecond = connectsPerUIDPerSecond
         self.unthrottledUIDs = unthrottledUIDs
     }
 
     enum Admission {
         case admitted
-        /// Admitted although the daemon was full: `victim`, a connection of the uid holding
+        /// Admitted although the daemon was full: `victim`, a connection of the peer holding
         /// the most, is counted out and must be closed (`ConnectionOutput.end(.displaced…)`).
-        case admittedDisplacing(victim: ConnectionOutput, victimUID: UInt32, held: Int)
+        case admittedDisplacing(victim: ConnectionOutput, victimKey: PeerKey, held: Int)
         case tooManyConnections, tooManyForUser, connectingTooFast, draining
     }
 
     /// Counts a new connection in, unless a limit says no. A uid connecting faster than
     /// its budget is refused before the others are looked at: a connect flood costs the
     /// daemon as little as possible per connection. When all `maxConnections` are taken,
-    /// a uid holding at least two fewer than the biggest holder is still admitted and one
-    /// of the biggest holder's connections is displaced: many uids each within their
-    /// per-uid limit cannot lock out everyone else (root included); the biggest pays.
-    func admit(_ output: ConnectionOutput, uid: UInt32, now: NIODeadline) -> Admission {
-        state.withLockedValue { state in
+    /// a peer holding at least two fewer than the biggest holder is still admitted and one
+    /// of the biggest holder's connections is displaced: many peers each within their
+    /// own limit cannot lock out everyone else (root included); the biggest pays.
+    ///
+    /// A trusted front end (`bridge`) connects for clients it names later: its uid is held
+    /// to `maxConnectionsPerBridge` in all and not to a connect rate (each client is, when
+    /// named: `name`).
+    func admit(_ output: ConnectionOutput, uid: UInt32, bridge: Bool = false, now: NIODeadline) -> Admission {
+        let key = PeerKey(uid: uid)
+        return state.withLockedValue { state in
             if state.draining { return .draining }
-            if state.connects != nil, !unthrottledUIDs.contains(uid), state.connects?.take(uid, now: now) == false {
+            if !bridge, state.connects != nil, !unthrottledUIDs.contains(uid), state.connects?.take(key, now: now) == false {
                 return .connectingTooFast
             }
+            let limit = bridge ? maxConnectionsPerBridge : maxConnectionsPerUID
+            let held = bridge ? state.held(byUID: uid) : state.held(by: key)
             var displaced: Admission?
             if state.connections.count >= maxConnections {
-                // A uid at its own limit never displaces (adopted connections may exceed it).
-                guard state.held(by: uid) < maxConnectionsPerUID, let victim = Self.displaceable(for: uid, in: &state) else {
+                // A peer at its own limit never displaces (adopted connections may exceed it).
+                guard held < limit, let victim = Self.displaceable(for: key, in: &state) else {
                     return .tooManyConnections
                 }
                 displaced = victim
             }
-            if state.held(by: uid) >= maxConnectionsPerUID { return .tooManyForUser }
-            state.add(output, uid: uid)
+            if held >= limit { return .tooManyForUser }
+            state.add(output, key: key)
             state.acceptedTotal += 1
             return displaced ?? .admitted
         }
     }
 
-    /// Counts out one connection of the uid holding the most, if that is at least two more
-    /// than `uid` holds (two uids of about the same size do not take turns displacing).
-    private static func displaceable(for uid: UInt32, in state: inout State) -> Admission? {
-        let own = state.held(by: uid)
-        guard let biggest = state.byUID.max(by: { $0.value.count < $1.value.count }), biggest.key != uid, biggest.value.count >= own + 2,
-            let id = biggest.value.first, let victim = state.connections[id]
-        else { return nil }
-        state.remove(id, uid: biggest.key)
-        return .admittedDisplacing(victim: victim, victimUID: biggest.key, held: biggest.value.count)
+    enum Naming: Equatable { case named, tooManyForClient, connectingTooFast }
+
+    /// A trusted front end's connection names its client: from now on it counts under the
+    /// client's key, within that client's own limit and connect rate.
+    func name(_ output: ConnectionOutput, from old: PeerKey, to new: PeerKey, now: NIODeadline) -> Naming {
+        state.withLockedValue { state in
+            if state.connects != nil, state.connects?.take(new, now: now) == false { return .connectingTooFast }
+            if state.held(by: new) >= maxConnectionsPerClient { return .tooManyForClient }
+            state.move(ObjectIdentifier(output), from: old, to: new)
+            return .named
+        }
+    }
+
+    /// Counts out one connection of the peer holding the most, if that is at least two more
+    /// than `key` holds (two peers of about the same size do not take turns displacing).
+    ///
+    /// A front end counts both ways: its clients each as a peer, and its uid as one holder of
+    /// all of them, so a site full of visitors cannot lock local users out either (one of its
+    /// biggest client's connections goes).
+    private static func displaceable(for key: PeerKey, in state: inout State) -> Admission? {
+        let own = state.held(by: key)
+        guard var biggest = state.byKey.max(by: { $0.value.count < $1.value.count }) else { return nil }
+        var held = biggest.value.count
+        if let uid = state.byUID.max(by: { $0.value < $1.value }), uid.key != key.uid, uid.value > held, uid.value >= state.held(byUID: key.uid) + 2,
+            let client = state.byKey.filter({ $0.key.uid == uid.key }).max(by: { $0.value.count < $1.value.count }) {
+            biggest = client
+            held = uid.value
+        } else {
+            guard biggest.key != key, held >= own + 2 else { return nil }
+        }
+        guard let id = biggest.value.first, let victim = state.connections[id] else { return nil }
+        state.remove(id, key: biggest.key)
+        return .admittedDisplacing(victim: victim, victimKey: biggest.key, held: held)
     }
 
     /// Counts in a connection carried over from the previous process (issue 16): it was
     /// admitted there, and refusing it now would drop a client mid-form, so no limit applies.
-    func adopt(_ output: ConnectionOutput, uid: UInt32) {
-        state.withLockedValue { $0.add(output, uid: uid) }
+    func adopt(_ output: ConnectionOutput, key: PeerKey) {
+        state.withLockedValue { $0.add(output, key: key) }
     }
 
     /// A connection closed (once counted out, a displaced one is not counted again).
-    func remove(_ output: ConnectionOutput, uid: UInt32) {
+    func remove(_ output: ConnectionOutput, key: PeerKey) {
         let waiters: [CheckedContinuation<Void, Never>] = state.withLockedValue { state in
             guard state.connections[ObjectIdentifier(output)] != nil else { return [] }
-            state.remove(ObjectIdentifier(output), uid: uid)
+            state.remove(ObjectIdentifier(output), key: key)
             guard state.connections.isEmpty else { return [] }
             state.lastConnectionClosed = clock.now()
             defer { state.connectionWaiters = [] }

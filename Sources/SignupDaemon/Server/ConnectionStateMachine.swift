@@ -72,7 +72,8 @@ struct ConnectionStateMachine {
 
     /// The registry's answer for this new connection.
     mutating func admission(
-        _ answer: ConnectionRegistry.Admission, uid: UInt32, maxConnections: Int, maxConnectionsPerUID: Int, connectsPerUIDPerSecond: Int?
+        _ answer: ConnectionRegistry.Admission, uid: UInt32, maxConnections: Int, maxConnectionsPerUID: Int, connectsPerUIDPerSecond: Int?,
+        bridge: Bool = false
     ) -> AdmissionAction {
         precondition(lifecycle == .connecting, "admission twice")
         let failure: RequestFailure
@@ -81,6 +82,7 @@ struct ConnectionStateMachine {
             lifecycle = .open
             return .greet
         case .tooManyConnections: failure = .tooManyConnections(limit: maxConnections)
+        case .tooManyForUser where bridge: failure = .tooManyConnectionsForBridge(uid: uid, limit: maxConnectionsPerUID)
         case .tooManyForUser: failure = .tooManyConnectionsForUser(uid: uid, limit: maxConnectionsPerUID)
         case .connectingTooFast: failure = .connectingTooFast(uid: uid, perSecond: connectsPerUIDPerSecond ?? 0)
         case .draining: failure = .draining

@@ -24,7 +24,7 @@ final class FairTurns {
 
     /// What a uid may still handle in this turn.
     struct Share {
-        fileprivate let uid: UInt32
+        fileprivate let peer: PeerKey
         fileprivate let lines: Int
         fileprivate let until: NIODeadline
         fileprivate let started: NIODeadline
@@ -46,11 +46,11 @@ final class FairTurns {
         let resume: () -> Void
     }
 
-    private var spent: [UInt32: Spent] = [:]
+    private var spent: [PeerKey: Spent] = [:]
     /// Connections waiting for the next turn, per uid, in the order they began to wait.
-    private var waiting: [UInt32: [Waiting]] = [:]
+    private var waiting: [PeerKey: [Waiting]] = [:]
     /// Uids with waiting connections, in the order the next turn serves them.
-    private var rotation: [UInt32] = []
+    private var rotation: [PeerKey] = []
     private var queued: Set<ObjectIdentifier> = []
     private var turnDue = false
     /// Inside `turn()`: the shares are being used, however long that takes.
@@ -71,7 +71,7 @@ final class FairTurns {
     }
 
     /// What `uid`'s connection may handle now: at most `lines`, within the uid's share.
-    func share(of uid: UInt32, upTo lines: Int) -> Share {
+    func share(of peer: PeerKey, upTo lines: Int) -> Share {
         eventLoop.preconditionInEventLoop()
         // Nobody has waited since the last turn and a turn's time has passed: the shares
         // are whole again (without a timer while nobody waits).
@@ -80,26 +80,26 @@ final class FairTurns {
             sharesRenewed = clock.now()
         }
         let now = workClock()
-        let lines = min(lines, linesLeft(uid))
-        return Share(uid: uid, lines: lines, until: now + (timePerUIDPerTurn - (spent[uid]?.time ?? .zero)), started: now, workClock: workClock)
+        let lines = min(lines, linesLeft(peer))
+        return Share(peer: peer, lines: lines, until: now + (timePerUIDPerTurn - (spent[peer]?.time ?? .zero)), started: now, workClock: workClock)
     }
 
     /// Counts what a connection handled with its share.
     func spend(_ share: Share, lines: Int) {
         guard lines > 0 else { return }
-        var used = spent[share.uid] ?? Spent()
+        var used = spent[share.peer] ?? Spent()
         used.lines += lines
         used.time = used.time + (workClock() - share.started)
-        spent[share.uid] = used
+        spent[share.peer] = used
     }
 
     /// Has `resume` run in the next turn, in `uid`'s place of the rotation (once, however
     /// often a connection asks before then).
-    func waitForTurn(_ connection: ObjectIdentifier, uid: UInt32, resume: @escaping () -> Void) {
+    func waitForTurn(_ connection: ObjectIdentifier, peer: PeerKey, resume: @escaping () -> Void) {
         eventLoop.preconditionInEventLoop()
         guard queued.insert(connection).inserted else { return }
-        if waiting[uid] == nil { rotation.append(uid) }
-        waiting[uid, default: []].append(Waiting(connection: connection, resume: resume))
+        if waiting[peer] == nil { rotation.append(peer) }
+        waiting[peer, default: []].append(Waiting(connection: connection, resume: resume))
         guard !turnDue else { return }
         turnDue = true
         // Asked during a turn: the next one is timed from this one's end.
@@ -133,10 +133,10 @@ final class FairTurns {
         let lines = waiting
         rotation.removeAll(keepingCapacity: true)
         waiting.removeAll(keepingCapacity: true)
-        for uid in order {
-            var line = lines[uid] ?? []
+        for peer in order {
+            var line = lines[peer] ?? []
             var next = 0
-            while next < line.count, linesLeft(uid) > 0 {
+            while next < line.count, linesLeft(peer) > 0 {
                 let connection = line[next]
                 next += 1
                 queued.remove(connection.connection)
@@ -144,16 +144,16 @@ final class FairTurns {
             }
             line.removeFirst(next)
             guard !line.isEmpty else { continue }
-            // Not reached: first in the uid's line next time.
-            if waiting[uid] == nil { rotation.append(uid) }
-            waiting[uid] = line + (waiting[uid] ?? [])
+            // Not reached: first in the peer's line next time.
+            if waiting[peer] == nil { rotation.append(peer) }
+            waiting[peer] = line + (waiting[peer] ?? [])
             turnDue = true
         }
     }
 
     /// Lines `uid` may still handle in this turn: none once its lines or its time are spent.
-    private func linesLeft(_ uid: UInt32) -> Int {
-        let used = spent[uid] ?? Spent()
+    private func linesLeft(_ peer: PeerKey) -> Int {
+        let used = spent[peer] ?? Spent()
         return used.time < timePerUIDPerTurn ? max(0, linesPerUIDPerTurn - used.lines) : 0
     }
 }

@@ -36,6 +36,22 @@ enum RequestFailure: Error, Equatable {
     case draining
     case invalidToken
     case storeUnavailable
+    /// `client` from a peer that is not a trusted front end.
+    case notTrusted(uid: UInt32)
+    /// A second `client` on a connection, or one after its first `open` or `attach`.
+    case clientAlreadyNamed(String)
+    case clientAfterSession
+    /// `client` with an `address` that is not an IP literal.
+    case invalidAddress(String)
+    /// The named client holds its share of connections, or connects too fast.
+    case tooManyConnectionsForClient(PeerKey, limit: Int)
+    /// A trusted front end's uid holds its site-wide ceiling (`--max-connections-per-bridge`).
+    case tooManyConnectionsForBridge(uid: UInt32, limit: Int)
+    case clientConnectingTooFast(PeerKey, perSecond: Int)
+    /// `resume` with a secret that is not the session's.
+    case wrongResumeSecret(String)
+    /// `resume` or `attach` of a session the server ended, with why (its owner only).
+    case sessionEndedBecause(String, reason: String)
 
     /// A refusal from the form engine, for `session` of form `form`.
     init(_ error: FormError, form: String, session: String) {
@@ -56,8 +72,12 @@ enum RequestFailure: Error, Equatable {
         case .valueTooLong: .valueTooLong
         case .noSession: .noSession
         case .alreadyHeld: .sessionOpen
-        case .notHeld, .noSuchSession, .sessionEnded: .unknownSession
-        case .otherUsersSession: .forbidden
+        case .notHeld, .noSuchSession, .sessionEnded, .sessionEndedBecause: .unknownSession
+        case .otherUsersSession, .notTrusted, .wrongResumeSecret: .forbidden
+        case .clientAlreadyNamed, .clientAfterSession: .clientFixed
+        case .invalidAddress: .invalidRequest
+        case .tooManyConnectionsForClient, .tooManyConnectionsForBridge: .limitExceeded
+        case .clientConnectingTooFast: .rateLimited
         case .notReady: .notReady
         case .finished: .finished
         case .tooManyRequests, .hashQueueFullForUser, .hashQueueFull, .connectingTooFast: .rateLimited
@@ -97,6 +117,15 @@ enum RequestFailure: Error, Equatable {
         case .draining: "shutdown"
         case .invalidToken: "unknown, malformed or expired token"
         case .storeUnavailable: "the account store is unavailable"
+        case .notTrusted(let uid): "uid \(uid) is not a trusted front end (see --trusted-bridge-group)"
+        case .clientAlreadyNamed(let client): "this connection already speaks for client \"\(client)\""
+        case .clientAfterSession: "name the client before this connection's first open or attach"
+        case .invalidAddress(let address): "\"address\" must be an IPv4 or IPv6 address, not \"\(address)\""
+        case .tooManyConnectionsForClient(let key, let limit): "too many connections for \(key) (limit \(limit))"
+        case .tooManyConnectionsForBridge(let uid, let limit): "too many connections for front end uid \(uid) (limit \(limit), --max-connections-per-bridge)"
+        case .clientConnectingTooFast(let key, let perSecond): "\(key) connects too fast (limit \(perSecond) a second)"
+        case .wrongResumeSecret(let session): "wrong resume secret for session \(session)"
+        case .sessionEndedBecause(let session, let reason): "session \(session) has ended (\(reason))"
         }
     }
 
@@ -105,6 +134,7 @@ enum RequestFailure: Error, Equatable {
         switch self {
         case .unknownField(_, _, let session), .valueTooLong(_, _, let session), .alreadyHeld(let session), .notHeld(let session), .noSuchSession(let session),
             .sessionEnded(let session), .otherUsersSession(let session), .notReady(let session), .finished(let session),
+            .wrongResumeSecret(let session), .sessionEndedBecause(let session, _),
             .hashQueueFullForUser(_, let session), .hashQueueFull(_, let session):
             session
         case .tooManyRequests(let session), .shuttingDown(let session): session

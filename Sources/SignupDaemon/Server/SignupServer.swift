@@ -140,7 +140,8 @@ final class SignupServer: Service {
             fairTurns: FairTurnsByLoop(clock: services.clock),
             serverName: "signupd/\(configuration.serverVersion)",
             logger: logger,
-            handover: handover
+            handover: handover,
+            trustedBridges: configuration.trustedBridges
         )
         let outputCap = configuration.limits.maxOutputBytes
         let bootstrap = ServerBootstrap(group: group)

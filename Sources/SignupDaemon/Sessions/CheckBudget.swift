@@ -9,12 +9,12 @@ import NIOCore
 final class CheckBudget: Sendable {
     let perUIDPerSecond: Double
     let perSessionPerSecond: Double
-    private let byUID: NIOLockedValueBox<TokenBuckets<UInt32>>
+    private let byPeer: NIOLockedValueBox<TokenBuckets<PeerKey>>
 
     init(perUIDPerSecond: Int, perSessionPerSecond: Int) {
         self.perUIDPerSecond = Double(perUIDPerSecond)
         self.perSessionPerSecond = Double(perSessionPerSecond)
-        byUID = NIOLockedValueBox(TokenBuckets(perSecond: Double(perUIDPerSecond)))
+        byPeer = NIOLockedValueBox(TokenBuckets(perSecond: Double(perUIDPerSecond)))
     }
 
     /// A new session's own bucket.
@@ -27,15 +27,21 @@ final class CheckBudget: Sendable {
     /// there yet (the bucket goes into debt): each waiting check has its own turn, so a
     /// thousand sessions waiting on one uid's budget wake one at a time, never all at once
     /// to ask again (which is what kept the event loops busy under a `set` flood).
-    func take(uid: UInt32, session: inout TokenBucket, now: NIODeadline) -> TimeAmount {
+    func take(peer: PeerKey, session: inout TokenBucket, now: NIODeadline) -> TimeAmount {
         let sessionWait = session.reserve(now: now)
-        let uidWait = byUID.withLockedValue { $0.reserve(uid, now: now) }
+        let uidWait = byPeer.withLockedValue { $0.reserve(peer, now: now) }
         return max(uidWait, sessionWait)
+    }
+
+    /// Takes a token from the peer's bucket for something that costs what a name lookup
+    /// does (a wrong `resume` secret); returns how far into debt its next check now waits.
+    func charge(peer: PeerKey, now: NIODeadline) -> TimeAmount {
+        byPeer.withLockedValue { $0.reserve(peer, now: now) }
     }
 
     /// Gives back a token reserved for a check that will never start (its session closed
     /// while it waited), so a uid's gone sessions do not keep its later checks waiting.
-    func refund(uid: UInt32) {
-        byUID.withLockedValue { $0.refund(uid) }
+    func refund(peer: PeerKey) {
+        byPeer.withLockedValue { $0.refund(peer) }
     }
 }

@@ -14,7 +14,20 @@ import Synchronization
 final class Session: @unchecked Sendable {
     let id: String
     let eventLoop: EventLoop
-    let ownerUID: UInt32
+    /// Who opened it (uid, and client for a front end's connection): `sessions`, `attach`
+    /// and `resume` answer only the same owner, and its budgets are this peer's.
+    let principal: Principal
+    /// The secret `opened` carried: `resume` with it takes the session back after its
+    /// opener's connection dropped (`--resume-grace`).
+    let resumeSecret: String
+    /// Since when no connection has held it as opener (its connection dropped), for
+    /// `sessions`; readable from any thread. nil while its opener holds it.
+    private let detached = NIOLockedValueBox<NIODeadline?>(nil)
+    /// Closes it when nobody resumed it within the grace.
+    private var graceTask: Scheduled<Void>?
+    /// A `result` that arrived while no connection held it as opener: `resume` delivers it,
+    /// token included.
+    private var undeliveredResult: SessionEvent?
     /// When `open` created it (for `sessions`).
     let openedAt: NIODeadline
     /// How many connections are attached besides the opener; read from any thread.
@@ -23,8 +36,10 @@ final class Session: @unchecked Sendable {
     let formName: String
     private var state: FormSession
     private var seq: UInt64 = 0
-    /// The connections holding it (`SessionHold`): the owner first, then attached ones.
-    private var holds: [SessionHold] = []
+    /// The opener's hold (nil while detached: its connection dropped and nobody resumed it yet).
+    private var owner: SessionHold?
+    /// The connections attached besides the opener, in the order they attached.
+    private var viewers: [SessionHold] = []
     private var deadlineTask: Scheduled<Void>?
     /// When a connection last sent the session a request (`--session-idle-timeout`), and
     /// the one timer that looks at it: rescheduled when it fires early, not per request.
@@ -62,7 +77,8 @@ final class Session: @unchecked Sendable {
     init(id: String, form: FormDefinition, locale: String, owner: ConnectionOutput, services: SessionServices) {
         self.id = id
         eventLoop = owner.eventLoop
-        ownerUID = owner.peer.uid
+        principal = owner.principal
+        resumeSecret = ResumeSecret.generate()
         formName = form.name
         let configuration = services.currentFormConfiguration
         state = FormSession(form: form, locale: configuration.catalogues.resolve(locale), configuration: configuration)
@@ -70,7 +86,7 @@ final class Session: @unchecked Sendable {
         openedAt = services.clock.now()
         lastRequest = openedAt
         checkBucket = services.checkBudget.sessionBucket(now: openedAt)
-        holds = [SessionHold(self, owner, isOwner: true)]
+        self.owner = SessionHold(self, owner, isOwner: true)
         scheduleIdleCheck(after: services.sessionIdleTimeout)
     }
 
@@ -79,10 +95,15 @@ final class Session: @unchecked Sendable {
     /// A session the previous process handed over: its engine state and `seq` as they were,
     /// held by the same connections, with today's catalogues.
     /// `age` is how long it had been open then (for `list`), by the injected clock.
-    init(restoring id: String, state: FormSession, seq: UInt64, age: TimeAmount, owner: ConnectionOutput, views: [ConnectionOutput], services: SessionServices) {
+    /// `owner` nil: it was detached (`detachedFor` ago), waiting for `resume` on `eventLoop`.
+    init(
+        restoring id: String, state: FormSession, seq: UInt64, age: TimeAmount, principal: Principal, resumeSecret: String?,
+        owner: ConnectionOutput?, detachedFor: TimeAmount?, views: [ConnectionOutput], eventLoop: EventLoop, services: SessionServices
+    ) {
         self.id = id
-        eventLoop = owner.eventLoop
-        ownerUID = owner.peer.uid
+        self.eventLoop = owner?.eventLoop ?? eventLoop
+        self.principal = principal
+        self.resumeSecret = resumeSecret ?? ResumeSecret.generate()
         formName = state.form.name
         self.state = FormSession(restoring: state, configuration: services.currentFormConfiguration)
         self.seq = seq
@@ -92,27 +113,38 @@ final class Session: @unchecked Sendable {
         // The idle time starts again in the new process.
         lastRequest = now
         checkBucket = services.checkBudget.sessionBucket(now: now)
-        holds = [SessionHold(self, owner, isOwner: true)] + views.map { SessionHold(self, $0, isOwner: false) }
+        self.owner = owner.map { SessionHold(self, $0, isOwner: true) }
+        viewers = views.map { SessionHold(self, $0, isOwner: false) }
         viewCount.withLockedValue { $0 = views.count }
         scheduleIdleCheck(after: services.sessionIdleTimeout)
+        if owner == nil {
+            // The grace goes on from where it was (the restart's own time counted in).
+            let gone = detachedFor ?? .zero
+            detached.withLockedValue { $0 = now - gone }
+            _ = services.directory.detached(self)
+            scheduleGraceEnd(after: services.resumeGrace.map { max(.zero, $0 - gone) } ?? .zero)
+        }
     }
 
     /// The hold of a connection holding this session (its opener's, made by `init`; a
     /// restored session's, one per connection it was held by).
     func hold(of output: ConnectionOutput) -> SessionHold? {
         eventLoop.preconditionInEventLoop()
-        return holds.first { $0.output === output }
+        if owner?.output === output { return owner }
+        return viewers.first { $0.output === output }
     }
 
     /// Stops the session for a handover and returns what the next process needs. Answers
     /// arriving later are ignored: the next process asks again (`resumeAfterHandover`).
-    func freezeForHandover() -> (state: FormSession, seq: UInt64, age: TimeAmount, holders: [ConnectionOutput]) {
+    func freezeForHandover() -> (state: FormSession, seq: UInt64, age: TimeAmount, owner: ConnectionOutput?, views: [ConnectionOutput], detachedFor: TimeAmount?) {
         eventLoop.preconditionInEventLoop()
         closedFlag.set()
         deadlineTask?.cancel()
         idleTask?.cancel()
+        graceTask?.cancel()
         checkInFlight?.cancellation.cancel()
-        return (state, seq, services.clock.now() - openedAt, holds.map(\.output))
+        let now = services.clock.now()
+        return (state, seq, now - openedAt, owner?.output, viewers.map(\.output), detached.withLockedValue { $0 }.map { now - $0 })
     }
 
     /// In the next process: runs again the checks that were in flight; a signup or login
@@ -125,6 +157,11 @@ final class Session: @unchecked Sendable {
 
     /// Connections attached besides the opener.
     var views: Int { viewCount.withLockedValue { $0 } }
+
+    /// How long ago its opener's connection dropped, while nobody has resumed it; any thread.
+    func detachedFor(now: NIODeadline) -> TimeAmount? {
+        detached.withLockedValue { $0 }.map { now - $0 }
+    }
 
     /// Whether the session waits for a check or a submit (a half-closed client is kept
     /// until these are answered).
@@ -155,7 +192,7 @@ final class Session: @unchecked Sendable {
         guard !isClosed else { return }
         lastRequest = services.clock.now()
         guard let step = try? state.handle(.setLocale(tag), now: services.clock.moment) else { return }
-        for hold in holds {
+        forEachHold { hold in
             hold.output.deliver(.localeChanged(session: id, locale: state.locale, id: hold.output === requester ? requestID : nil))
         }
         publish(step.events, id: requestID, requester: requester)
@@ -174,22 +211,80 @@ final class Session: @unchecked Sendable {
     /// An attached connection joins (`attach`, on a live session).
     func subscribe(_ hold: SessionHold) {
         eventLoop.preconditionInEventLoop()
-        holds.append(hold)
-        viewCount.withLockedValue { $0 = holds.count - 1 }
+        viewers.append(hold)
+        viewCount.withLockedValue { $0 = viewers.count }
     }
 
-    /// A connection leaves; the session closes when its owner does.
-    func unsubscribe(_ hold: SessionHold) {
+    /// A connection leaves; the session closes when its owner does (`close`). When the
+    /// owner's connection dropped (`dropped`), the session waits `--resume-grace` for a
+    /// `resume` instead.
+    func unsubscribe(_ hold: SessionHold, dropped: Bool = false) {
         eventLoop.preconditionInEventLoop()
         // Ended already (its `closed` may still be on its way to the leaving connection).
         guard !isClosed else { return hold.end() }
-        if holds.first === hold {
-            close()
+        if owner === hold {
+            guard dropped, let grace = services.resumeGrace, grace > .zero else { return close() }
+            hold.end()
+            owner = nil
+            detached.withLockedValue { $0 = services.clock.now() }
+            scheduleGraceEnd(after: grace)
+            // A peer dropping connection after connection keeps a bounded number waiting.
+            let limit = services.directory.maxDetachedPerPeer
+            for oldest in services.directory.detached(self) {
+                ConnectionHandler.onLoop(of: oldest) { $0.close(reason: "abandoned: more than \(limit) sessions of this user were waiting to be resumed") }
+            }
         } else {
             hold.end()
-            holds.removeAll { $0 === hold }
-            viewCount.withLockedValue { $0 = holds.count - 1 }
+            viewers.removeAll { $0 === hold }
+            viewCount.withLockedValue { $0 = viewers.count }
         }
+    }
+
+    /// Closes the session `grace` from now unless it is resumed meanwhile.
+    private func scheduleGraceEnd(after grace: TimeAmount) {
+        graceTask?.cancel()
+        let seconds = (services.resumeGrace ?? .zero).nanoseconds / 1_000_000_000
+        graceTask = eventLoop.scheduleTask(in: grace) { [self] in
+            guard !isClosed, owner == nil else { return }
+            // A signup or login being worked on is owed its result: the grace waits for it.
+            if state.busy { return scheduleGraceEnd(after: .seconds(1)) }
+            close(reason: "abandoned: its connection dropped and nobody resumed it within \(seconds) seconds")
+        }
+    }
+
+    /// `resume`: the opener's connection (or a new one of the same owner) takes the session
+    /// back with its secret. A live opener elsewhere is told `closed` (resumed by another
+    /// connection). The resumer gets `resumed`, the whole snapshot, and a result that
+    /// arrived while nobody held it.
+    func resume(by output: ConnectionOutput, secret: String, id requestID: RequestID?) throws(RequestFailure) -> SessionHold {
+        eventLoop.preconditionInEventLoop()
+        guard !isClosed else { throw .sessionEnded(id) }
+        guard output.principal.owner == principal.owner else { throw .otherUsersSession(id) }
+        guard ResumeSecret.matches(secret, resumeSecret) else { throw .wrongResumeSecret(id) }
+        if let previous = owner {
+            guard previous.output !== output else { throw .alreadyHeld(session: id) }
+            previous.output.deliver(.closed(session: id, reason: "resumed by another connection", id: nil)) { previous.end() }
+        }
+        if let view = viewers.first(where: { $0.output === output }) {
+            view.end()
+            viewers.removeAll { $0 === view }
+            viewCount.withLockedValue { $0 = viewers.count }
+        }
+        graceTask?.cancel()
+        graceTask = nil
+        if detached.withLockedValue({ $0 }) != nil { services.directory.reattached(self) }
+        detached.withLockedValue { $0 = nil }
+        lastRequest = services.clock.now()
+        let hold = SessionHold(self, output, isOwner: true)
+        owner = hold
+        output.deliver(.resumed(session: id, form: formName, locale: state.locale, id: requestID))
+        sendSnapshot(to: output, id: requestID)
+        if let result = undeliveredResult {
+            undeliveredResult = nil
+            seq += 1
+            output.deliver(.session(session: id, seq: seq, result, id: requestID))
+        }
+        return hold
     }
 
     /// Ends the session: attached peers are told, pending timers stop. Work already
@@ -201,23 +296,26 @@ final class Session: @unchecked Sendable {
         closedFlag.set()
         deadlineTask?.cancel()
         idleTask?.cancel()
+        graceTask?.cancel()
         checkInFlight?.cancellation.cancel()
         if checkWaitingForBudget {
             checkWaitingForBudget = false
-            services.checkBudget.refund(uid: ownerUID)
+            services.checkBudget.refund(peer: principal.key)
         }
         nextCheck = nil
         passwordChecks.removeAll()
-        if let owner = holds.first {
+        if let owner {
             if reason == nil { owner.end() } else { owner.output.deliver(.closed(session: id, reason: reason, id: nil)) { owner.end() } }
         }
-        for hold in holds.dropFirst() {
+        for hold in viewers {
             // An attached connection hears `closed` first; its requests naming the session
             // are answered "has ended" only after that, in order.
             hold.output.deliver(.closed(session: id, reason: reason, id: nil)) { hold.end() }
         }
-        holds.removeAll()
-        services.directory.remove(id)
+        owner = nil
+        viewers.removeAll()
+        if detached.withLockedValue({ $0 }) != nil { services.directory.reattached(self) }
+        services.directory.remove(id, owner: principal.owner, reason: reason)
     }
 
     /// Looks, once `delay` has passed, whether the session went `--session-idle-timeout`
@@ -241,10 +339,17 @@ final class Session: @unchecked Sendable {
     private func publish(_ events: [SessionEvent], id requestID: RequestID?, requester: ConnectionOutput?) {
         for event in events {
             seq += 1
-            for hold in holds {
+            if owner == nil, case .result = event { undeliveredResult = event }
+            forEachHold { hold in
                 hold.output.deliver(.session(session: id, seq: seq, event, id: hold.output === requester ? requestID : nil))
             }
         }
+    }
+
+    /// The opener's hold, then the attached ones.
+    private func forEachHold(_ body: (SessionHold) -> Void) {
+        if let owner { body(owner) }
+        for hold in viewers { body(hold) }
     }
 
     /// Feeds an answer from the outside world back into the engine.
@@ -288,7 +393,7 @@ final class Session: @unchecked Sendable {
         let cancellation = CheckCancellation()
         checkInFlight = (checkID, cancellation)
         // Past the budget the check starts later; a newer value supersedes it meanwhile.
-        let wait = paid ? .zero : services.checkBudget.take(uid: ownerUID, session: &checkBucket, now: services.clock.now())
+        let wait = paid ? .zero : services.checkBudget.take(peer: principal.key, session: &checkBucket, now: services.clock.now())
         guard wait == .zero else {
             checkWaitingForBudget = true
             eventLoop.scheduleTask(in: wait) { [self] in
@@ -311,7 +416,7 @@ final class Session: @unchecked Sendable {
                 timeUp()
             }
         }
-        services.availability(of: identity, uid: ownerUID, cancellation: cancellation, on: eventLoop).whenComplete { [self] result in
+        services.availability(of: identity, peer: principal.key, cancellation: cancellation, on: eventLoop).whenComplete { [self] result in
             checkInFlight = nil
             if !cancellation.isCancelled { feed(.availability(check: checkID, (try? result.get()) ?? .unreachable)) }
             if !isClosed { startQueuedCheck(paid: false) }
@@ -359,8 +464,8 @@ final class Session: @unchecked Sendable {
             // Nobody waits for a hash whose session has ended: the queue skips it.
             let isWanted: @Sendable () -> Bool = { [closedFlag] in !closedFlag.isSet }
             let outcome = switch action {
-            case .signup: services.accounts.signup(identity, password: password, uid: ownerUID, isWanted: isWanted, on: eventLoop)
-            case .login: services.accounts.login(identity, password: password, uid: ownerUID, isWanted: isWanted, on: eventLoop)
+            case .signup: services.accounts.signup(identity, password: password, principal: principal, isWanted: isWanted, on: eventLoop)
+            case .login: services.accounts.login(identity, password: password, principal: principal, isWanted: isWanted, on: eventLoop)
             }
             outcome.whenComplete { [self] result in
                 feed(.submitCompleted((try? result.get()) ?? .storeUnavailable))

@@ -2,9 +2,51 @@ import NIOConcurrencyHelpers
 import NIOCore
 import SignupProtocol
 
-/// All live sessions by id, so that `attach` can find one from any connection.
+/// All live sessions by id, so that `attach` and `resume` can find one from any
+/// connection, and the latest ended ones with why, so that a `resume` after the grace hears
+/// why not.
 final class SessionDirectory: Sendable {
     private let sessions = NIOLockedValueBox<[String: Session]>([:])
+
+    /// A session that ended with a reason of the server's own (idle, abandoned), for its owner.
+    private struct Ended {
+        let owner: SessionOwner
+        let reason: String
+    }
+    /// The latest `maxEnded` of them, oldest first.
+    private let ended = NIOLockedValueBox<(byID: [String: Ended], order: [String])>(([:], []))
+    static let maxEnded = 4096
+
+    /// Sessions waiting for `resume`, per peer, oldest first: a peer that opens forms and
+    /// drops its connections again and again keeps at most `maxDetachedPerPeer` of them.
+    private let detachedByPeer = NIOLockedValueBox<[PeerKey: [Session]]>([:])
+    let maxDetachedPerPeer: Int
+
+    init(maxDetachedPerPeer: Int = 256) {
+        self.maxDetachedPerPeer = maxDetachedPerPeer
+    }
+
+    /// `session` now waits for `resume`; returns the sessions of the same peer that must end
+    /// to keep it within `maxDetachedPerPeer` (the oldest waiting).
+    func detached(_ session: Session) -> [Session] {
+        detachedByPeer.withLockedValue { table in
+            var waiting = table[session.principal.key, default: []]
+            waiting.append(session)
+            let evicted = waiting.count > maxDetachedPerPeer ? Array(waiting.prefix(waiting.count - maxDetachedPerPeer)) : []
+            waiting.removeFirst(evicted.count)
+            table[session.principal.key] = waiting
+            return evicted
+        }
+    }
+
+    /// `session` no longer waits (resumed, or ended).
+    func reattached(_ session: Session) {
+        detachedByPeer.withLockedValue { table in
+            guard var waiting = table[session.principal.key], let index = waiting.firstIndex(where: { $0 === session }) else { return }
+            waiting.remove(at: index)
+            table[session.principal.key] = waiting.isEmpty ? nil : waiting
+        }
+    }
 
     var count: Int { sessions.withLockedValue { $0.count } }
 
@@ -25,15 +67,23 @@ final class SessionDirectory: Sendable {
         sessions.withLockedValue { $0[id] }
     }
 
-    /// The live sessions opened by `uid`, oldest first (for `sessions`).
-    func summaries(ownedBy uid: UInt32, now: NIODeadline) -> [SessionSummary] {
-        let owned = sessions.withLockedValue { table in table.values.filter { $0.ownerUID == uid } }
+    /// The live sessions opened by `owner` (a uid, or a front end's client), oldest first
+    /// (for `sessions`); those whose opener's connection dropped say for how long.
+    func summaries(ownedBy owner: SessionOwner, now: NIODeadline) -> [SessionSummary] {
+        let owned = sessions.withLockedValue { table in table.values.filter { $0.principal.owner == owner } }
         return owned.sorted { $0.openedAt < $1.openedAt }.map { session in
             SessionSummary(
                 session: session.id, form: session.formName,
-                ageSeconds: Int((now - session.openedAt).nanoseconds / 1_000_000_000), views: session.views
+                ageSeconds: Int((now - session.openedAt).nanoseconds / 1_000_000_000), views: session.views,
+                detachedSeconds: session.detachedFor(now: now).map { Int($0.nanoseconds / 1_000_000_000) }
             )
         }
+    }
+
+    /// Why `id` ended, if the server ended it lately and `owner` is its owner (nobody else
+    /// learns that it existed).
+    func endReason(of id: String, for owner: SessionOwner) -> String? {
+        ended.withLockedValue { ended in ended.byID[id].flatMap { $0.owner == owner ? $0.reason : nil } }
     }
 
     /// Every live session (for a handover).
@@ -44,8 +94,16 @@ final class SessionDirectory: Sendable {
         sessions.withLockedValue { $0[session.id] = session }
     }
 
-    func remove(_ id: String) {
+    /// A session ended; with a `reason` of the server's own, that is remembered for its owner.
+    func remove(_ id: String, owner: SessionOwner? = nil, reason: String? = nil) {
         _ = sessions.withLockedValue { $0.removeValue(forKey: id) }
+        guard let owner, let reason else { return }
+        ended.withLockedValue { ended in
+            if ended.byID.updateValue(Ended(owner: owner, reason: reason), forKey: id) == nil { ended.order.append(id) }
+            if ended.order.count > Self.maxEnded {
+                ended.byID[ended.order.removeFirst()] = nil
+            }
+        }
     }
 
     /// 64 random bits in hex: unguessable enough that ids do not leak across users, while

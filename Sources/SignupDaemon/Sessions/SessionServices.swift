@@ -15,6 +15,9 @@ struct SessionServices: Sendable {
     let checkBudget: CheckBudget
     /// A session without a request this long is closed (`--session-idle-timeout`); nil: never.
     let sessionIdleTimeout: TimeAmount?
+    /// How long a session whose opener's connection dropped waits for `resume`
+    /// (`--resume-grace`); nil or zero: it ends with its connection.
+    var resumeGrace: TimeAmount? = nil
     /// The time for sessions, budgets and idle timeouts.
     var clock = DaemonClock.system
 
@@ -27,7 +30,7 @@ struct SessionServices: Sendable {
 
     /// The full availability check: the store first, then, for usernames, the HTTP service
     /// if configured. A cancelled check skips what has not started and aborts its HTTP request.
-    func availability(of identity: IdentityValue, uid: UInt32, cancellation: CheckCancellation, on eventLoop: EventLoop) -> EventLoopFuture<Availability> {
+    func availability(of identity: IdentityValue, peer: PeerKey, cancellation: CheckCancellation, on eventLoop: EventLoop) -> EventLoopFuture<Availability> {
         let fromStore = accounts.storeAvailability(of: identity, on: eventLoop)
         guard let http, identity.kind == .username else { return fromStore }
         // The service is asked about the name as it would be stored and shown (NFC) and/or
@@ -36,7 +39,7 @@ struct SessionServices: Sendable {
         guard let username = try? Usernames.identity(of: identity.value).get() else { return fromStore }
         return fromStore.flatMap { availability in
             guard availability == .available, !cancellation.isCancelled else { return eventLoop.makeSucceededFuture(availability) }
-            return http.check(username: username.display, key: username.key, uid: uid, cancellation: cancellation, on: eventLoop)
+            return http.check(username: username.display, key: username.key, peer: peer, cancellation: cancellation, on: eventLoop)
         }
     }
 }

@@ -56,7 +56,10 @@ final class InProcessDaemon: Sendable {
         idleConnectionTimeout: TimeAmount? = nil,
         maxConnections: Int? = nil,
         connectsPerUIDPerSecond: Int? = nil,
-        linesPerUIDPerTurn: Int = 256
+        linesPerUIDPerTurn: Int = 256,
+        trustedBridgeUIDs: Set<UInt32> = [],
+        maxConnectionsPerClient: Int? = nil,
+        tuned: (inout DaemonTuning) -> Void = { _ in }
     ) throws {
         var tuning = Self.tuning
         if let limits { tuning.limits = limits }
@@ -68,6 +71,8 @@ final class InProcessDaemon: Sendable {
             tuning.maxConnectionsPerUID = maxConnections
         }
         if let connectsPerUIDPerSecond { tuning.connectsPerUIDPerSecond = connectsPerUIDPerSecond }
+        if let maxConnectionsPerClient { tuning.maxConnectionsPerClient = maxConnectionsPerClient }
+        tuned(&tuning)
         try PasswordHasher.initialise()
         let loop = NIOAsyncTestingEventLoop()
         self.loop = loop
@@ -106,11 +111,13 @@ final class InProcessDaemon: Sendable {
             forms: FormLibraryHolder(FormLibrary.builtin),
             registry: ConnectionRegistry(
                 maxConnections: tuning.maxConnections, maxConnectionsPerUID: tuning.maxConnectionsPerUID,
+                maxConnectionsPerClient: tuning.maxConnectionsPerClient, maxConnectionsPerBridge: tuning.maxConnectionsPerBridge,
                 connectsPerUIDPerSecond: tuning.connectsPerUIDPerSecond, clock: clock
             ),
-            directory: SessionDirectory(),
+            directory: SessionDirectory(maxDetachedPerPeer: tuning.maxResumableSessionsPerUser),
             checkBudget: CheckBudget(perUIDPerSecond: tuning.availabilityChecksPerUIDPerSecond, perSessionPerSecond: tuning.availabilityChecksPerSessionPerSecond),
             sessionIdleTimeout: tuning.sessionIdleSeconds.map { .seconds(Int64($0)) },
+            resumeGrace: tuning.resumeGraceSeconds.map { .seconds(Int64($0)) },
             clock: clock
         )
         context = ConnectionHandler.Context(
@@ -123,7 +130,8 @@ final class InProcessDaemon: Sendable {
                 linesPerUIDPerTurn: linesPerUIDPerTurn, turnInterval: .milliseconds(1), clock: services.clock, workClock: { [loop] in loop.now }
             ),
             serverName: "signupd/test",
-            logger: logger
+            logger: logger,
+            trustedBridges: TrustedBridges(uids: trustedBridgeUIDs)
         )
     }
 

@@ -8,10 +8,7 @@ import Testing
 /// (`resume` op): the caller's next input and output carry on as if nothing happened.
 @Suite("SignupClient: resume after a dropped connection", .timeLimit(.minutes(3)))
 struct ResumeTests {
-    @Test(
-        "the client's connection dies mid-form; the next output arrives with no value lost and no seq twice",
-        .disabled("needs the daemon side of resume (the `resume` op, `opened`'s secret), not on main yet")
-    )
+    @Test("the client's connection dies mid-form; the next output arrives with no value lost and no seq twice")
     func resumesMidForm() async throws {
         let daemon = try SharedDaemon.get()
         let form = try await SignupForm.open("signup", socket: daemon.socketPath)

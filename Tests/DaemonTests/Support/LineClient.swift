@@ -26,6 +26,12 @@ final class LineClient {
 
     deinit { disconnect() }
 
+    /// Half-closes: the daemon reads the end of the input; the socket still reads.
+    func shutdownOutput() {
+        guard fd >= 0 else { return }
+        shutdown(fd, Int32(SHUT_WR))
+    }
+
     /// Closes the connection now (once: a second close could hit a reused descriptor).
     func disconnect() {
         guard fd >= 0 else { return }
