@@ -14,6 +14,8 @@ let package = Package(
         .executable(name: "signupd", targets: ["signupd"]),
         .executable(name: "signupctl", targets: ["signupctl"]),
         .library(name: "SignupProtocol", targets: ["SignupProtocol"]),
+        // The client: connection, the form view model, reconnect and resume (issue 24).
+        .library(name: "SignupClient", targets: ["SignupClient"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
@@ -52,6 +54,14 @@ let package = Package(
         .target(name: "UnixIO", swiftSettings: strict),
         // Wire types and the NDJSON codec: no dependencies, usable by any Swift client.
         .target(name: "SignupProtocol", path: "Sources/Protocol", swiftSettings: strict),
+        // The client library: SignupConnection (async, SwiftNIO), SignupForm (the view model,
+        // also @Observable) and the blocking connection command-line tools poll. Never the
+        // daemon, GRDB or PostgresNIO.
+        .target(
+            name: "SignupClient",
+            dependencies: ["SignupProtocol", "UnixIO", nio("NIOCore"), nio("NIOPosix"), nio("NIOConcurrencyHelpers")],
+            swiftSettings: strict
+        ),
         // The built-in forms and message catalogues, as text in the operators' file formats.
         .target(name: "BuiltinForms", swiftSettings: strict),
         // The pure form state machine (no I/O, no clock) and the form/catalogue file readers:
@@ -88,7 +98,7 @@ let package = Package(
         .executableTarget(
             name: "signupctl",
             dependencies: [
-                "SignupProtocol", "UnixIO",
+                "SignupProtocol", "SignupClient", "UnixIO",
                 product("ArgumentParser", of: "swift-argument-parser"),
             ],
             swiftSettings: strict
@@ -101,7 +111,7 @@ let package = Package(
         // test); ICU (CICU) only to apply describe's username rules as a client would.
         .testTarget(
             name: "DaemonTests",
-            dependencies: ["SignupProtocol", "UnixIO", "CSodium", "CICU", product("GRDB", of: "GRDB.swift")],
+            dependencies: ["SignupProtocol", "SignupClient", "UnixIO", "CSodium", "CICU", product("GRDB", of: "GRDB.swift"), nio("NIOCore"), nio("NIOPosix")],
             // Fixtures/: files the tests read by path (a frozen v1 database schema).
             exclude: ["Fixtures"],
             swiftSettings: strict
@@ -118,6 +128,8 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // The client library's pure parts: the form state's rules and the connection core.
+        .testTarget(name: "SignupClientTests", dependencies: ["SignupClient"], swiftSettings: strict),
         // signupctl's pure parts: key decoding, field editing, screen layout, argument order.
         .testTarget(name: "SignupctlTests", dependencies: ["signupctl"], swiftSettings: strict),
     ]

@@ -7,7 +7,8 @@
 #   3. the Debian package (scripts/build-deb.sh, lintian clean), installed with apt into a
 #      real systemd as PID 1 in namespaces and used as an administrator and users would
 #      (skips cleanly where the kernel refuses the namespaces)
-#   4. a third-party client in Python (standard library only), and signupctl's
+#   4. a third-party client in Python (standard library only), the Swift client example
+#      (examples/SwiftClient: SignupClient used as a package dependency), and signupctl's
 #      scripted commands with every documented exit code; operator forms, --check-config,
 #      locales and reload (forms_and_locales_test.py)
 #   5. the interactive form driven in tmux
@@ -43,6 +44,8 @@ if [ -z "${SIGNUPD_TEST_VIEW:-}" ]; then
   export TMPDIR=$scratch
   scripts/install-deps.sh
   swift build --build-tests
+  # The Swift client example, a package of its own that depends on this one by path.
+  swift build --package-path examples/SwiftClient
   # The release build for the package, here in the checkout's own path (where later runs
   # find it built), before the checks move to the view.
   scripts/build-deb.sh
@@ -90,6 +93,7 @@ scripts/check-units.sh "$BIN/signupd"
 scripts/systemd-boot-test.sh dist/signupd_*.deb
 python3 Tests/clients/third_party_client.py "$BIN/signupd"
 python3 Tests/clients/schema_property_test.py "$BIN/signupd" 2000
+python3 Tests/clients/swift_example_test.py "$BIN/signupd" "$(swift build --package-path examples/SwiftClient --show-bin-path)/signup-example"
 python3 Tests/clients/forms_and_locales_test.py "$BIN/signupd" "$BIN/signupctl"
 python3 Tests/clients/signupctl_commands.py "$BIN/signupd" "$BIN/signupctl"
 python3 Tests/clients/signupctl_unavailable.py "$BIN/signupd" "$BIN/signupctl"

@@ -42,12 +42,31 @@ struct ServerEventTests {
         #expect(try ServerEvent.decode(line: Array(event.line.dropLast())) == event)
     }
 
-    @Test func unknownEventsAndCodesAreNamed() {
-        #expect(throws: ServerEventDecodingError.unknownEvent("launched")) { try ServerEvent.decode(line: Array(#"{"event":"launched"}"#.utf8)) }
-        #expect(throws: ServerEventDecodingError.unknownErrorCode("new_code", message: "m")) {
-            try ServerEvent.decode(line: Array(#"{"event":"error","code":"new_code","message":"m"}"#.utf8))
-        }
+    @Test("an unknown event or error code decodes as .unknown, with every member as sent")
+    func unknownEventsAndCodesAreKept() throws {
+        let launched = try ServerEvent.decode(line: Array(#"{"event":"launched","id":7,"rocket":{"stage":2}}"#.utf8))
+        guard case .unknown(let event) = launched else { Issue.record("not .unknown: \(launched)"); return }
+        #expect(event.event == "launched")
+        #expect(event.id == .integer(7))
+        #expect(launched.id == .integer(7))
+        #expect(event.members["rocket"]?.objectValue?["stage"] == .number("2"))
+        #expect(event.errorCode == nil)
+        // It encodes back as it came.
+        #expect(String(decoding: launched.line, as: UTF8.self) == #"{"event":"launched","id":7,"rocket":{"stage":2}}"# + "\n")
+
+        let newCode = try ServerEvent.decode(line: Array(#"{"event":"error","code":"new_code","message":"m","session":"s"}"#.utf8))
+        guard case .unknown(let error) = newCode else { Issue.record("not .unknown: \(newCode)"); return }
+        #expect(error.errorCode == "new_code")
+        #expect(error.message == "m")
+        #expect(error.session == "s")
+        // A known code stays a typed error.
+        #expect(try ServerEvent.decode(line: Array(#"{"event":"error","code":"forbidden","message":"m"}"#.utf8)) == .error(code: .forbidden, message: "m", session: nil, id: nil))
+    }
+
+    @Test func malformedKnownEventsStillFail() {
         #expect(throws: ServerEventDecodingError.invalidMember(event: "pong", member: "id")) { try ServerEvent.decode(line: Array(#"{"event":"pong","id":true}"#.utf8)) }
+        #expect(throws: ServerEventDecodingError.invalidMember(event: "enabled", member: "value")) { try ServerEvent.decode(line: Array(#"{"event":"enabled","session":"s","seq":1}"#.utf8)) }
+        #expect(throws: ServerEventDecodingError.notAnObject) { try ServerEvent.decode(line: Array("[1]".utf8)) }
     }
 
     @Test("every event is one line of valid JSON naming its event", arguments: samples)

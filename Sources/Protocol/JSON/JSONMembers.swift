@@ -62,7 +62,7 @@ struct JSONMembers<Failure: JSONMemberFailure> {
 
 extension RequestID {
     /// The id a JSON value names: a string, or an integer within 64 bits.
-    init?(json value: JSONValue) {
+    public init?(json value: JSONValue) {
         switch value {
         case .string(let text): self = .string(text)
         case .number(let text):

@@ -2,11 +2,8 @@
 public enum ServerEventDecodingError: Error, Sendable, Equatable {
     /// The line is not a JSON object.
     case notAnObject
-    /// An event this client does not know (a newer server's): clients skip it.
-    case unknownEvent(String)
-    /// An `error` with a code this client does not know (a newer server's).
-    case unknownErrorCode(String, message: String)
-    /// A member is missing or of the wrong type.
+    /// A member of an event this library knows is missing or of the wrong type. (An event
+    /// or error code it does not know is no failure: it decodes as `ServerEvent.unknown`.)
     case invalidMember(event: String, member: String)
 }
 
@@ -18,7 +15,8 @@ extension ServerEvent {
     }
 
     /// Reads a parsed server message, the inverse of `encode(into:)`. Unknown members are
-    /// ignored, as the protocol allows servers to add them.
+    /// ignored, as the protocol allows servers to add them; an unknown event, or an `error`
+    /// with an unknown code, is `.unknown` with every member as sent.
     public static func decode(_ object: JSONObject) throws(ServerEventDecodingError) -> ServerEvent {
         let event = object["event"]?.stringValue ?? ""
         let reader = MemberReader(object: object, event: event)
@@ -63,17 +61,23 @@ extension ServerEvent {
             return .session(session: try reader.string("session"), seq: UInt64(try reader.int("seq")), try SessionEvent.decode(reader, event: event), id: id)
         case "error":
             let (code, message) = (try reader.string("code"), try reader.string("message"))
-            guard let known = ErrorCode(rawValue: code) else { throw .unknownErrorCode(code, message: message) }
+            guard let known = ErrorCode(rawValue: code) else { return .unknown(UnknownServerEvent(event: event, members: object)) }
             return .error(code: known, message: message, session: try reader.optionalString("session"), id: id)
         case "bye": return .bye(reason: try reader.string("reason"))
-        default: throw .unknownEvent(event)
+        default: return .unknown(UnknownServerEvent(event: event, members: object))
         }
+    }
+
+    /// Whether this library could not name the event (or its error code): `.unknown`.
+    public var isUnknown: Bool {
+        if case .unknown = self { true } else { false }
     }
 
     /// The request id the event echoes, if any.
     public var id: RequestID? {
         switch self {
         case .hello, .bye: nil
+        case .unknown(let unknown): unknown.id
         case .description(_, _, let id), .opened(_, _, _, _, let id), .attached(_, _, _, let id), .resumed(_, _, _, let id), .clientNamed(_, _, let id),
             .localeChanged(_, _, let id),
             .closed(_, _, let id), .pong(let id), .verified(_, let id), .revoked(let id), .sessionList(_, let id), .session(_, _, _, let id), .error(_, _, _, let id):

@@ -25,6 +25,9 @@ public enum ServerEvent: Sendable, Equatable {
     case session(session: String, seq: UInt64, SessionEvent, id: RequestID?)
     case error(code: ErrorCode, message: String, session: String?, id: RequestID?)
     case bye(reason: String)
+    /// An event this library does not know (a newer server's), or an `error` whose code it
+    /// does not know: PROTOCOL.md promises that servers may add both, and that clients go on.
+    case unknown(UnknownServerEvent)
 
     /// The protocol name and major version spoken.
     public static let protocolName = "signup/1"
@@ -59,6 +62,32 @@ public enum SessionEvent: Sendable, Equatable {
     case result(ok: Bool, message: LocalizedMessage, user: String?, token: String?)
 }
 
+/// A server message whose `event`, or whose error `code`, this library does not know, kept
+/// whole so that a caller can read what it needs and pass the rest on.
+public struct UnknownServerEvent: Sendable, Equatable {
+    /// The `event` member as sent (`""` when it had none).
+    public var event: String
+    /// Every member as sent, in order.
+    public var members: JSONObject
+
+    public init(event: String, members: JSONObject) {
+        self.event = event
+        self.members = members
+    }
+
+    /// The request it answers, if it carries an `id`.
+    public var id: RequestID? { members["id"].flatMap(RequestID.init(json:)) }
+
+    /// For an `error` with a code this library does not know: that code.
+    public var errorCode: String? { event == "error" ? members["code"]?.stringValue : nil }
+
+    /// The human text of an `error`, if it has one.
+    public var message: String? { members["message"]?.stringValue }
+
+    /// The session it concerns, if it names one.
+    public var session: String? { members["session"]?.stringValue }
+}
+
 extension ServerEvent {
     /// The members `opened`, `attached` and `resumed` share.
     private static func encodeHeld(_ event: String, session: String, form: String, locale: String?, id: RequestID?, into writer: inout JSONWriter) {
@@ -71,6 +100,12 @@ extension ServerEvent {
 
     /// Appends the event as one JSON line.
     public func encode(into writer: inout JSONWriter) {
+        if case .unknown(let unknown) = self {
+            // As it came: this library cannot know what its members mean.
+            writer.value(.object(unknown.members))
+            writer.endLine()
+            return
+        }
         writer.beginObject()
         switch self {
         case .hello(let server, let forms, let limits, let spoken):
@@ -168,6 +203,8 @@ extension ServerEvent {
         case .bye(let reason):
             writer.member("event", "bye")
             writer.member("reason", reason)
+        case .unknown:
+            break  // written above
         }
         writer.endObject()
         writer.endLine()

@@ -1,4 +1,5 @@
 import ArgumentParser
+import SignupClient
 
 #if canImport(Glibc)
 import Glibc
@@ -21,18 +22,10 @@ struct ConnectionOptions: ParsableArguments {
     var timeout: Double = 30
 
     /// The socket path to use, following the documented order.
-    var socketPath: String {
-        if let socket { return socket }
-        if let value = getenv("SIGNUPD_SOCKET"), value.pointee != 0 { return String(cString: value) }
-        if let runtime = getenv("XDG_RUNTIME_DIR"), runtime.pointee != 0 {
-            let candidate = "\(String(cString: runtime))/signupd.sock"
-            if access(candidate, F_OK) == 0 { return candidate }
-        }
-        return "/run/signupd/signupd.sock"
-    }
+    var socketPath: String { socket ?? SocketPath.default }
 
     func connect() throws(CommandFailure) -> DaemonConnection {
-        try DaemonConnection(path: socketPath, timeoutSeconds: timeout)
+        try DaemonConnection(path: socketPath, timeoutSeconds: timeout, failure: CommandFailure.init)
     }
 
     func validate() throws {

@@ -1,4 +1,5 @@
 import ArgumentParser
+import SignupClient
 
 /// signupctl's documented exit codes (README.md, "Exit codes").
 enum ExitStatus: Int32 {
@@ -66,6 +67,6 @@ extension CommandFailure {
 
     /// signupd answered a request with an event that is not its answer.
     static func unexpected(_ received: Received, answering request: String) -> CommandFailure {
-        CommandFailure(.protocolError, "signupd answered \(request) with \(RawLine.text(of: received.message))")
+        CommandFailure(.protocolError, "signupd answered \(request) with \(RawLine.text(of: received.members))")
     }
 }

@@ -1,19 +1,13 @@
+import SignupClient
 import SignupProtocol
 
-/// Opens a form session and drives it: the piece both the scripted and the interactive
-/// commands share. Field lists come from the daemon's `describe`, never from here.
-final class FormClient {
-    let connection: DaemonConnection
-    private(set) var view: SessionView
-    /// The locale the daemon resolved for the session (`opened`'s `locale`), nil if it named none.
-    private(set) var locale: String?
-
-    /// Connects the form named `formName`, reading its description from the daemon;
-    /// `action` is the command's (`signup`, `login`): a form that does the other is refused.
-    init(connection: DaemonConnection, formName: String, action: String) throws(CommandFailure) {
-        self.connection = connection
+extension BlockingSignupForm where Failure == CommandFailure {
+    /// Opens the form named `formName` on `connection`, reading its description from the
+    /// daemon; `action` is the command's (`signup`, `login`): a form that does the other is
+    /// refused. Field lists come from the daemon's `describe`, never from here.
+    convenience init(connection: DaemonConnection, formName: String, action: String) throws(CommandFailure) {
         let described = try connection.reply(to: try connection.request(.describe(locale: UserLocale.current)))
-        guard case .description(let forms, _, _)? = described.event else { throw .unexpected(described, answering: "describe") }
+        guard case .description(let forms, _, _) = described.event else { throw .unexpected(described, answering: "describe") }
         guard let form = forms.first(where: { $0.name == formName }) else {
             let offered = forms.map(\.name).joined(separator: ", ")
             throw CommandFailure(.usage, Say.pick(
@@ -25,73 +19,40 @@ final class FormClient {
                 "the \(formName) form is for \(formAction), not \(action): use `signupctl \(formAction) --form \(formName)`",
                 "表单 \(formName) 用于\(formAction == "login" ? "登录" : "注册")：请用 `signupctl \(formAction) --form \(formName)`"), code: "usage")
         }
-        view = SessionView(form: form)
-        let openID = try connection.request(.open(form: formName, locale: UserLocale.current))
-        var snapshot: [Received] = []
-        let reply = try connection.reply(to: openID) { received throws(CommandFailure) in snapshot.append(received) }
-        guard case .opened(let session, _, let locale, _, _)? = reply.event else { throw .unexpected(reply, answering: "open") }
-        view.session = session
-        self.locale = locale
-        for received in snapshot { view.apply(received.event) }
+        try self.init(connection: connection, form: form, locale: UserLocale.current, failure: CommandFailure.init)
     }
 
-    /// Sends a field's new value.
-    func set(_ field: String, _ value: String) throws(CommandFailure) {
-        try connection.send(Request(.set(session: view.session, field: field, value: value)))
-    }
+    /// The session's state (signupctl's name for it).
+    var view: SessionView { state }
 
-    /// Asks to submit; returns the request's id, which a refusal (`not_ready`) carries.
-    @discardableResult
-    func submit() throws(CommandFailure) -> RequestID {
-        view.result = nil  // a new attempt: the last result no longer stands
-        return try connection.request(.submit(session: view.session))
-    }
-
-    /// Reads one message and applies it; returns it.
-    @discardableResult
-    func pump() throws(CommandFailure) -> Received {
-        let received = try connection.receive()
-        try apply(received)
-        return received
-    }
-
-    /// Waits until everything sent so far has been processed (ping round trip).
-    func settle() throws(CommandFailure) {
-        let id = try connection.request(.ping)
-        _ = try connection.reply(to: id) { received throws(CommandFailure) in try apply(received) }
-    }
-
-    /// Applies an event to the view; the daemon ending the form itself (left alone past
-    /// `--session-idle-timeout`) ends the command, saying why.
-    private func apply(_ received: Received) throws(CommandFailure) {
-        if case .closed(let session, let reason?, _)? = received.event, session == view.session {
-            throw CommandFailure.formClosed(reason)
-        }
-        view.apply(received.event)
-    }
+    /// The locale the daemon resolved for the session, nil if it named none.
+    var locale: String? { state.locale }
 
     /// The scripted flow: fill every field, wait for validation, submit, wait for the result.
-    func fillAndSubmit(values: [String: String]) throws(CommandFailure) -> SessionView.Result {
-        for field in view.form.fields {
+    func fillAndSubmit(values: [String: String]) throws(CommandFailure) -> FormResult {
+        for field in state.form.fields {
             try set(field.name, values[field.name] ?? "")
         }
         try settle()
-        while !view.enabled {
-            if !view.validating, let problem = view.firstProblem {
-                let label = problem.field.label.lowercased()
-                let reason = problem.state.state == "empty"
-                    ? Say.pick("\(label) is required", "请填写\(label)") : Say.pick("\(label) — \(problem.state.message)", problem.state.message)
-                if CommandFailure.unavailableMessageIds.contains(problem.state.messageId) {
-                    throw CommandFailure(.unavailable, reason, messageId: problem.state.messageId)
+        while true {
+            switch state.readiness {
+            case .ready:
+                try submit()
+                while state.result == nil {
+                    if let refusal = try pump().refusal { throw CommandFailure(refusal) }
                 }
-                throw CommandFailure(.invalidInput, reason, messageId: problem.state.messageId.isEmpty ? nil : problem.state.messageId)
+                return state.result!
+            case .blocked(let field, let validation):
+                let label = field.label.lowercased()
+                let reason = validation.state == .empty
+                    ? Say.pick("\(label) is required", "请填写\(label)") : Say.pick("\(label) — \(validation.message)", validation.message)
+                if CommandFailure.unavailableMessageIds.contains(validation.messageId) {
+                    throw CommandFailure(.unavailable, reason, messageId: validation.messageId)
+                }
+                throw CommandFailure(.invalidInput, reason, messageId: validation.messageId.isEmpty ? nil : validation.messageId)
+            case .waiting:
+                try pump()
             }
-            try pump()
         }
-        try submit()
-        while view.result == nil {
-            if let refusal = try pump().refusal { throw CommandFailure(refusal) }
-        }
-        return view.result!
     }
 }

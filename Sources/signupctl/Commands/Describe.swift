@@ -1,4 +1,5 @@
 import ArgumentParser
+import SignupClient
 import SignupProtocol
 
 extension SignupCtl {
@@ -16,16 +17,16 @@ extension SignupCtl {
             let reply = try daemon.reply(to: try daemon.request(.describe(locale: UserLocale.current)))
             if connection.json {
                 var envelope = JSONEnvelope(command: "describe")
-                envelope.member("server", daemon.server)
-                envelope.member("protocol", daemon.protocolName)
+                envelope.member("server", daemon.info.server)
+                envelope.member("protocol", daemon.info.protocolName)
                 envelope.member("socket", daemon.path)
                 // The daemon's words as it sent them: a newer daemon's members too.
-                envelope.member("forms", json: reply.message["forms"] ?? .array([]))
+                envelope.member("forms", json: reply.members["forms"] ?? .array([]))
                 envelope.emit()
                 return
             }
-            print(Say.pick("\(daemon.server) (\(daemon.protocolName)) at \(daemon.path)", "服务 \(daemon.path)"))
-            guard case .description(let forms, _, _)? = reply.event else { throw .unexpected(reply, answering: "describe") }
+            print(Say.pick("\(daemon.info.server) (\(daemon.info.protocolName)) at \(daemon.path)", "服务 \(daemon.path)"))
+            guard case .description(let forms, _, _) = reply.event else { throw .unexpected(reply, answering: "describe") }
             for form in forms {
                 print("\n\(form.name)  [\(form.submitLabel)]")
                 for field in form.fields {
@@ -52,7 +53,7 @@ extension SignupCtl {
             let end = ContinuousClock.now
             if connection.json {
                 var envelope = JSONEnvelope(command: "ping")
-                envelope.member("server", daemon.server)
+                envelope.member("server", daemon.info.server)
                 envelope.member("socket", daemon.path)
                 envelope.member("connectMicroseconds", Int((connected - start) / .microseconds(1)))
                 envelope.member("roundTripMicroseconds", Int((end - connected) / .microseconds(1)))
@@ -60,7 +61,7 @@ extension SignupCtl {
             } else {
                 let (roundTrip, connect) = (Int((end - connected) / .microseconds(1)), Int((connected - start) / .microseconds(1)))
                 print(Say.pick(
-                    "\(daemon.server) at \(daemon.path): pong in \(roundTrip) µs (connect + hello \(connect) µs)",
+                    "\(daemon.info.server) at \(daemon.path): pong in \(roundTrip) µs (connect + hello \(connect) µs)",
                     "服务 \(daemon.path) 已应答：往返 \(roundTrip) 微秒（连接与问候 \(connect) 微秒）"))
             }
         }
@@ -89,7 +90,7 @@ extension SignupCtl {
             let token = try TokenInput.read(self.token, command: "verify")
             let daemon = try connection.connect()
             let reply = try daemon.reply(to: try daemon.request(.verify(token: token)))
-            guard case .verified(let user, _)? = reply.event else { throw .unexpected(reply, answering: "verify") }
+            guard case .verified(let user, _) = reply.event else { throw .unexpected(reply, answering: "verify") }
             if connection.json {
                 var envelope = JSONEnvelope(command: "verify")
                 envelope.member("user", user)

@@ -1,4 +1,5 @@
 import ArgumentParser
+import SignupClient
 import SignupProtocol
 import UnixIO
 
@@ -148,7 +149,7 @@ enum ScriptedForm {
 /// "Signed up: NAME" (signup) on standard output, with the human message also on the
 /// terminal when standard output is not one.
 enum FormOutput {
-    static func print(_ result: SessionView.Result, form: String, session: String, json: Bool, printToken: Bool, tty: Int32?) {
+    static func print(_ result: FormResult, form: String, session: String, json: Bool, printToken: Bool, tty: Int32?) {
         let summary = Say.labelled(result.message, Say.shown(user: result.user ?? ""))
         if json {
             var envelope = JSONEnvelope(command: form)

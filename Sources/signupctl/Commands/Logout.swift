@@ -25,7 +25,7 @@ extension SignupCtl {
             let token = try TokenInput.read(self.token, command: "logout")
             let daemon = try connection.connect()
             let reply = try daemon.reply(to: try daemon.request(.logout(token: token)))
-            guard case .revoked? = reply.event else { throw .unexpected(reply, answering: "logout") }
+            guard case .revoked = reply.event else { throw .unexpected(reply, answering: "logout") }
             if connection.json {
                 JSONEnvelope(command: "logout").emit()
             } else {

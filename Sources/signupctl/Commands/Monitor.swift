@@ -1,4 +1,5 @@
 import ArgumentParser
+import SignupClient
 import SignupProtocol
 
 extension SignupCtl {
@@ -39,14 +40,14 @@ extension SignupCtl {
                 }
                 if connection.json {
                     var envelope = JSONEnvelope(command: "monitor")
-                    envelope.members(of: received.message)
+                    envelope.members(of: received.members)
                     envelope.emit()
                 } else {
                     print(Self.describe(received))
                 }
                 fflushStdout()
                 switch received.event {
-                case .closed?, .bye?: return
+                case .closed, .bye: return
                 default: break
                 }
             }
@@ -56,7 +57,7 @@ extension SignupCtl {
         /// one a monitor does not name, as its raw line.
         static func describe(_ received: Received) -> String {
             switch received.event {
-            case .session(_, let seq, let change, _)?:
+            case .session(_, let seq, let change, _):
                 switch change {
                 case .validation(let field, let state, let text):
                     return "#\(seq) \(field): \(state.rawValue)\(text.text.isEmpty ? "" : " — \(text.text)")"
@@ -67,14 +68,14 @@ extension SignupCtl {
                 case .result(let ok, let text, _, _):
                     return "#\(seq) result: \(ok ? "ok" : "failed") — \(text.text)"
                 }
-            case .attached(let session, let form, _, _)?:
+            case .attached(let session, let form, _, _):
                 return "attached to session \(session) (\(form))"
-            case .closed(_, let reason, _)?:
+            case .closed(_, let reason, _):
                 return reason.map { "session closed: \($0)" } ?? "session closed"
-            case .bye(let reason)?:
+            case .bye(let reason):
                 return "signupd said bye: \(reason)"
             default:
-                return RawLine.text(of: received.message)
+                return RawLine.text(of: received.members)
             }
         }
     }

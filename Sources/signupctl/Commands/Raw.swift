@@ -23,7 +23,7 @@ extension SignupCtl {
 
         func body() throws(CommandFailure) {
             let daemon = try connection.connect()
-            UnixIO.writeAll(1, Array(RawLine.text(of: daemon.hello).utf8) + [0x0A])
+            UnixIO.writeAll(1, Array(RawLine.text(of: daemon.info.hello).utf8) + [0x0A])
             UnixIO.writeAll(1, daemon.takeBuffered())
             var inputOpen = true
             var chunk = [UInt8](repeating: 0, count: 65536)

@@ -47,7 +47,7 @@ extension SignupCtl {
         static func list(_ options: ConnectionOptions) throws(CommandFailure) -> [SessionSummary] {
             let daemon = try options.connect()
             let reply = try daemon.reply(to: try daemon.request(.sessions))
-            guard case .sessionList(let sessions, _)? = reply.event else { throw .unexpected(reply, answering: "sessions") }
+            guard case .sessionList(let sessions, _) = reply.event else { throw .unexpected(reply, answering: "sessions") }
             return sessions
         }
 

@@ -1,3 +1,4 @@
+import SignupClient
 import SignupProtocol
 
 /// What the interactive form shows, as a pure function of its state and the window size.
@@ -181,10 +182,10 @@ struct FormScreen {
     private func status(of field: String) -> [Span] {
         let state = view.fields[field] ?? SessionView.FieldState()
         switch state.state {
-        case "ok": return [Span("✓ \(state.message)", "32")]
-        case "failed": return [Span("✗ \(state.message)", "31")]
-        case "validating": return [Span(text.checking, "2")]
-        default: return []
+        case .ok: return [Span("✓ \(state.message)", "32")]
+        case .failed: return [Span("✗ \(state.message)", "31")]
+        case .validating: return [Span(text.checking, "2")]
+        case .empty: return []
         }
     }
 

@@ -1,3 +1,4 @@
+import SignupClient
 import SignupProtocol
 import UnixIO
 
@@ -20,7 +21,7 @@ enum InteractiveForm {
     static func run(client: FormClient, tty: Int32) -> Outcome {
         var screen = FormScreen(view: client.view, color: Terminal.colorAllowed)
         screen.text = ScreenText.forLocale(client.locale)
-        screen.server = client.connection.server
+        screen.server = client.connection.info.server
         for field in client.view.form.fields { screen.editors[field.name] = LineEditor() }
         let resize = Terminal.makeResizePipe()
         Terminal.enter(.fullScreen, fd: tty, resizePipe: resize?.write ?? -1)
@@ -92,22 +93,22 @@ enum InteractiveForm {
                     return .failed(CommandFailure(.protocolError, Say.pick("signupd went away", "服务已断开"), code: "disconnected"))
                 }
                 while let received = try client.connection.bufferedMessage() {
-                    if case .bye(let reason)? = received.event {
+                    if case .bye(let reason) = received.event {
                         return .failed(CommandFailure(.protocolError, Say.pick("signupd closed the connection: \(reason)", "服务关闭了连接：\(Say.byeReason(reason))"), code: "disconnected"))
                     }
                     // The daemon ended the form itself (left alone past --session-idle-timeout);
                     // a form already done keeps its result.
-                    if case .closed(let session, let reason?, _)? = received.event, session == screen.view.session {
+                    if case .closed(let session, let reason?, _) = received.event, session == screen.view.session {
                         if let result = screen.view.result, result.ok { return .finished(result) }
                         return .failed(.formClosed(reason))
                     }
                     screen.view.apply(received.event)
                     switch received.event {
-                    case .session(_, _, .busy, _)?:
+                    case .session(_, _, .busy, _):
                         gate.busy(screen.view.busy, id: received.id)
-                    case .session(_, _, .enabled, _)?:
+                    case .session(_, _, .enabled, _):
                         if gate.enabled(screen.view.enabled) == .submit { try submit(&screen) }
-                    case .session(_, _, .result, _)?:
+                    case .session(_, _, .result, _):
                         gate.result()
                         // A success says "any key exits" on the keys line; no notice repeats it.
                         screen.notice = nil
@@ -115,9 +116,9 @@ enum InteractiveForm {
                         if let refusal = received.refusal { refused(refusal, id: received.id, &screen) }
                     }
                     if !received.isResult, !screen.view.validating,
-                        let problem = screen.view.firstProblem, problem.state.state == "failed", gate.checkFailed() {
+                        let problem = screen.view.firstProblem, problem.validation.state == .failed, gate.checkFailed() {
                         // The check it waited for failed: the daemon will not enable submit.
-                        screen.notice = screen.text.notSubmitted(problem.field.label, problem.state.message)
+                        screen.notice = screen.text.notSubmitted(problem.field.label, problem.validation.message)
                     }
                 }
             } catch {
@@ -128,16 +129,16 @@ enum InteractiveForm {
 
         /// An `error` event: the gate decides whether to wait for `enabled`; otherwise the
         /// footer says why the request was refused.
-        mutating func refused(_ refusal: Received.Refusal, id: RequestID?, _ screen: inout FormScreen) {
-            let action = gate.error(code: refusal.code, id: id, checksRunning: screen.view.validating || screen.view.busy)
+        mutating func refused(_ refusal: SignupServerError, id: RequestID?, _ screen: inout FormScreen) {
+            let action = gate.error(code: refusal.code.known, id: id, checksRunning: screen.view.validating || screen.view.busy)
             if action == .wait {
                 screen.notice = screen.text.waitingForChecks  // submitted again on `enabled`
-            } else if refusal.code == .notReady, let problem = screen.view.firstProblem, problem.state.state == "failed" {
+            } else if refusal.code == .known(.notReady), let problem = screen.view.firstProblem, problem.validation.state == .failed {
                 // Refused because a field failed, whether its verdict came before the
                 // submit or after: name the field and why, as when waiting ends.
-                screen.notice = screen.text.notSubmitted(problem.field.label, problem.state.message)
+                screen.notice = screen.text.notSubmitted(problem.field.label, problem.validation.message)
             } else {
-                screen.notice = Say.pick(refusal.text, Say.refusal(refusal.codeText))
+                screen.notice = Say.pick(refusal.message, Say.refusal(refusal.code.rawValue))
             }
         }
 

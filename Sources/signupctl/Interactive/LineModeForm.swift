@@ -1,3 +1,4 @@
+import SignupClient
 import SignupProtocol
 import UnixIO
 
@@ -12,7 +13,7 @@ enum LineModeForm {
         let fields = client.view.form.fields
         let say = { (text: String) in _ = UnixIO.writeAll(tty, Array((text + "\n").utf8)) }
         let text = ScreenText.forLocale(client.locale)
-        say(text.lineModeHeader(client.view.form.submitLabel, client.connection.server, client.view.session))
+        say(text.lineModeHeader(client.view.form.submitLabel, client.connection.info.server, client.view.session))
         do throws(CommandFailure) {
             while true {
                 var index = 0
@@ -21,18 +22,18 @@ enum LineModeForm {
                     guard case .text(let value) = PasswordPrompt.read(Say.labelled(field.label, ""), fd: tty, secret: field.secret) else { return .cancelled }
                     try client.set(field.name, value)
                     try client.settle()
-                    while client.view.fields[field.name]?.state == "validating" { try client.pump() }
+                    while client.view.fields[field.name]?.state == .validating { try client.pump() }
                     let state = client.view.fields[field.name] ?? SessionView.FieldState()
-                    if state.state == "ok" {
+                    if state.state == .ok {
                         index += 1
                     } else {
-                        say("  ✗ \(state.state == "empty" ? text.required(field.label) : state.message)")
+                        say("  ✗ \(state.state == .empty ? text.required(field.label) : state.message)")
                         // A repeat that no longer matches sends the user back to it, not further.
                     }
                 }
                 // Fields checked together (a repeated password) may have changed since.
                 if let problem = client.view.firstProblem {
-                    say("  ✗ \(problem.state.message.isEmpty ? text.required(problem.field.label) : problem.state.message)")
+                    say("  ✗ \(problem.validation.message.isEmpty ? text.required(problem.field.label) : problem.validation.message)")
                     continue
                 }
                 while !client.view.enabled, client.view.validating { try client.pump() }
@@ -40,7 +41,7 @@ enum LineModeForm {
                 while client.view.result == nil {
                     let received = try client.pump()
                     if received.id == id, let refusal = received.refusal {
-                        say("  ✗ \(Say.pick(refusal.text, Say.refusal(refusal.codeText)))")
+                        say("  ✗ \(Say.pick(refusal.message, Say.refusal(refusal.code.rawValue)))")
                         break
                     }
                 }

@@ -89,16 +89,3 @@ struct SubmitGate: Equatable {
         state = .idle
     }
 }
-
-extension RequestID {
-    /// The id a message carries, if any.
-    init?(json: JSONValue?) {
-        if let text = json?.stringValue {
-            self = .string(text)
-        } else if let number = json?.int64Value {
-            self = .integer(number)
-        } else {
-            return nil
-        }
-    }
-}

@@ -79,7 +79,7 @@ final class LineClient {
             Issue.record("daemon message violates schema/signup-protocol-v1.schema.json: \(String(decoding: line, as: UTF8.self)) — \(problems)")
         }
         // And read back through the protocol's decoder, as signupctl reads it.
-        if (try? ServerEvent.decode(object)) == nil {
+        if (try? ServerEvent.decode(object))?.isUnknown ?? true {
             Issue.record("daemon message does not decode as a ServerEvent: \(String(decoding: line, as: UTF8.self))")
         }
         received.append(object)
