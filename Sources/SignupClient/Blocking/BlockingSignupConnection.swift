@@ -74,6 +74,15 @@ public final class BlockingSignupConnection<Failure: Error> {
         try sendRaw(writer.bytes)
     }
 
+    /// Sends a request if the socket takes it at once, and forgets it: for a last word on
+    /// the way out (a form's `close`), which must neither block nor fail the tool.
+    public func sendIfRoom(_ request: Request) {
+        writer.reset()
+        request.encode(into: &writer)
+        let bytes = writer.bytes
+        _ = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL)) }
+    }
+
     /// Sends bytes as they are.
     public func sendRaw(_ bytes: [UInt8]) throws(Failure) {
         if let error = UnixIO.writeAll(fd, bytes) { throw failure(.sendFailed(errno: error)) }

@@ -24,6 +24,19 @@ public final class BlockingSignupForm<Failure: Error> {
         for message in snapshot { state.apply(message.event) }
     }
 
+    /// A form that is done ends its session: signupd would otherwise keep it for `resume`
+    /// (`--resume-grace`), which is for a client that was cut off, not one that finished.
+    deinit { end() }
+
+    /// Ends the session now (once; `deinit` does it otherwise), without waiting for the reply:
+    /// for a tool on its way out.
+    public func end() {
+        guard !ended else { return }
+        ended = true
+        connection.sendIfRoom(Request(.close(session: state.session)))
+    }
+    private var ended = false
+
     /// Sends a field's new value.
     public func set(_ field: String, _ value: String) throws(Failure) {
         try connection.send(Request(.set(session: state.session, field: field, value: value)))

@@ -56,6 +56,9 @@ enum FormRun {
             Report.fail(error)
         }
         let outcome = Terminal.canAddressCursor ? InteractiveForm.run(client: client, tty: tty) : LineModeForm.run(client: client, tty: tty)
+        // Done with the form, whatever the outcome: the session ends now, not after the
+        // daemon's resume grace (the reports below exit the process).
+        client.end()
         switch outcome {
         case .finished(let result):
             FormOutput.print(result, form: form, session: client.view.session, json: connection.json, printToken: printToken, tty: tty)
