@@ -1,4 +1,8 @@
 import SignupProtocol
+import UnixIO
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Why a call on a signupd connection failed. ``code`` is a stable identifier, the daemon's
 /// own error code where it sent one.
@@ -101,6 +105,36 @@ public enum SignupConnectionEnd: Sendable, Equatable {
         switch self {
         case .disconnected, .failed(.receiveFailed), .failed(.sendFailed): true
         default: false
+        }
+    }
+}
+
+extension SignupClientError: CustomStringConvertible {
+    /// For people: what went wrong, with the system's words for an errno (`code` is the
+    /// stable part to match on).
+    public var description: String {
+        switch self {
+        case .socketFailed(let errno): "cannot make a socket: \(UnixIO.errnoText(errno))"
+        case .socketPathTooLong(let path): "socket path too long for a Unix socket (at most 107 bytes): \(path)"
+        case .connectFailed(let path, let errno) where errno == ENOENT: "no socket at \(path): is signupd running (or socket-activated) there?"
+        case .connectFailed(let path, let errno) where errno == ECONNREFUSED: "nothing is listening at \(path) (a stale socket, or not a socket)"
+        case .connectFailed(let path, let errno) where errno == EACCES: "permission denied connecting to \(path) (the socket's group decides who may connect)"
+        case .connectFailed(let path, let errno): "cannot connect to \(path): \(UnixIO.errnoText(errno))"
+        case .refusedAtDoor(let path, let error): "signupd at \(path) refused the connection: \(error.message)"
+        case .notSignupd(let path): "\(path) does not speak the signup protocol"
+        case .unsupportedProtocol(let name): "the server speaks \(name), which this library does not"
+        case .timeout(let seconds): "no answer within \(seconds) s"
+        case .lineTooLong(let limit): "the server sent a line longer than \(limit) bytes"
+        case .notJSON: "the server sent a line that is not JSON"
+        case .sendFailed(let errno): "cannot send to signupd: \(UnixIO.errnoText(errno))"
+        case .receiveFailed(let errno): "cannot read from signupd: \(UnixIO.errnoText(errno))"
+        case .ended(let end): "the connection ended: \(end)"
+        case .refused(let error): error.message
+        case .unexpectedReply(_, let answering): "an unexpected reply to \(answering)"
+        case .eventBufferFull(let limit): "events were not read: more than \(limit) waiting"
+        case .noSession: "no session is open"
+        case .cancelled: "cancelled"
+        case .sessionClosed(let reason): "the session has ended: \(reason)"
         }
     }
 }
