@@ -1,5 +1,7 @@
 import SignupProtocol
+import Synchronization
 import Testing
+import UsernameIdentity
 @testable import SignupDaemonCore
 
 /// A dropped connection's session waits `--resume-grace` for `resume` with its secret
@@ -154,5 +156,49 @@ import Testing
         }
         #expect(result?.string("messageId") == "login.done" && result?.string("token") != nil)
         try await daemon.stop()
+    }
+
+    /// A login whose connection is gone is not run once the daemon stops: nobody waits for
+    /// it, and the drain must not wait for it either (a connected one's is waited for:
+    /// `DrainAndStoreTests.theDrainWaitsForSubmitsAtMostTheGracePeriod`).
+    @Test(.timeLimit(.minutes(1))) func aDetachedSessionsSubmitIsNotRunOnceTheDaemonStops() async throws {
+        try PasswordHasher.initialise()
+        let store = StalledAccountStore(hash: try PasswordHasher(cost: .init(operations: 1, memoryBytes: 8192)).hash("secret words"))
+        let daemon = try InProcessDaemon(store: .custom(store))
+        let client = try await daemon.connect()
+        try await client.send(#"{"op":"open","form":"login"}"#)
+        try await client.send(#"{"op":"set","field":"username","value":"frank"}"#)
+        try await client.send(#"{"op":"set","field":"password","value":"secret words"}"#)
+        try await client.send(#"{"op":"submit"}"#)
+        #expect(try await client.sync().contains { $0.event == "busy" && $0["value"] == .bool(true) })
+        try await client.disconnect()
+        #expect(daemon.services.directory.count == 1)  // detached, waiting for resume
+
+        let drain = ShutdownDrain(registry: daemon.services.registry, grace: .seconds(20)).begin(on: daemon.loop)
+        store.gate.signal()  // the account is found; the hash job finds nobody waiting
+        await drain.finishWork()
+        // Had the password been checked, the login would have stored a token.
+        #expect(store.tokensStored == 0)
+        try await daemon.stop()
+    }
+}
+
+/// A store whose account lookup waits for the gate, then finds frank with `hash`; it counts
+/// the tokens a successful login stores.
+final class StalledAccountStore: StubStore {
+    let gate = AsyncGate()
+    let hash: String
+    private let stored = Mutex(0)
+    var tokensStored: Int { stored.withLock { $0 } }
+
+    init(hash: String) { self.hash = hash }
+
+    func account(for identity: UsernameIdentity) async throws(AccountStoreError) -> StoredAccount? {
+        await gate.wait()
+        return StoredAccount(id: 1, username: "frank", passwordHash: hash)
+    }
+
+    func storeToken(hash: [UInt8], accountID: Int64, expiresAt: Int64) async throws(AccountStoreError) {
+        stored.withLock { $0 += 1 }
     }
 }

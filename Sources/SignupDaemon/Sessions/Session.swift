@@ -461,8 +461,13 @@ final class Session: @unchecked Sendable {
             if nextCheck?.id == checkID { nextCheck = nil }
         case .submit(let action, let identity, let password):
             services.registry.submitStarted()
-            // Nobody waits for a hash whose session has ended: the queue skips it.
-            let isWanted: @Sendable () -> Bool = { [closedFlag] in !closedFlag.isSet }
+            // Nobody waits for a hash whose session has ended: the queue skips it. Nor, once
+            // the daemon stops or restarts, for one whose connection is gone (detached): the
+            // drain would wait for it, and one who queued hashes and hung up would hold the
+            // stop up for everyone. `resume` then finds the submit answered `unavailable`.
+            let isWanted: @Sendable () -> Bool = { [closedFlag, detached, registry = services.registry] in
+                !closedFlag.isSet && !(registry.isDraining && detached.withLockedValue { $0 != nil })
+            }
             let outcome = switch action {
             case .signup: services.accounts.signup(identity, password: password, principal: principal, isWanted: isWanted, on: eventLoop)
             case .login: services.accounts.login(identity, password: password, principal: principal, isWanted: isWanted, on: eventLoop)
