@@ -16,6 +16,8 @@ let package = Package(
         .library(name: "SignupProtocol", targets: ["SignupProtocol"]),
         // The client: connection, the form view model, reconnect and resume (issue 24).
         .library(name: "SignupClient", targets: ["SignupClient"]),
+        // The web bridge: the sign-up page and a WebSocket for browsers (issue 25).
+        .executable(name: "signupd-web", targets: ["signupd-web"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
@@ -104,6 +106,27 @@ let package = Package(
             swiftSettings: strict
         ),
 
+        // The web bridge, a trusted front end built on SignupClient: pages, the no-script
+        // POST path, a WebSocket relay and the login cookie. HTTP and WebSocket come from
+        // SwiftNIO itself (NIOHTTP1, NIOWebSocket): socket activation needs a listening
+        // descriptor from systemd, which Hummingbird 2.28 cannot take, and no new package
+        // is built. Its files stay in Sources/SignupWeb; Main/ holds the entry alone.
+        .target(
+            name: "SignupWebCore",
+            dependencies: [
+                "SignupProtocol", "SignupClient", "UnixIO", "CSystemd",
+                nio("NIOCore"), nio("NIOPosix"), nio("NIOHTTP1"), nio("NIOWebSocket"), nio("NIOConcurrencyHelpers"),
+                product("ArgumentParser", of: "swift-argument-parser"),
+                product("Logging", of: "swift-log"),
+            ],
+            path: "Sources/SignupWeb",
+            exclude: ["Main"],
+            // The page's script and style, as written, compiled into the binary.
+            resources: [.embedInCode("Static/app.js"), .embedInCode("Static/app.css")],
+            swiftSettings: strict
+        ),
+        .executableTarget(name: "signupd-web", dependencies: ["SignupWebCore"], path: "Sources/SignupWeb/Main", swiftSettings: strict),
+
         .testTarget(name: "ProtocolTests", dependencies: ["SignupProtocol"], swiftSettings: strict),
         .testTarget(name: "FormEngineTests", dependencies: ["FormEngine"], swiftSettings: strict),
         .testTarget(name: "UsernameIdentityTests", dependencies: ["UsernameIdentity", "FormEngine"], swiftSettings: strict),
@@ -132,5 +155,7 @@ let package = Package(
         .testTarget(name: "SignupClientTests", dependencies: ["SignupClient"], swiftSettings: strict),
         // signupctl's pure parts: key decoding, field editing, screen layout, argument order.
         .testTarget(name: "SignupctlTests", dependencies: ["signupctl"], swiftSettings: strict),
+        // The web bridge's pure parts: cookies, form bodies, addresses, the relay's rules, pages.
+        .testTarget(name: "SignupWebTests", dependencies: ["SignupWebCore", "SignupProtocol", "SignupClient", nio("NIOCore")], swiftSettings: strict),
     ]
 )

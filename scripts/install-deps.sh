@@ -2,12 +2,13 @@
 # Installs what building and testing signupd needs from Debian's archive: the C libraries
 # it links (libsystemd, libsodium, SQLite, ICU, libpwquality with cracklib's dictionary, libphonenumber)
 # and the tools the tests drive (python3, tmux, systemd-analyze, man; PostgreSQL 15, iproute2
-# and openssl for the several-hosts tests), and from PyPI the two Python packages the
-# schema-driven test uses (hypothesis-jsonschema, jsonschema). Swift itself must
+# and openssl for the several-hosts tests; Chromium and its WebDriver for the web page's
+# tests), and from PyPI the Python packages the tests use (hypothesis-jsonschema and
+# jsonschema for the schema-driven test, selenium to drive Chromium). Swift itself must
 # already be on PATH. Safe to run again.
 #   scripts/install-deps.sh [EXTRA-PACKAGE...]   (scripts/build-deb.sh adds its build tools)
 set -euo pipefail
-packages=(libsystemd-dev libsodium-dev libsqlite3-dev libicu-dev libpwquality-dev libphonenumber-dev cracklib-runtime pkg-config python3 python3-pip tmux systemd util-linux procps man-db postgresql iproute2 openssl "$@")
+packages=(libsystemd-dev libsodium-dev libsqlite3-dev libicu-dev libpwquality-dev libphonenumber-dev cracklib-runtime pkg-config python3 python3-pip tmux systemd util-linux procps man-db postgresql iproute2 openssl chromium chromium-driver fonts-noto-cjk "$@")
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -20,8 +21,8 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 # For the interpreter the tests run with (`python3` on PATH): into it when it is a private
 # one (pyenv, a venv), as Debian allows for its own Python otherwise (PEP 668).
-python_packages=(hypothesis-jsonschema jsonschema)
-if ! python3 -c 'import hypothesis_jsonschema, jsonschema' 2>/dev/null; then
+python_packages=(hypothesis-jsonschema jsonschema selenium)
+if ! python3 -c 'import hypothesis_jsonschema, jsonschema, selenium' 2>/dev/null; then
   echo "installing from PyPI: ${python_packages[*]}"
   python3 -m pip install --quiet --disable-pip-version-check "${python_packages[@]}" 2>/dev/null \
     || python3 -m pip install --quiet --disable-pip-version-check --break-system-packages "${python_packages[@]}"

@@ -84,24 +84,22 @@ struct ConnectionCoreTests {
         #expect(core.received(Self.message(#"{"event":"hello","protocol":"signup/1","server":"x","forms":[],"limits":{"maxLineBytes":1,"maxSessionsPerConnection":1,"maxOutputBytes":1}}"#)).deliver == nil)
         let id = core.makeID()
         #expect(id == .integer(1))
-        let (stream, continuation) = AsyncStream.makeStream(of: ServerEvent.self)
-        _ = stream
-        #expect(core.subscribe(continuation) != nil)
+        let reader = ConnectionCore.Subscriber(yield: { _ in true }, finish: {})
+        #expect(core.subscribe(reader) != nil)
         let event = core.received(Self.message(#"{"event":"closed","session":"s"}"#))
         #expect(event.deliver?.subscribers.count == 1 && event.replies.isEmpty)
         let end = core.channelEnded()
         #expect(end.ended?.0 == .disconnected && end.finish.count == 1 && end.closeChannel)
         // After the end, nothing more is delivered and a new reader is refused.
         #expect(core.received(Self.message(#"{"event":"pong"}"#)).deliver == nil)
-        #expect(core.subscribe(continuation) == nil)
+        #expect(core.subscribe(reader) == nil)
     }
 
     @Test("bye reaches the readers, then ends the connection as that bye; the close after it changes nothing")
     func bye() {
         var core = ConnectionCore(eventBufferLimit: 4)
         _ = core.received(Self.message(#"{"event":"hello","protocol":"signup/1","server":"x","forms":[],"limits":{"maxLineBytes":1,"maxSessionsPerConnection":1,"maxOutputBytes":1}}"#))
-        let (_, continuation) = AsyncStream.makeStream(of: ServerEvent.self)
-        _ = core.subscribe(continuation)
+        _ = core.subscribe(ConnectionCore.Subscriber(yield: { _ in true }, finish: {}))
         let bye = core.received(Self.message(#"{"event":"bye","reason":"shutdown"}"#))
         #expect(bye.deliver?.subscribers.count == 1 && bye.finish.count == 1)
         #expect(bye.ended?.0 == .bye(reason: "shutdown") && bye.closeChannel)

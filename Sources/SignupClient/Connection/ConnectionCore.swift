@@ -6,7 +6,12 @@ import SignupProtocol
 struct ConnectionCore {
     typealias Reply = Result<ServerMessage, SignupClientError>
     typealias Waiter = CheckedContinuation<Reply, Never>
-    typealias Subscriber = AsyncStream<ServerEvent>.Continuation
+    /// A reader of what is not a reply: ``SignupConnection/events()`` or ``SignupConnection/messages()``.
+    struct Subscriber: Sendable {
+        /// Hands a message on; false when the reader's buffer is full.
+        let yield: @Sendable (ServerMessage) -> Bool
+        let finish: @Sendable () -> Void
+    }
     typealias Observer = @Sendable (ServerMessage) -> Void
 
     enum Phase {

@@ -34,17 +34,36 @@ public final class SignupConnection: Sendable {
         /// How long a ``SignupForm`` keeps trying to resume its session after its connection
         /// dropped: signupd's `--resume-grace` (60 s by default).
         public var resumeGrace: Duration
+        /// For a trusted front end (a web bridge, an app back end): the person every
+        /// connection speaks for, named with `client` right after the greeting, a reconnection's
+        /// too (`resume` takes a session back only for the same client).
+        public var speaksFor: FrontEndClient?
 
         /// The defaults: 4,096 events per reader, lines up to 16 MiB, NIO's shared event
         /// loops, and signupd's default grace of 60 s.
         public init(
             eventBufferLimit: Int = 4096, maxLineBytes: Int = 16 << 20, eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
-            resumeGrace: Duration = .seconds(60)
+            resumeGrace: Duration = .seconds(60), speaksFor: FrontEndClient? = nil
         ) {
             self.eventBufferLimit = eventBufferLimit
             self.maxLineBytes = maxLineBytes
             self.eventLoopGroup = eventLoopGroup
             self.resumeGrace = resumeGrace
+            self.speaksFor = speaksFor
+        }
+    }
+
+    /// The end client a front end's connection speaks for (PROTOCOL.md, "Front ends
+    /// speaking for their people").
+    public struct FrontEndClient: Sendable, Equatable {
+        /// Opaque, at most 256 bytes: a browser's flow cookie, an app's device id.
+        public var id: String
+        /// The person's IP address as the front end saw it, if it knows it.
+        public var address: String?
+
+        public init(id: String, address: String? = nil) {
+            self.id = id
+            self.address = address
         }
     }
 
@@ -94,7 +113,9 @@ public final class SignupConnection: Sendable {
         }
         do {
             let info = try ServerInfo.greeting(try greeting.get(), path: path)
-            return SignupConnection(path: path, info: info, configuration: configuration, channel: channel, core: core)
+            let connection = SignupConnection(path: path, info: info, configuration: configuration, channel: channel, core: core)
+            if let client = configuration.speaksFor { try await connection.nameClient(client.id, address: client.address) }
+            return connection
         } catch {
             channel.close(promise: nil)
             throw error
@@ -206,13 +227,43 @@ public final class SignupConnection: Sendable {
     /// for what a newer daemon added. Each call is a reader of its own, bounded by
     /// ``Configuration/eventBufferLimit``.
     public func events() -> AsyncStream<ServerEvent> {
-        let (stream, continuation) = AsyncStream.makeStream(of: ServerEvent.self, bufferingPolicy: .bufferingOldest(configuration.eventBufferLimit))
-        guard let token = core.withLockedValue({ $0.subscribe(continuation) }) else {
+        reader { $0.event }
+    }
+
+    /// The same lines as ``events()``, each with its members as sent: for a relay that
+    /// passes signupd's words on (a web bridge), replies to requests sent with
+    /// ``send(line:)`` included (this library matches only its own ids).
+    public func messages() -> AsyncStream<ServerMessage> {
+        reader { $0 }
+    }
+
+    private func reader<Element: Sendable>(_ element: @escaping @Sendable (ServerMessage) -> Element) -> AsyncStream<Element> {
+        let (stream, continuation) = AsyncStream.makeStream(of: Element.self, bufferingPolicy: .bufferingOldest(configuration.eventBufferLimit))
+        let subscriber = ConnectionCore.Subscriber(
+            yield: { message in
+                if case .dropped = continuation.yield(element(message)) { return false }
+                return true
+            },
+            finish: { continuation.finish() })
+        guard let token = core.withLockedValue({ $0.subscribe(subscriber) }) else {
             continuation.finish()
             return stream
         }
         continuation.onTermination = { [core] _ in core.withLockedValue { $0.unsubscribe(token) } }
         return stream
+    }
+
+    /// Sends a request line as given (a relay's: the caller chose its `id`, which must not be
+    /// an integer, the ids this library uses); its replies come through ``messages()``.
+    /// Returns once the bytes are handed to the socket.
+    public func send(line: JSONObject) async throws(SignupClientError) {
+        let failure: SignupClientError? = await withCheckedContinuation { done in
+            var writer = JSONWriter()
+            writer.value(.object(line))
+            writer.endLine()
+            write(writer.bytes, completed: { done.resume(returning: nil) }) { done.resume(returning: $0) }
+        }
+        if let failure { throw failure }
     }
 
     /// Calls `observer` with every line signupd sends, replies included, in order, on the
@@ -258,9 +309,7 @@ public final class SignupConnection: Sendable {
         if let delivery = actions.deliver {
             for observer in delivery.observers { observer(delivery.message) }
             var overflow = false
-            for subscriber in delivery.subscribers {
-                if case .dropped = subscriber.yield(delivery.message.event) { overflow = true }
-            }
+            for subscriber in delivery.subscribers where !subscriber.yield(delivery.message) { overflow = true }
             if overflow { run(core.withLockedValue { $0.overflowed() }, core: core, channel: channel) }
         }
         for (waiter, reply) in actions.replies { waiter.resume(returning: reply) }

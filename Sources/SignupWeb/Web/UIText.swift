@@ -1,0 +1,29 @@
+/// The bridge's own words (everything else on the page is signupd's: titles, labels,
+/// validation messages, results), in the locales it offers.
+struct UIText: Sendable {
+    let language: String
+    let formsLabel: String
+    let languageLabel: String
+    let working: String
+    let signedInAs: String
+    let logOut: String
+    let keptByServer: String
+    let notSignedIn: String
+    let unavailable: String
+    let badRequest: String
+
+    static func of(_ locale: String) -> UIText {
+        locale == "zh-CN" ? chinese : english
+    }
+
+    static let english = UIText(
+        language: "English", formsLabel: "Forms", languageLabel: "Language", working: "Working…", signedInAs: "Signed in as",
+        logOut: "Log out", keptByServer: "kept — type to change", notSignedIn: "Not signed in",
+        unavailable: "The sign-up service is not available right now. Please try again later.",
+        badRequest: "This form has expired. Please try again.")
+    static let chinese = UIText(
+        language: "简体中文", formsLabel: "表单", languageLabel: "语言", working: "处理中…", signedInAs: "已登录：",
+        logOut: "退出登录", keptByServer: "已保留，输入可修改", notSignedIn: "未登录",
+        unavailable: "注册服务暂时不可用，请稍后再试。",
+        badRequest: "表单已过期，请重试。")
+}
