@@ -103,7 +103,7 @@ rm -f /usr/sbin/policy-rc.d
 cp $DEB $STATE/signupd_newer.deb /run/sandbox-pkg/
 mkdir -p $SRC; mount --bind "$HERE" $SRC; mount -o remount,bind,ro $SRC
 # The scripts the sandbox runs, readable by its service users whatever the checkout's mode.
-install -d -m 0755 $TESTS; install -m 0644 "$HERE"/Tests/robustness/{restart_handover,https_service,corrupt_state_service}.py $TESTS/
+install -d -m 0755 $TESTS; install -m 0644 "$HERE"/Tests/robustness/{restart_handover,https_service,corrupt_state_service}.py "$HERE"/Tests/web/packaged_bridge.py $TESTS/
 # Only the standard targets above and what the package installs: the host's units stay hidden.
 mount -t tmpfs -o mode=755 tmpfs /usr/lib/systemd/system
 mount -t tmpfs -o mode=755 tmpfs /etc/systemd/system
@@ -252,6 +252,24 @@ out=$(as alice signupctl describe 2>&1) || fail "describe after the reload: $out
 echo "$out" | grep -q "email-signup" || fail "the operator's form is not served after systemctl reload: $out"
 pass
 
+# 6c. The web bridge, as README's "Sign up in a browser" sets it up: the package leaves it
+# off; enabled, it starts on the first request as its own user, in signupd-bridges, and signupd
+# counts each visitor as a client of its own (the journal names the client).
+[ "$(ns_exec systemctl is-enabled signupd-web.socket 2>&1)" = disabled ] || fail "the package enabled signupd-web.socket"
+[ "$(ns_exec systemctl is-active signupd-web.socket 2>&1)" = inactive ] || fail "the package started signupd-web.socket"
+ns_exec systemctl enable --now signupd-web.socket >/dev/null 2>&1 || fail "systemctl enable --now signupd-web.socket"
+out=$(ns_exec python3 $TESTS/packaged_bridge.py http://127.0.0.1:8080 webvisitor 'a browser visit 42' 2>&1) || fail "the packaged web bridge: $out"
+web_pid=$(ns_exec systemctl show -p MainPID --value signupd-web.service)
+[ "$(ns_exec ps -o user= -p "$web_pid")" = signupd-web ] || fail "signupd-web does not run as signupd-web"
+ns_exec grep -Eq "^Groups:.* $(ns_exec getent group signupd-bridges | cut -d: -f3)( |$)" /proc/"$web_pid"/status || fail "signupd-web is not in signupd-bridges"
+if [ "$(ns_exec systemctl is-active systemd-journald.service)" = active ]; then
+  ns_exec journalctl -u signupd.service --no-pager 2>/dev/null | grep -q "client=web-" || fail "signupd's journal does not name the web visitor's client"
+fi
+out=$(ns_exec env MANPAGER=cat MANWIDTH=80 man 8 signupd-web 2>&1) || fail "man 8 signupd-web: $out"
+ns_exec test -s /usr/share/doc/signupd/examples/nginx-signupd-web.conf || fail "no nginx site in /usr/share/doc/signupd/examples"
+ns_exec systemctl disable --now signupd-web.socket signupd-web.service >/dev/null 2>&1 || fail "systemctl disable --now signupd-web"
+pass
+
 # 7. The administrator shortens the idle exit with a drop-in, as README says (systemctl edit).
 ns_exec mkdir -p /etc/systemd/system/signupd.service.d
 printf '[Service]\nExecStart=\nExecStart=/usr/sbin/signupd --idle-exit 2\n' | ns_exec tee /etc/systemd/system/signupd.service.d/override.conf >/dev/null
@@ -387,4 +405,4 @@ out=$(as bob signupctl ping 2>&1); code=$?
 [ $code = 3 ] || fail "by hand, bob (not a member) got exit $code, not 3"
 pass
 
-echo "PASS: systemd boot test, installed from the package ($checks groups: socket activation as a group member, refusal naming the group, root, private state, status counts, $journal_note, man pages and completions, an operator form live after reload, idle exit, restart, upgrade under $pings pings with none failed, sessions across restart and upgrade ($handover_note), $resume_note, stop says bye shutdown, kill -9 says bye restarted, a damaged state says so in bye, purge, the README's by-hand install)"
+echo "PASS: systemd boot test, installed from the package ($checks groups: socket activation as a group member, refusal naming the group, root, private state, status counts, $journal_note, man pages and completions, the web bridge enabled and used without script as its own user, an operator form live after reload, idle exit, restart, upgrade under $pings pings with none failed, sessions across restart and upgrade ($handover_note), $resume_note, stop says bye shutdown, kill -9 says bye restarted, a damaged state says so in bye, purge, the README's by-hand install)"
