@@ -23,17 +23,15 @@ Screenshots go to DIR (docs/screenshots for the README's), else to a temporary f
 import http.server
 import json
 import os
-import re
 import shutil
-import socket
-import subprocess
 import sys
 import tempfile
 import threading
-import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "robustness"))
 from harness import Checks  # noqa: E402
+sys.path.insert(0, os.path.dirname(__file__))
+from bridge_harness import Bridge  # noqa: E402
 
 from selenium import webdriver  # noqa: E402
 from selenium.common.exceptions import TimeoutException  # noqa: E402
@@ -72,26 +70,10 @@ availability = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Availability)
 threading.Thread(target=availability.serve_forever, daemon=True).start()
 
 # ---- signupd and signupd-web
-sock = os.path.join(work, "signupd.sock")
-daemon = subprocess.Popen(
-    [signupd, "--socket", sock, "--database", os.path.join(work, "accounts.sqlite"), "--socket-mode", "0600",
-     "--trusted-bridge-uid", str(os.getuid()), "--argon2-ops", "1", "--argon2-memory-kib", "8192",
-     "--availability-url", "http://127.0.0.1:%d/users/{key}" % availability.server_address[1]],
-    stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, "signupd.log"), "w"))
-deadline = time.monotonic() + 30
-while not os.path.exists(sock) and daemon.poll() is None and time.monotonic() < deadline:
-    time.sleep(0.02)  # polling for the socket file to appear, not synchronising work
-checks.check(os.path.exists(sock), "signupd starts")
-
-web = subprocess.Popen([signupd_web, "--socket", sock, "--listen", "127.0.0.1:0"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-port = None
-for line in web.stdout:
-    found = re.search(r":(\d+) for signupd", line)
-    if found:
-        port = int(found.group(1))
-        break
-checks.check(port is not None, "signupd-web says where it listens")
-threading.Thread(target=lambda: [None for _ in web.stdout], daemon=True).start()
+bridge = Bridge(signupd, signupd_web, work, daemon_args=[
+    "--database", os.path.join(work, "accounts.sqlite"),
+    "--availability-url", "http://127.0.0.1:%d/users/{key}" % availability.server_address[1]])
+port = bridge.port
 base = "http://127.0.0.1:%d" % port
 
 
@@ -370,10 +352,7 @@ try:
         driver.quit()
         foreign.shutdown()
 finally:
-    web.terminate()
-    web.wait(timeout=10)
-    daemon.terminate()
-    daemon.wait(timeout=30)
+    bridge.stop()
     availability.shutdown()
     if shots.startswith(work):
         print("  screenshots in " + shots)

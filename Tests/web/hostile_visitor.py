@@ -19,10 +19,8 @@ so that each visitor is an address of its own (X-Forwarded-For), as behind nginx
 import os
 import multiprocessing
 import re
-import subprocess
 import sys
 import tempfile
-import threading
 import time
 import urllib.error
 import urllib.request
@@ -31,28 +29,15 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "robustness"))
 sys.path.insert(0, os.path.dirname(__file__))
 from harness import Checks  # noqa: E402
 from wsclient import WebSocket  # noqa: E402
+from bridge_harness import Bridge  # noqa: E402
 
 signupd, signupd_web = sys.argv[1], sys.argv[2]
 checks = Checks("hostile visitor")
 work = tempfile.mkdtemp(prefix="signupd-web-hostile-")
-sock = os.path.join(work, "signupd.sock")
 PER_ADDRESS = 8
-daemon = subprocess.Popen([signupd, "--socket", sock, "--database", ":memory:", "--trusted-bridge-uid", str(os.getuid()),
-                           "--argon2-ops", "1", "--argon2-memory-kib", "8192"], stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, "signupd.log"), "w"))
-deadline = time.monotonic() + 30
-while not os.path.exists(sock) and daemon.poll() is None and time.monotonic() < deadline:
-    time.sleep(0.02)  # polling for the socket file to appear, not synchronising work
-checks.check(os.path.exists(sock), "signupd starts")
-web = subprocess.Popen([signupd_web, "--socket", sock, "--listen", "127.0.0.1:0", "--trusted-proxy", "127.0.0.1",
-                        "--max-websockets-per-address", str(PER_ADDRESS)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-port = None
-for line in web.stdout:
-    found = re.search(r":(\d+) for signupd", line)
-    if found:
-        port = int(found.group(1))
-        break
-checks.check(port is not None, "signupd-web says where it listens")
-threading.Thread(target=lambda: [None for _ in web.stdout], daemon=True).start()
+bridge = Bridge(signupd, signupd_web, work, daemon_args=["--database", ":memory:"],
+                web_args=["--trusted-proxy", "127.0.0.1", "--max-websockets-per-address", str(PER_ADDRESS)])
+web, port = bridge.web, bridge.port
 origin = "http://127.0.0.1:%d" % port
 
 
@@ -118,9 +103,7 @@ try:
         ws.close()
     # From an untrusted peer X-Forwarded-For means nothing: the peer's own address counts.
     # (A second bridge, trusting nobody, stands in for a peer the first one does not trust.)
-    plain = subprocess.Popen([signupd_web, "--socket", sock, "--listen", "127.0.0.1:0", "--max-websockets-per-address", "2"],
-                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    plain_port = int(re.search(r":(\d+) for signupd", plain.stdout.readline()).group(1))
+    plain, plain_port = bridge.start_web(signupd_web, ["--max-websockets-per-address", "2"])
     forged = [WebSocket(plain_port, origin="http://127.0.0.1:%d" % plain_port, forwarded_for="192.0.2.%d" % n) for n in range(3)]
     checks.check([ws.status for ws in forged] == [101, 101, 403], "forged X-Forwarded-For from an untrusted peer buys nothing: %s" % [ws.status for ws in forged])
     for ws in forged:
@@ -187,11 +170,8 @@ try:
     victim.send(raw=b"\x00\x01", opcode=2)
     checks.check(victim.next_event("error")["code"] == "invalid_request", "a binary frame: invalid_request")
     checks.check(keystroke_round_trips(victim, victim_session, 3)[1] < 5, "and the visitor goes on")
-    checks.check(web.poll() is None and daemon.poll() is None, "signupd-web and signupd still run")
+    checks.check(web.poll() is None and bridge.daemon.poll() is None, "signupd-web and signupd still run")
 finally:
-    web.terminate()
-    web.wait(timeout=10)
-    daemon.terminate()
-    daemon.wait(timeout=30)
+    bridge.stop()
 
 checks.done()
