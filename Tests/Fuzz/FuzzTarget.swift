@@ -53,11 +53,11 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         switch request.operation {
         case .set(_, let field, let value): input = .set(field: field, value: value)
         case .submit: input = .submit
-        case .ping, .describe, .sessions: input = .tick
+        case .ping, .describe, .sessions, .client: input = .tick
         case .verify(let token), .logout(let token): input = .availability(check: UInt64(token.utf8.count % 5), answers[token.utf8.count % 3])
         case .open(let form, _): input = .submitCompleted(outcomes[form.utf8.count % outcomes.count])
         case .locale(_, let locale): input = .setLocale(locale)
-        case .attach(let s), .close(.some(let s)), .snapshot(.some(let s)): input = .set(field: "username", value: s)
+        case .attach(let s), .resume(let s, _), .close(.some(let s)), .snapshot(.some(let s)): input = .set(field: "username", value: s)
         case .close(nil), .snapshot(nil):
             for event in sessions[which].snapshot() {
                 seq += 1
