@@ -24,7 +24,8 @@ class Bridge:
 
     def start_web(self, signupd_web, web_args):
         """Another signupd-web on the same signupd; returns the process and its port."""
-        web = subprocess.Popen([signupd_web, "--socket", self.socket, "--listen", "127.0.0.1:0"] + list(web_args),
+        listen = [] if "--listen" in web_args else ["--listen", "127.0.0.1:0"]
+        web = subprocess.Popen([signupd_web, "--socket", self.socket] + listen + list(web_args),
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         for line in web.stdout:
             found = re.search(r":(\d+) for signupd", line)

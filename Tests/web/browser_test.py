@@ -27,6 +27,7 @@ import shutil
 import sys
 import tempfile
 import threading
+import urllib.parse
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "robustness"))
 from harness import Checks  # noqa: E402
@@ -49,16 +50,17 @@ shots = shots or os.path.join(work, "screenshots")
 os.makedirs(shots, exist_ok=True)
 
 
-# ---- an availability service the test holds: "octocat" is taken, "slowpoke" waits until released
-release_slowpoke = threading.Event()
+# ---- an availability service the test holds: "octocat" is taken; "slowpoke" and "慢慢来" wait
+# until the test releases them (then are taken too)
+held_names = {"slowpoke": threading.Event(), "慢慢来": threading.Event()}
 
 
 class Availability(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
-        name = self.path.rsplit("/", 1)[-1]
-        if name == "slowpoke":
-            release_slowpoke.wait(60)
-        self.send_response(200 if name in ("octocat", "slowpoke") else 404)
+        name = urllib.parse.unquote(self.path.rsplit("/", 1)[-1])
+        if name in held_names:
+            held_names[name].wait(60)
+        self.send_response(200 if name == "octocat" or name in held_names else 404)
         self.send_header("Content-Length", "0")
         self.end_headers()
 
@@ -155,7 +157,7 @@ try:
         wait(driver, lambda d: d.find_element(By.ID, "m-username").get_attribute("data-state") == "validating", "validating while the check runs")
         checks.check(message(driver, "username") == "Checking availability", "the message says so: %r" % message(driver, "username"))
         shot(driver, "signup-en-validating")
-        release_slowpoke.set()
+        held_names["slowpoke"].set()
         wait(driver, lambda d: message(d, "username") == "Username already taken", "the held check's answer arrives")
         clear(driver, "username")
         type_keys(driver, "username", "alice")
@@ -261,8 +263,18 @@ try:
         wait(driver, lambda d: message(d, "repeatedPassword") == "Passwords match", "signupd kept the passwords: their messages are back")
         checks.check(driver.find_element(By.NAME, "password").get_attribute("placeholder") != "", "a kept password says so")
         wait(driver, button_enabled, "the button is enabled after the reload")
+        # A dropped network: the bridge goes away and comes back on the same port; the page
+        # reconnects by itself and resumes the same session.
+        bridge.web.kill()
+        bridge.web.wait(timeout=10)
+        wait(driver, lambda d: d.find_element(By.ID, "form").get_attribute("data-session") is None, "the page notices the dropped WebSocket")
+        bridge.web, _ = bridge.start_web(signupd_web, ["--listen", "127.0.0.1:%d" % port])
+        live(driver)
+        checks.check(driver.find_element(By.ID, "form").get_attribute("data-session") == before, "after the dropped network the page resumed the same session")
+        checks.check(driver.find_element(By.NAME, "username").get_attribute("value") == "carol", "and the name is still there")
+        wait(driver, button_enabled, "the button is enabled again")
         driver.find_element(By.ID, "submit").click()
-        wait(driver, lambda d: d.find_element(By.ID, "result").text == "Signed up", "carol signs up after the reload")
+        wait(driver, lambda d: d.find_element(By.ID, "result").text == "Signed up", "carol signs up after the reload and the dropped network")
     finally:
         driver.quit()
 
@@ -289,6 +301,12 @@ try:
         wait(driver, lambda d: message(d, "phone") == "号码长度不足", "and back")
         driver.get(base + "/signup")
         live(driver)
+        type_keys(driver, "username", "慢慢来")
+        wait(driver, lambda d: d.find_element(By.ID, "m-username").get_attribute("data-state") == "validating", "zh-CN: validating while the check runs")
+        shot(driver, "signup-zh-CN-validating")
+        held_names["慢慢来"].set()
+        wait(driver, lambda d: message(d, "username") == "用户名已存在", "zh-CN: the held check's answer (%r)" % message(driver, "username"))
+        clear(driver, "username")
         type_keys(driver, "username", "李小龙")
         type_keys(driver, "password", "abc correct horse")
         type_keys(driver, "repeatedPassword", "abc correct horse")

@@ -56,7 +56,10 @@ class WebSocket:
                 if len(b) >= offset + n:
                     opcode, data, self.buffer = b[0] & 0x0F, b[offset:offset + n], b[offset + n:]
                     return opcode, (json.loads(data) if opcode == 1 else data)
-            chunk = self.sock.recv(65536)
+            try:
+                chunk = self.sock.recv(65536)
+            except ConnectionResetError:
+                chunk = b""
             if not chunk:
                 return None, None
             self.buffer += chunk
