@@ -33,6 +33,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "robustness"))
 from harness import Checks  # noqa: E402
 sys.path.insert(0, os.path.dirname(__file__))
 from bridge_harness import Bridge  # noqa: E402
+from wsclient import WebSocket  # noqa: E402
 
 from selenium import webdriver  # noqa: E402
 from selenium.common.exceptions import TimeoutException  # noqa: E402
@@ -181,6 +182,7 @@ try:
         wait(driver, lambda d: d.find_element(By.ID, "result").text == "Signed up", "submit -> Signed up")
         checks.check(driver.execute_script("return window.__sawBusy"), "the spinner showed while signing up")
         checks.check(driver.find_element(By.ID, "busy").get_attribute("hidden") is not None, "the spinner is gone after the result")
+        checks.check(driver.switch_to.active_element.get_attribute("id") == "result", "keyboard focus moves to the result, not to the page's body")
         shot(driver, "signup-en-done")
 
         # ---- keyboard only: Tab reaches every input and the button, in order, with visible focus
@@ -340,6 +342,25 @@ try:
         shot(driver, "signup-en-noscript-done")
     finally:
         driver.quit()
+
+    # ---- 5b. a WebSocket that never opens (here: its one place is taken) leaves a plain form
+    one, one_port = bridge.start_web(signupd_web, ["--max-websockets-per-address", "1"])
+    squatter = WebSocket(one_port, origin="http://127.0.0.1:%d" % one_port)
+    checks.check(squatter.status == 101, "the only WebSocket place is taken")
+    driver = browser()
+    try:
+        driver.get("http://127.0.0.1:%d/signup" % one_port)
+        wait(driver, lambda d: d.find_elements(By.ID, "notice-plain") and button_enabled(d), "without a WebSocket the page says so and enables the plain form")
+        driver.find_element(By.NAME, "username").send_keys("erin")
+        driver.find_element(By.NAME, "password").send_keys("no socket needed 7")
+        driver.find_element(By.NAME, "repeatedPassword").send_keys("no socket needed 7")
+        driver.find_element(By.ID, "submit").click()
+        wait(driver, lambda d: d.find_element(By.ID, "result").text == "Signed up", "the plain POST signs erin up")
+    finally:
+        driver.quit()
+        squatter.close()
+        one.terminate()
+        one.wait(timeout=10)
 
     # ---- 6. a page from another origin cannot open the WebSocket
     class Foreign(http.server.BaseHTTPRequestHandler):

@@ -10,15 +10,20 @@ so that each visitor is an address of its own (X-Forwarded-For), as behind nginx
      and forging X-Forwarded-For from an untrusted peer buys nothing;
   4. a visitor flooding `set` frames, and one that stops reading, leave another visitor's
      keystrokes answered promptly (its round trip printed);
-  5. bad requests are refused with the documented status: no CSRF token 403, an oversized body
-     413, a made-up login claim 403; ops page script may not use, `forbidden`;
-  6. the bridge's memory after the floods.
+  5. bad requests are refused with the documented status: no CSRF token 403, a cross-site POST
+     with a planted cookie 403, an oversized body 413, a made-up login claim 403; ops page
+     script may not use, `forbidden`;
+  6. the bridge's memory after the floods;
+  7. slow clients: a head or a body trickled a byte at a time is closed at the request
+     timeout, a malformed request is answered 400 and closed, one peer address holds at most
+     --max-connections-per-address connections.
 
   python3 Tests/web/hostile_visitor.py SIGNUPD SIGNUPD_WEB
 """
 import os
 import multiprocessing
 import re
+import socket
 import sys
 import tempfile
 import time
@@ -163,6 +168,12 @@ try:
     cookie = "signupd_csrf=%s; signupd_flow=%s" % ("2" * 32, "3" * 32)
     checks.check(status_of("/session", ("csrf=%s&claim=%s" % ("2" * 32, "4" * 32)).encode(), {"Cookie": cookie}) == 403, "a made-up login claim: 403")
     checks.check(status_of("/whoami", headers={"Cookie": "signupd_token=forged"}) == 401, "a forged token cookie: 401")
+    # A page of another site posting with a token it planted as a cookie too: refused by Origin.
+    planted = {"Cookie": "signupd_csrf=%s" % ("5" * 32), "Content-Type": "application/x-www-form-urlencoded"}
+    body = ("csrf=%s&username=alice&password=x" % ("5" * 32)).encode()
+    checks.check(status_of("/login", body, dict(planted, Origin="https://evil.example")) == 403, "a cross-site POST with a planted CSRF cookie: 403")
+    checks.check(status_of("/login", body, dict(planted, **{"Sec-Fetch-Site": "cross-site"})) == 403, "a cross-site POST without Origin (Sec-Fetch-Site): 403")
+    checks.check(status_of("/login", body, dict(planted, Origin=origin)) in (200, 422), "the same POST from the page's own origin is taken (a wrong password: 422)")
     checks.check(status_of("/../../etc/passwd") == 404 and status_of("/static/../Package.swift") == 404, "paths outside the pages: 404")
     victim.send({"op": "sessions", "id": "s"})
     refusal = victim.next_event("error")
@@ -170,6 +181,57 @@ try:
     victim.send(raw=b"\x00\x01", opcode=2)
     checks.check(victim.next_event("error")["code"] == "invalid_request", "a binary frame: invalid_request")
     checks.check(keystroke_round_trips(victim, victim_session, 3)[1] < 5, "and the visitor goes on")
+    # ---- 7. slow clients (slowloris): a bridge with a 2-second request timeout
+    slow, slow_port = bridge.start_web(signupd_web, ["--request-timeout", "2", "--max-connections-per-address", "20"])
+
+    def closed_after(sock, trickle):
+        """Seconds until the bridge closes `sock` while it sends `trickle` a byte at a time."""
+        start = time.monotonic()
+        sock.settimeout(0.5)
+        for byte in trickle:
+            try:
+                sock.sendall(bytes([byte]))
+                if sock.recv(4096) == b"":
+                    return time.monotonic() - start
+            except socket.timeout:
+                continue  # nothing to read yet: the bridge still holds it (paced by the timeout)
+            except OSError:
+                return time.monotonic() - start
+        return None
+
+    head = socket.create_connection(("127.0.0.1", slow_port))
+    took = closed_after(head, b"GET / HTTP/1.1\r\nHost: x\r\n" + b"X-Slow: " + b"a" * 100)
+    checks.check(took is not None and took < 6, "a request head trickled a byte at a time is closed at the timeout: %s s" % took)
+    post = socket.create_connection(("127.0.0.1", slow_port))
+    post.sendall(b"POST /signup HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 1000\r\n\r\n")
+    took = closed_after(post, b"a" * 100)
+    checks.check(took is not None and took < 6, "a body trickled a byte at a time is closed at the timeout: %s s" % took)
+    print("  slow clients: a trickled head and a trickled body closed at the 2-second request timeout")
+    bad = socket.create_connection(("127.0.0.1", slow_port))
+    bad.settimeout(5)
+    bad.sendall(b"GARBAGE / HTTP/9.9\r\n\r\n")
+    answer = b""
+    try:
+        while True:
+            chunk = bad.recv(4096)
+            if not chunk:
+                break
+            answer += chunk
+    except socket.timeout:
+        answer += b"[still open]"
+    checks.check(answer.startswith(b"HTTP/1.1 400") and not answer.endswith(b"[still open]"), "a malformed request: 400, then closed: %r" % answer[:40])
+    held = [socket.create_connection(("127.0.0.1", slow_port)) for _ in range(20)]
+    extra = socket.create_connection(("127.0.0.1", slow_port))
+    extra.settimeout(5)
+    try:
+        refused = extra.recv(1) == b""
+    except (socket.timeout, ConnectionResetError):
+        refused = True
+    checks.check(refused, "one peer address past --max-connections-per-address is closed at once")
+    for sock in held + [extra, head, post, bad]:
+        sock.close()
+    slow.terminate()
+    slow.wait(timeout=10)
     checks.check(web.poll() is None and bridge.daemon.poll() is None, "signupd-web and signupd still run")
 finally:
     bridge.stop()

@@ -1,6 +1,7 @@
 import ArgumentParser
 import CSystemd
 import Logging
+import NIOCore
 import SignupClient
 
 /// `signupd-web`: the command line.
@@ -41,6 +42,12 @@ public struct SignupWebCommand: AsyncParsableCommand {
     @Option(name: .customLong("max-connections"), help: ArgumentHelp("Connections held at once, HTTP and WebSocket together.", valueName: "N"))
     var maxConnections = 16_384
 
+    @Option(name: .customLong("max-connections-per-address"), help: ArgumentHelp("Connections one peer address may hold at once (a --trusted-proxy is not counted: limit visitors at the proxy).", valueName: "N"))
+    var maxConnectionsPerAddress = 256
+
+    @Option(name: .customLong("request-timeout"), help: ArgumentHelp("Seconds a request's head and body may take to arrive (a slow client is closed); the next request on a kept-alive connection has twice as long.", valueName: "SECONDS"))
+    var requestTimeout = 30
+
     @Flag(name: .customLong("secure-cookies"), help: "Mark every cookie Secure (behind a TLS proxy that sends no X-Forwarded-Proto).")
     var secureCookies = false
 
@@ -59,7 +66,9 @@ public struct SignupWebCommand: AsyncParsableCommand {
         for address in listen where Self.parseListen(address) == nil {
             throw ValidationError("--listen \(address): expected ADDR:PORT, e.g. 127.0.0.1:8080 or [::1]:8080")
         }
-        guard maxWebSocketsPerAddress > 0, maxConnections > 0, submitTimeout > 0 else { throw ValidationError("limits must be positive") }
+        guard maxWebSocketsPerAddress > 0, maxConnections > 0, maxConnectionsPerAddress > 0, submitTimeout > 0, requestTimeout > 0 else {
+            throw ValidationError("limits must be positive")
+        }
     }
 
     public func run() async throws {
@@ -71,6 +80,9 @@ public struct SignupWebCommand: AsyncParsableCommand {
         configuration.allowedOrigins = Set(allowedOrigins.map { $0.lowercased() })
         configuration.maxWebSocketsPerAddress = maxWebSocketsPerAddress
         configuration.maxConnections = maxConnections
+        configuration.maxConnectionsPerAddress = maxConnectionsPerAddress
+        configuration.requestTimeout = .seconds(Int64(requestTimeout))
+        configuration.keepAliveTimeout = .seconds(Int64(2 * requestTimeout))
         configuration.alwaysSecureCookies = secureCookies
         configuration.submitTimeout = .seconds(submitTimeout)
 

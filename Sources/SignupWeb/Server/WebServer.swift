@@ -26,6 +26,7 @@ struct WebServer: Sendable {
     private let relay: WebSocketRelay
     private let addressing: ClientAddressing
     private let webSockets: AddressLimits
+    private let peers: AddressLimits
     private let open = NIOLockedValueBox(0)
 
     init(configuration: WebConfiguration, logger: Logger) {
@@ -36,6 +37,7 @@ struct WebServer: Sendable {
         relay = WebSocketRelay(configuration: configuration, claims: claims, logger: logger)
         addressing = ClientAddressing(trustedProxies: configuration.trustedProxies)
         webSockets = AddressLimits(limit: configuration.maxWebSocketsPerAddress)
+        peers = AddressLimits(limit: configuration.maxConnectionsPerAddress)
     }
 
     /// Serves every listener until the process ends; `ready` is told each bound address.
@@ -94,18 +96,27 @@ struct WebServer: Sendable {
         }
         guard admitted else { return channel.eventLoop.makeFailedFuture(ChannelError.inappropriateOperationForState) }
         channel.closeFuture.whenComplete { [open] _ in open.withLockedValue { $0 -= 1 } }
+        // One peer's share of the connections (a trusted proxy speaks for many: nginx limits those).
+        if let peer = channel.remoteAddress?.ipAddress.map(ClientAddressing.canonical), !configuration.trustedProxies.contains(peer) {
+            guard peers.take(peer) else { return channel.eventLoop.makeFailedFuture(ChannelError.inappropriateOperationForState) }
+            channel.closeFuture.whenComplete { [peers] _ in peers.release(peer) }
+        }
         let configuration = configuration
         let addressing = addressing
         let webSockets = webSockets
+        let origins = configuration.origins
         return channel.eventLoop.makeCompletedFuture {
-            // A peer that sends no request for a minute is closed (the WebSocket turns this off).
-            try channel.pipeline.syncOperations.addHandler(IdleStateHandler(readTimeout: .seconds(60)), name: "idle")
-            try channel.pipeline.syncOperations.addHandler(IdleCloser(), name: "idle-closer")
+            let handlers = channel.pipeline.syncOperations
+            // The first request's head must be in within the request timeout, however slowly
+            // it trickles; a peer that sends nothing for a minute is closed (a WebSocket turns both off).
+            try handlers.addHandler(FirstRequestDeadline(limit: configuration.requestTimeout), name: "first-request")
+            try handlers.addHandler(IdleStateHandler(readTimeout: configuration.keepAliveTimeout), name: "idle")
+            try handlers.addHandler(IdleCloser(), name: "idle-closer")
             let upgrader = NIOTypedWebSocketServerUpgrader<Connection>(
                 maxFrameSize: configuration.maxFrameBytes,
                 shouldUpgrade: { channel, head in
                     let origin = Self.origin(of: head, channel: channel, addressing: addressing)
-                    guard Self.pathOf(head.uri) == "/ws", Self.originAllowed(head, origin: origin, configuration: configuration) else {
+                    guard Self.pathOf(head.uri) == "/ws", origins.allowsWebSocket(head.headers, https: origin.https) else {
                         return channel.eventLoop.makeSucceededFuture(nil)
                     }
                     if let address = origin.address, !webSockets.take(address) { return channel.eventLoop.makeSucceededFuture(nil) }
@@ -114,24 +125,30 @@ struct WebServer: Sendable {
                 upgradePipelineHandler: { channel, head in
                     channel.eventLoop.makeCompletedFuture {
                         let origin = Self.origin(of: head, channel: channel, addressing: addressing)
-                        try channel.pipeline.syncOperations.addHandler(
+                        let handlers = channel.pipeline.syncOperations
+                        // A person may keep a form open for as long as they like.
+                        for name in ["first-request", "idle", "idle-closer"] { handlers.removeHandler(name: name).whenFailure { _ in } }
+                        try handlers.addHandler(
                             NIOWebSocketFrameAggregator(minNonFinalFragmentSize: 1, maxAccumulatedFrameCount: 64, maxAccumulatedFrameSize: configuration.maxFrameBytes))
                         let flow = BrowserFlow(cookies: Cookies.parse(head.headers["Cookie"]), address: origin.address)
                         return .webSocket(try NIOAsyncChannel(wrappingChannelSynchronously: channel), flow)
-                    }.flatMap { connection in
-                        // A person may keep a form open for as long as they like.
-                        channel.pipeline.removeHandler(name: "idle").flatMap { channel.pipeline.removeHandler(name: "idle-closer") }.map { connection }
                     }
                 })
             let upgrade = NIOTypedHTTPServerUpgradeConfiguration<Connection>(
                 upgraders: [upgrader],
                 notUpgradingCompletionHandler: { channel in
                     channel.eventLoop.makeCompletedFuture {
+                        let handlers = channel.pipeline.syncOperations
+                        handlers.removeHandler(name: "first-request").whenFailure { _ in }
+                        try handlers.addHandler(RequestDeadline(limit: configuration.requestTimeout, keepAlive: configuration.keepAliveTimeout))
                         let origin = Self.origin(of: nil, channel: channel, addressing: addressing)
                         return .http(try NIOAsyncChannel(wrappingChannelSynchronously: channel), origin)
                     }
                 })
-            return try channel.pipeline.syncOperations.configureUpgradableHTTPServerPipeline(configuration: .init(upgradeConfiguration: upgrade))
+            let negotiated = try handlers.configureUpgradableHTTPServerPipeline(configuration: .init(upgradeConfiguration: upgrade))
+            // A request the HTTP parser refused (it answered 400): nothing more to read here.
+            negotiated.whenFailure { _ in channel.close(promise: nil) }
+            return negotiated
         }
     }
 
@@ -141,13 +158,6 @@ struct WebServer: Sendable {
 
     static func pathOf(_ uri: String) -> Substring {
         uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
-    }
-
-    /// The page's own origin (scheme and `Host`), or one the administrator listed.
-    static func originAllowed(_ head: HTTPRequestHead, origin: ClientAddressing.Origin, configuration: WebConfiguration) -> Bool {
-        guard let sent = head.headers.first(name: "Origin")?.lowercased(), let host = head.headers.first(name: "Host")?.lowercased() else { return false }
-        let own = (origin.https || configuration.alwaysSecureCookies ? "https://" : "http://") + host
-        return sent == own || configuration.allowedOrigins.contains(sent)
     }
 
     // MARK: HTTP

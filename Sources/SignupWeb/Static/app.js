@@ -27,6 +27,10 @@
   let lastSeq = 0;
   let locale = form.dataset.locale;
   let retries = 0;
+  // Until a WebSocket has worked once, after two failures the form goes back to a plain POST
+  // (a proxy that drops WebSockets must not leave a dead page).
+  let everConnected = false;
+  let plain = false;
 
   button.disabled = true;
   form.setAttribute("aria-live", "off");
@@ -59,8 +63,19 @@
   }
 
   form.addEventListener("submit", (event) => {
+    if (plain && !session) return;  // the plain POST goes ahead
     event.preventDefault();
-    if (!button.disabled && session) send({ op: "submit", session: session.id, id: "submit" });
+    if (!button.disabled && session) {
+      send({ op: "submit", session: session.id, id: "submit" });
+      return;
+    }
+    // Not ready yet: take the person to the first field that is not ok.
+    for (const name of fieldNames) {
+      if (document.getElementById("m-" + name).dataset.state !== "ok") {
+        input(name).focus();
+        return;
+      }
+    }
   });
 
   // The language switcher: signupd sends the session's messages again in the new language,
@@ -121,6 +136,9 @@
     result.hidden = false;
     result.dataset.ok = String(event.ok);
     result.textContent = event.message;
+    // The button is disabled now: keep keyboard focus on the answer, not on the page's body.
+    result.tabIndex = -1;
+    result.focus();
     if (!event.ok) return;
     // Done: this form's session is finished; a new visit starts afresh.
     store(null);
@@ -134,7 +152,7 @@
     const answer = await fetch("/session", { method: "POST", body, credentials: "same-origin" });
     if (!answer.ok) return;
     const who = await answer.json();
-    document.getElementById("user").textContent = who.user;
+    document.getElementById("user").textContent = who.user.replace(/^tel:/, "");
     signedIn.hidden = false;
   }
 
@@ -149,6 +167,11 @@
     switch (event.event) {
       case "hello": {
         retries = 0;
+        everConnected = true;
+        if (plain) {
+          plain = false;
+          document.getElementById("notice-plain")?.remove();
+        }
         const kept = stored();
         if (kept) send({ op: "resume", session: kept.session, resume: kept.resume, id: "resume" });
         else openFresh();
@@ -243,8 +266,18 @@
       // A dropped network, a restart: reconnect and resume the same session.
       session = null;
       delete form.dataset.session;
-      button.disabled = true;
+      button.disabled = !plain;
       const delay = Math.min(10000, 250 * 2 ** retries++);
+      if (!everConnected && retries >= 2 && !plain) {
+        plain = true;
+        button.disabled = false;
+        const notice = document.createElement("p");
+        notice.id = "notice-plain";
+        notice.className = "notice";
+        notice.setAttribute("role", "status");
+        notice.textContent = form.dataset.plain;
+        form.prepend(notice);
+      }
       window.setTimeout(connect, delay);
     });
   }

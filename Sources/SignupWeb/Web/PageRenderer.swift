@@ -60,7 +60,7 @@ struct PageRenderer: Sendable {
             """
         if let notice = content.notice { html += #"<p id="notice" class="notice" role="alert">\#(escape(notice))</p>"# + "\n" }
         html += """
-            <form id="form" method="post" action="/\(escape(form.name))" data-form="\(escape(form.name))" data-locale="\(escape(content.locale))" data-kept="\(escape(text.keptByServer))" novalidate>
+            <form id="form" method="post" action="/\(escape(form.name))" data-form="\(escape(form.name))" data-locale="\(escape(content.locale))" data-kept="\(escape(text.keptByServer))" data-plain="\(escape(text.plainForm))" novalidate>
             <input type="hidden" name="csrf" value="\(escape(content.csrf))">
 
             """
@@ -98,11 +98,16 @@ struct PageRenderer: Sendable {
         return """
             <form id="signed-in" class="signed-in" method="post" action="/logout"\(hidden)>
             <input type="hidden" name="csrf" value="\(escape(csrf))">
-            <span>\(escape(text.signedInAs)) <strong id="user">\(escape(user ?? ""))</strong></span>
+            <span>\(escape(text.signedInAs)) <strong id="user">\(escape(Self.shown(user ?? "")))</strong></span>
             <button type="submit">\(escape(text.logOut))</button>
             </form>
 
             """
+    }
+
+    /// A user as a person reads it: a phone account's `tel:` URI without its scheme.
+    static func shown(_ user: String) -> String {
+        user.hasPrefix("tel:") ? String(user.dropFirst(4)) : user
     }
 
     private func inputType(_ field: FormDescription.Field) -> String {

@@ -43,6 +43,18 @@ enum RelayRules {
         return .forward(JSONObject(members))
     }
 
+    /// A forwarded line as signupd will take it: one longer than signupd's limit (the id the
+    /// bridge wraps adds a few bytes) is answered as signupd would, `line_too_long`.
+    static func fitting(_ line: JSONObject, maxLineBytes: Int) -> Decision {
+        var writer = JSONWriter()
+        writer.value(.object(line))
+        guard writer.bytes.count > maxLineBytes else { return .forward(line) }
+        let id: JSONValue? = line["id"].flatMap { wrapped in
+            wrapped.stringValue.flatMap { try? JSONParser.parse(Array($0.utf8.dropFirst())) }
+        }
+        return .answer(error("line_too_long", "line longer than \(maxLineBytes) bytes; discarded", id: id))
+    }
+
     /// A line from signupd, as the page sees it: its id unwrapped, or nil for a reply to the
     /// bridge's own request (which the page did not make).
     static func toBrowser(_ message: JSONObject) -> JSONObject? {

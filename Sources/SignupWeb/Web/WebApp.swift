@@ -21,6 +21,9 @@ struct WebApp: Sendable {
     }
 
     func respond(to request: WebRequest) async -> WebResponse {
+        if request.method == .POST, !configuration.origins.allowsPost(request.headers, https: request.origin.https || configuration.alwaysSecureCookies) {
+            return WebResponse(.forbidden, text: "a form of another site cannot post here")
+        }
         switch (request.method, request.path) {
         case (.GET, "/static/app.js"): return WebResponse(.ok, type: "text/javascript; charset=utf-8", body: PackageResources.app_js, headers: [("Cache-Control", "no-cache")])
         case (.GET, "/static/app.css"): return WebResponse(.ok, type: "text/css; charset=utf-8", body: PackageResources.app_css, headers: [("Cache-Control", "no-cache")])
@@ -68,7 +71,7 @@ struct WebApp: Sendable {
             var set: [(String, String)] = []
             if flow.isNew { set.append(("Set-Cookie", Cookies.set(BrowserFlow.cookie, flow.id, secure: secure))) }
             if newCSRF { set.append(("Set-Cookie", Cookies.set(BrowserFlow.csrfCookie, csrf, secure: secure))) }
-            if request.query["lang"] != nil {
+            if let asked = request.query["lang"], LocaleChoice.offered(asked) != nil {
                 // Read by the page's script too (the switcher keeps it): not HttpOnly, and not secret.
                 set.append(("Set-Cookie", Cookies.set(BrowserFlow.localeCookie, locale, secure: secure, httpOnly: false, sameSite: "Lax", maxAge: 31_536_000)))
             }

@@ -3,6 +3,7 @@ import NIOCore
 import NIOWebSocket
 import SignupClient
 import SignupProtocol
+import Synchronization
 
 /// One browser's WebSocket: one signupd connection speaking for that browser, the line
 /// protocol carried one JSON message per text frame, both ways, within RelayRules.
@@ -30,6 +31,7 @@ struct WebSocketRelay: Sendable {
                 case .refusedAtDoor(_, let refusal), .refused(let refusal): refusal.message
                 default: "signupd is not reachable"
                 }
+                if case .refused(let refusal) = error, refusal.code == .known(.forbidden) { NotTrusted.report(refusal.message, logger: logger) }
                 try await outbound.write(Self.text(["event": "bye", "reason": reason]))
                 try await outbound.write(Self.close(.unexpectedServerError))
                 return
@@ -51,12 +53,22 @@ struct WebSocketRelay: Sendable {
                     try? await outbound.write(Self.close(.goingAway))
                 }
                 group.addTask {
-                    // The page → signupd, until the page goes.
+                    // The page → signupd, until the page goes, at most as fast as its budgets allow.
+                    var frames = FrameBudget(perSecond: configuration.framesPerSecond, burst: configuration.frameBurst)
+                    var describes = FrameBudget(perSecond: configuration.describesPerSecond, burst: configuration.describeBurst)
+                    let maxLine = connection.info.limits.maxLineBytes
                     do {
                         for try await frame in inbound {
                             switch frame.opcode {
                             case .text:
-                                switch RelayRules.fromBrowser(Array(buffer: frame.unmaskedData)) {
+                                var decision = RelayRules.fromBrowser(Array(buffer: frame.unmaskedData))
+                                if case .forward(let line) = decision {
+                                    var wait = frames.take()
+                                    if line["op"] == .string("describe") { wait = max(wait, describes.take()) }
+                                    if wait > .zero { try await Task.sleep(for: wait) }
+                                    decision = RelayRules.fitting(line, maxLineBytes: maxLine)
+                                }
+                                switch decision {
                                 case .forward(let line): try await connection.send(line: line)
                                 case .answer(let answer): try await outbound.write(Self.frame(answer))
                                 }
@@ -96,6 +108,16 @@ struct WebSocketRelay: Sendable {
         var data = ByteBuffer()
         data.write(webSocketErrorCode: code)
         return WebSocketFrame(fin: true, opcode: .connectionClose, data: data)
+    }
+}
+
+/// signupd refused to let this bridge name its visitors: said once, loudly, with the fix.
+enum NotTrusted {
+    private static let said = Atomic<Bool>(false)
+
+    static func report(_ message: String, logger: Logger) {
+        guard !said.exchange(true, ordering: .relaxed) else { return }
+        logger.error("signupd does not trust this bridge to speak for its visitors (\(message)): run signupd-web as a member of signupd's --trusted-bridge-group (the package's signupd-bridges) or name its user with --trusted-bridge-uid; no page can work until then")
     }
 }
 
