@@ -2,13 +2,13 @@
 # Installs what building and testing signupd needs from Debian's archive: the C libraries
 # it links (libsystemd, libsodium, SQLite, ICU, libpwquality with cracklib's dictionary, libphonenumber)
 # and the tools the tests drive (python3, tmux, systemd-analyze, man; PostgreSQL 15, iproute2
-# and openssl for the several-hosts tests; Chromium and its WebDriver for the web page's
-# tests), and from PyPI the Python packages the tests use (hypothesis-jsonschema and
+# and openssl for the several-hosts tests; Chromium and its WebDriver, and nginx, for the
+# web bridge's tests), and from PyPI the Python packages the tests use (hypothesis-jsonschema and
 # jsonschema for the schema-driven test, selenium to drive Chromium). Swift itself must
 # already be on PATH. Safe to run again.
 #   scripts/install-deps.sh [EXTRA-PACKAGE...]   (scripts/build-deb.sh adds its build tools)
 set -euo pipefail
-packages=(libsystemd-dev libsodium-dev libsqlite3-dev libicu-dev libpwquality-dev libphonenumber-dev cracklib-runtime pkg-config python3 python3-pip tmux systemd util-linux procps man-db postgresql iproute2 openssl chromium chromium-driver fonts-noto-cjk "$@")
+packages=(libsystemd-dev libsodium-dev libsqlite3-dev libicu-dev libpwquality-dev libphonenumber-dev cracklib-runtime pkg-config python3 python3-pip tmux systemd util-linux procps man-db postgresql iproute2 openssl chromium chromium-driver fonts-noto-cjk nginx "$@")
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

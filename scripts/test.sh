@@ -12,7 +12,8 @@
 #      scripted commands with every documented exit code; operator forms, --check-config,
 #      locales and reload (forms_and_locales_test.py)
 #   5. the interactive form driven in tmux; the web bridge (signupd-web) in a real headless
-#      Chromium (Tests/web/browser_test.py) and against hostile visitors (hostile_visitor.py)
+#      Chromium (Tests/web/browser_test.py), against hostile visitors (hostile_visitor.py), and
+#      behind the nginx site the package ships (behind_nginx.py)
 #   6. robustness: hostile peers, faults, load, kill -9, and a 30-second fuzz run
 #   7. several hosts: three daemons in network namespaces on one PostgreSQL server
 #      (Tests/postgres/several_hosts.py; skips where namespaces or the server cannot run)
@@ -101,6 +102,7 @@ python3 Tests/clients/signupctl_unavailable.py "$BIN/signupd" "$BIN/signupctl"
 python3 Tests/clients/interactive_form_test.py "$BIN/signupd" "$BIN/signupctl"
 python3 Tests/web/browser_test.py "$BIN/signupd" "$BIN/signupd-web"
 python3 Tests/web/hostile_visitor.py "$BIN/signupd" "$BIN/signupd-web"
+python3 Tests/web/behind_nginx.py "$BIN/signupd" "$BIN/signupd-web"
 scripts/robustness.sh "${long[@]}" "$BIN/signupd"
 python3 Tests/postgres/several_hosts.py "$BIN/signupd"
 if [ ${#long[@]} -gt 0 ]; then scripts/sanitizers.sh thread address; fi
