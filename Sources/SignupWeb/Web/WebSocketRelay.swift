@@ -38,11 +38,13 @@ struct WebSocketRelay: Sendable {
             }
             var hello = connection.info.hello.members
             hello.append(.init(key: "bridge", value: .string("signupd-web/\(SignupWebVersion.current)")))
+            // Subscribed before the page's first request can be forwarded: no answer slips by.
+            let messages = connection.messages()
             try await outbound.write(Self.frame(JSONObject(hello)))
             await withTaskGroup(of: Void.self) { group in
                 group.addTask {
                     // signupd → the page, until signupd ends the connection (its bye is passed on).
-                    for await message in connection.messages() {
+                    for await message in messages {
                         guard var object = RelayRules.toBrowser(message.members) else { continue }
                         if message.isResult, let token = message.members["token"]?.stringValue {
                             let claim = claims.keep(token: token, user: message.members["user"]?.stringValue ?? "", flow: flow.id)
