@@ -74,6 +74,15 @@ import Testing
         #expect(Secrets.equal(secret, secret) && !Secrets.equal(secret, Secrets.make()) && !Secrets.equal("a", "ab"))
     }
 
+    @Test func overHTTPSTheCookiesCarryTheHostPrefix() {
+        let secure = BrowserFlow.CookieNames(secure: true)
+        #expect([secure.flow, secure.csrf, secure.token] == ["__Host-signupd_flow", "__Host-signupd_csrf", "__Host-signupd_token"])
+        #expect(BrowserFlow.CookieNames(secure: false).token == "signupd_token")
+        // A flow cookie under the other name is not taken for this one.
+        let flow = BrowserFlow(cookies: ["signupd_flow": String(repeating: "a", count: 32)], address: nil, names: secure)
+        #expect(flow.isNew)
+    }
+
     @Test func pathsNameForms() {
         #expect(WebApp.formName(of: "/") == "signup")
         #expect(WebApp.formName(of: "/phone-login") == "phone-login")

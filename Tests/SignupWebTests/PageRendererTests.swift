@@ -15,7 +15,9 @@ import Testing
         var content = PageRenderer.Content(form: form, forms: [("signup", "Sign up"), ("login", "Log in")], locale: "en", csrf: "c", values: ["username": "<b>bob</b>", "password": "hunter2"])
         content.validations = ["username": FieldValidation(field: "username", state: .failed, message: "Username already taken", messageId: "username.taken")]
         let html = PageRenderer().render(content)
-        #expect(html.contains(#"<input id="f-username" name="username" type="text" autocomplete="username" aria-describedby="m-username" value="&lt;b&gt;bob&lt;/b&gt;" aria-invalid="true">"#))
+        #expect(html.contains(#"<input id="f-username" name="username" type="text" autocomplete="username" aria-describedby="m-username" value="&lt;b&gt;bob&lt;/b&gt;" aria-invalid="true" autofocus>"#))
+        // Sent back with a problem: the title says so and focus starts at the first failed field.
+        #expect(html.contains("<title>Please check the form · Sign up</title>"))
         #expect(html.contains(#"<label for="f-username">User&lt;name&gt;</label>"#))
         #expect(html.contains(#"data-state="failed" aria-live="polite">Username already taken</p>"#))
         // A secret value is never sent back.
@@ -23,6 +25,15 @@ import Testing
         #expect(html.contains(#"type="password" autocomplete="new-password""#))
         #expect(html.contains(#"<a href="/signup" aria-current="page" data-form-link="signup">"#))
         #expect(html.contains(#"<input type="hidden" name="csrf" value="c">"#))
+    }
+
+    @Test func afterAPlainPostTheResultIsInTheTitleAndHasFocus() {
+        var content = PageRenderer.Content(form: form, forms: [], locale: "en", csrf: "c")
+        content.result = FormResult(ok: true, message: "Signed up", messageId: "signup.done", params: [], user: "bob", token: nil)
+        let html = PageRenderer().render(content)
+        #expect(html.contains("<title>Signed up · Sign up</title>"))
+        #expect(html.contains(#"role="alert" data-ok="true" tabindex="-1" autofocus>Signed up</p>"#))
+        #expect(html.contains(##"<a class="skip" href="#form">Skip to the form</a>"##))
     }
 
     @Test func theChineseWordsAreTheBridgesOwnToo() {

@@ -97,6 +97,8 @@ try:
     checks.check(status == 200 and 'name="username"' in page, "the page comes through nginx")
     cookies = headers.get_all("Set-Cookie") or []
     checks.check(cookies and all("Secure" in cookie for cookie in cookies), "every cookie is Secure behind https: %s" % cookies)
+    bridge_cookies = [cookie for cookie in cookies if not cookie.startswith("lang=")]
+    checks.check(bridge_cookies and all(cookie.startswith("__Host-") for cookie in bridge_cookies), "over https the bridge's cookies carry __Host-: %s" % bridge_cookies)
     csrf = re.search(r'name="csrf" value="([0-9a-f]{32})"', page).group(1)
 
     # The page's own WebSocket through nginx, over TLS, on a port other than 443.
@@ -134,7 +136,7 @@ try:
     status, _, page = request("/signup", fields)
     checks.check(status == 200 and "Signed up" in page, "a plain POST signs up through nginx")
     status, headers, page = request("/login", urllib.parse.urlencode({"csrf": csrf, "username": "nginxuser", "password": "behind a proxy 9"}).encode())
-    token = [cookie for cookie in (headers.get_all("Set-Cookie") or []) if cookie.startswith("signupd_token=")]
+    token = [cookie for cookie in (headers.get_all("Set-Cookie") or []) if cookie.startswith("__Host-signupd_token=")]
     checks.check(token and "Secure" in token[0] and "HttpOnly" in token[0], "the login cookie is Secure and HttpOnly: %s" % token)
     status, _, body = request("/whoami")
     checks.check(status == 200 and json.loads(body) == {"user": "nginxuser"}, "/whoami through nginx: %s" % body)

@@ -93,6 +93,20 @@ public struct SignupWebCommand: AsyncParsableCommand {
         } else {
             listeners = (listen.isEmpty ? ["127.0.0.1:8080"] : listen).compactMap(Self.parseListen).map { .address(host: $0.host, port: $0.port) }
         }
+        // Whether signupd will let this bridge speak for its visitors, said at start, not at
+        // the first visitor's failure.
+        let probe = (configuration.socketPath, logger)
+        Task {
+            do throws(SignupClientError) {
+                let connection = try await SignupConnection.connect(to: probe.0, configuration: .init(speaksFor: .init(id: "signupd-web-start")))
+                await connection.close()
+                probe.1.info("signupd at \(probe.0) trusts this bridge to speak for its visitors")
+            } catch .refused(let refusal) where refusal.code == .known(.forbidden) {
+                NotTrusted.report(refusal.message, logger: probe.1)
+            } catch {
+                probe.1.warning("signupd is not reachable at \(probe.0) yet: \(error)")
+            }
+        }
         let server = WebServer(configuration: configuration, logger: logger)
         let (log, socketPath) = (logger, configuration.socketPath)
         try await server.run(listeners) { address in

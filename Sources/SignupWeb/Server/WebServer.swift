@@ -130,7 +130,8 @@ struct WebServer: Sendable {
                         for name in ["first-request", "idle", "idle-closer"] { handlers.removeHandler(name: name).whenFailure { _ in } }
                         try handlers.addHandler(
                             NIOWebSocketFrameAggregator(minNonFinalFragmentSize: 1, maxAccumulatedFrameCount: 64, maxAccumulatedFrameSize: configuration.maxFrameBytes))
-                        let flow = BrowserFlow(cookies: Cookies.parse(head.headers["Cookie"]), address: origin.address)
+                        let names = BrowserFlow.CookieNames(secure: origin.https || configuration.alwaysSecureCookies)
+                        let flow = BrowserFlow(cookies: Cookies.parse(head.headers["Cookie"]), address: origin.address, names: names)
                         return .webSocket(try NIOAsyncChannel(wrappingChannelSynchronously: channel), flow)
                     }
                 })

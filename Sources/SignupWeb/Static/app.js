@@ -31,6 +31,8 @@
   // (a proxy that drops WebSockets must not leave a dead page).
   let everConnected = false;
   let plain = false;
+  // Why signupd-web could not serve a live form (its `bye` before `hello`), if it said.
+  let refusal = null;
 
   button.disabled = true;
   form.setAttribute("aria-live", "off");
@@ -62,6 +64,23 @@
     });
   }
 
+  // With the button disabled a browser submits nothing on Enter: say where the problem is.
+  form.addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && event.target.tagName === "INPUT" && button.disabled && !plain) {
+      event.preventDefault();
+      focusFirstProblem();
+    }
+  });
+
+  function focusFirstProblem() {
+    for (const name of fieldNames) {
+      if (document.getElementById("m-" + name).dataset.state !== "ok") {
+        input(name).focus();
+        return;
+      }
+    }
+  }
+
   form.addEventListener("submit", (event) => {
     if (plain && !session) return;  // the plain POST goes ahead
     event.preventDefault();
@@ -70,12 +89,7 @@
       return;
     }
     // Not ready yet: take the person to the first field that is not ok.
-    for (const name of fieldNames) {
-      if (document.getElementById("m-" + name).dataset.state !== "ok") {
-        input(name).focus();
-        return;
-      }
-    }
+    focusFirstProblem();
   });
 
   // The language switcher: signupd sends the session's messages again in the new language,
@@ -207,6 +221,9 @@
       case "description":
         relabel(event);
         return;
+      case "bye":
+        if (!everConnected) refusal = event.reason;
+        return;
       case "error":
         if (event.id === "resume") {
           // The session ended meanwhile (or belongs to someone else): start a new one.
@@ -275,7 +292,7 @@
         notice.id = "notice-plain";
         notice.className = "notice";
         notice.setAttribute("role", "status");
-        notice.textContent = form.dataset.plain;
+        notice.textContent = refusal ? form.dataset.unavailable : form.dataset.plain;
         form.prepend(notice);
       }
       window.setTimeout(connect, delay);

@@ -25,17 +25,21 @@ struct PageRenderer: Sendable {
         let text = UIText.of(content.locale)
         let form = content.form
         let title = form.title ?? form.submitLabel
+        // After a plain POST the answer is what a screen reader hears first, and where focus is.
+        let firstFailed = form.fields.first { content.validations[$0.name]?.state == .failed }?.name
+        let pageTitle = content.result.map { "\($0.message) · \(title)" } ?? (firstFailed != nil ? "\(text.check) · \(title)" : title)
         var html = """
             <!doctype html>
             <html lang="\(escape(content.locale))">
             <head>
             <meta charset="utf-8">
             <meta name="viewport" content="width=device-width, initial-scale=1">
-            <title>\(escape(title))</title>
+            <title>\(escape(pageTitle))</title>
             <link rel="stylesheet" href="/static/app.css">
             <script src="/static/app.js" defer></script>
             </head>
             <body>
+            <a class="skip" href="#form">\(escape(text.skipToForm))</a>
             <header>
             <nav aria-label="\(escape(text.formsLabel))" class="forms">
             """
@@ -60,7 +64,7 @@ struct PageRenderer: Sendable {
             """
         if let notice = content.notice { html += #"<p id="notice" class="notice" role="alert">\#(escape(notice))</p>"# + "\n" }
         html += """
-            <form id="form" method="post" action="/\(escape(form.name))" data-form="\(escape(form.name))" data-locale="\(escape(content.locale))" data-kept="\(escape(text.keptByServer))" data-plain="\(escape(text.plainForm))" novalidate>
+            <form id="form" method="post" action="/\(escape(form.name))" data-form="\(escape(form.name))" data-locale="\(escape(content.locale))" data-kept="\(escape(text.keptByServer))" data-plain="\(escape(text.plainForm))" data-unavailable="\(escape(text.unavailable))" novalidate>
             <input type="hidden" name="csrf" value="\(escape(content.csrf))">
 
             """
@@ -68,7 +72,7 @@ struct PageRenderer: Sendable {
             let validation = content.validations[field.name]
             let state = validation?.state.rawValue ?? "empty"
             let value = field.secret ? "" : content.values[field.name] ?? ""
-            let invalid = state == "failed" ? #" aria-invalid="true""# : ""
+            let invalid = (state == "failed" ? #" aria-invalid="true""# : "") + (content.result == nil && field.name == firstFailed ? " autofocus" : "")
             html += """
                 <div class="field" data-field="\(escape(field.name))">
                 <label for="f-\(escape(field.name))">\(escape(field.label))</label>
@@ -83,7 +87,7 @@ struct PageRenderer: Sendable {
             <p id="busy" class="busy" role="status" hidden>\(escape(text.working))</p>
             """
         if let result = content.result {
-            html += #"<p id="result" class="result" role="alert" data-ok="\#(result.ok)">\#(escape(result.message))</p>"# + "\n"
+            html += #"<p id="result" class="result" role="alert" data-ok="\#(result.ok)" tabindex="-1" autofocus>\#(escape(result.message))</p>"# + "\n"
         } else {
             html += #"<p id="result" class="result" role="alert" hidden></p>"# + "\n"
         }

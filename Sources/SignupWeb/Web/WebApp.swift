@@ -52,25 +52,30 @@ struct WebApp: Sendable {
     // MARK: Pages
 
     private struct Visitor {
+        let names: BrowserFlow.CookieNames
         let flow: BrowserFlow
         let csrf: String
         let newCSRF: Bool
         let locale: String
         let secure: Bool
+        /// The login token's cookie, if the browser sent one.
+        let token: String?
 
         init(_ request: WebRequest, alwaysSecure: Bool) {
             let cookies = request.cookies
-            flow = BrowserFlow(cookies: cookies, address: request.origin.address)
-            (csrf, newCSRF) = Secrets.kept(cookies[BrowserFlow.csrfCookie])
-            locale = LocaleChoice.choose(query: request.query["lang"], cookie: cookies[BrowserFlow.localeCookie], acceptLanguage: request.headers.first(name: "Accept-Language"))
             secure = alwaysSecure || request.origin.https
+            names = BrowserFlow.CookieNames(secure: secure)
+            flow = BrowserFlow(cookies: cookies, address: request.origin.address, names: names)
+            (csrf, newCSRF) = Secrets.kept(cookies[names.csrf])
+            token = cookies[names.token].flatMap { $0.isEmpty ? nil : $0 }
+            locale = LocaleChoice.choose(query: request.query["lang"], cookie: cookies[BrowserFlow.localeCookie], acceptLanguage: request.headers.first(name: "Accept-Language"))
         }
 
         /// The cookies an answer sets: the flow and CSRF cookies when new, the language when asked for.
         func cookies(_ request: WebRequest) -> [(String, String)] {
             var set: [(String, String)] = []
-            if flow.isNew { set.append(("Set-Cookie", Cookies.set(BrowserFlow.cookie, flow.id, secure: secure))) }
-            if newCSRF { set.append(("Set-Cookie", Cookies.set(BrowserFlow.csrfCookie, csrf, secure: secure))) }
+            if flow.isNew { set.append(("Set-Cookie", Cookies.set(names.flow, flow.id, secure: secure))) }
+            if newCSRF { set.append(("Set-Cookie", Cookies.set(names.csrf, csrf, secure: secure))) }
             if let asked = request.query["lang"], LocaleChoice.offered(asked) != nil {
                 // Read by the page's script too (the switcher keeps it): not HttpOnly, and not secret.
                 set.append(("Set-Cookie", Cookies.set(BrowserFlow.localeCookie, locale, secure: secure, httpOnly: false, sameSite: "Lax", maxAge: 31_536_000)))
@@ -89,7 +94,7 @@ struct WebApp: Sendable {
             return unavailablePage(visitor, request)
         }
         guard let form = forms.first(where: { $0.name == name }) else { return WebResponse(.notFound, text: "no form \(name)") }
-        let user = await signedInUser(request, flow: visitor.flow)
+        let user = await signedInUser(visitor)
         let html = renderer.render(.init(form: form, forms: navigation(forms), locale: visitor.locale, csrf: visitor.csrf, signedIn: user))
         return .html(html, headers: visitor.cookies(request))
     }
@@ -114,10 +119,10 @@ struct WebApp: Sendable {
             content.validations = outcome.state.fields
             content.result = outcome.result
             if let result = outcome.result, result.ok, let token = result.token {
-                headers.append(("Set-Cookie", Cookies.set(BrowserFlow.tokenCookie, token, secure: visitor.secure)))
+                headers.append(("Set-Cookie", Cookies.set(visitor.names.token, token, secure: visitor.secure)))
                 content.signedIn = result.user
             } else {
-                content.signedIn = await signedInUser(request, flow: visitor.flow)
+                content.signedIn = await signedInUser(visitor)
             }
         } catch {
             logger.warning("a form POST could not be completed", metadata: ["form": "\(name)", "error": "\(error)"])
@@ -144,10 +149,10 @@ struct WebApp: Sendable {
     // MARK: The login cookie
 
     /// The user the token cookie stands for, checked with signupd; nil without one.
-    private func signedInUser(_ request: WebRequest, flow: BrowserFlow) async -> String? {
-        guard let token = request.cookies[BrowserFlow.tokenCookie], !token.isEmpty else { return nil }
+    private func signedInUser(_ visitor: Visitor) async -> String? {
+        guard let token = visitor.token else { return nil }
         do {
-            let connection = try await SignupConnection.connect(to: configuration.socketPath, configuration: .init(speaksFor: flow.client))
+            let connection = try await SignupConnection.connect(to: configuration.socketPath, configuration: .init(speaksFor: visitor.flow.client))
             defer { Task { await connection.close() } }
             return try await connection.verify(token: token)
         } catch {
@@ -157,7 +162,7 @@ struct WebApp: Sendable {
 
     private func whoami(_ request: WebRequest) async -> WebResponse {
         let visitor = Visitor(request, alwaysSecure: configuration.alwaysSecureCookies)
-        guard let token = request.cookies[BrowserFlow.tokenCookie], !token.isEmpty else {
+        guard let token = visitor.token else {
             return .json(#"{"error":"not_signed_in","message":"no login cookie"}"#, status: .unauthorized)
         }
         do {
@@ -167,7 +172,7 @@ struct WebApp: Sendable {
             return .json(RelayRules.text(JSONObject([.init(key: "user", value: .string(user))])))
         } catch .refused(let refusal) where refusal.code == .known(.invalidToken) {
             return .json(#"{"error":"invalid_token","message":"the login has expired or was revoked"}"#, status: .unauthorized,
-                         headers: [("Set-Cookie", Cookies.clear(BrowserFlow.tokenCookie, secure: visitor.secure))])
+                         headers: [("Set-Cookie", Cookies.clear(visitor.names.token, secure: visitor.secure))])
         } catch {
             return .json(#"{"error":"unavailable","message":"signupd is not reachable"}"#, status: .serviceUnavailable)
         }
@@ -184,7 +189,7 @@ struct WebApp: Sendable {
             return .json(#"{"error":"invalid_claim","message":"unknown, used or expired login claim"}"#, status: .forbidden)
         }
         return .json(RelayRules.text(JSONObject([.init(key: "user", value: .string(user))])),
-                     headers: [("Set-Cookie", Cookies.set(BrowserFlow.tokenCookie, token, secure: visitor.secure))])
+                     headers: [("Set-Cookie", Cookies.set(visitor.names.token, token, secure: visitor.secure))])
     }
 
     /// `POST /logout` with `csrf`: signupd revokes the token (on every host), the cookie goes.
@@ -193,8 +198,8 @@ struct WebApp: Sendable {
         guard let fields = request.formFields, let csrf = fields["csrf"], !visitor.newCSRF, Secrets.equal(csrf, visitor.csrf) else {
             return WebResponse(.forbidden, text: UIText.of(visitor.locale).badRequest)
         }
-        let clear = ("Set-Cookie", Cookies.clear(BrowserFlow.tokenCookie, secure: visitor.secure))
-        if let token = request.cookies[BrowserFlow.tokenCookie], !token.isEmpty {
+        let clear = ("Set-Cookie", Cookies.clear(visitor.names.token, secure: visitor.secure))
+        if let token = visitor.token {
             do {
                 let connection = try await SignupConnection.connect(to: configuration.socketPath, configuration: .init(speaksFor: visitor.flow.client))
                 defer { Task { await connection.close() } }
