@@ -48,6 +48,8 @@ checks = Checks("browser")
 work = tempfile.mkdtemp(prefix="signupd-web-test-")
 os.chmod(work, 0o755)
 shots = shots or os.path.join(work, "screenshots")
+# Chromium's own temporary profile folders go in the run's folder, removed with it.
+os.environ["TMPDIR"] = work
 os.makedirs(shots, exist_ok=True)
 
 
@@ -393,9 +395,7 @@ try:
 finally:
     bridge.stop()
     availability.shutdown()
-    if shots.startswith(work):
-        print("  screenshots in " + shots)
-    else:
-        shutil.rmtree(work, ignore_errors=True)
+    # Screenshots outlive the run only where --screenshots put them.
+    shutil.rmtree(work, ignore_errors=True)
 
 checks.done()

@@ -23,6 +23,7 @@ so that each visitor is an address of its own (X-Forwarded-For), as behind nginx
 import os
 import multiprocessing
 import re
+import shutil
 import socket
 import sys
 import tempfile
@@ -235,5 +236,6 @@ try:
     checks.check(web.poll() is None and bridge.daemon.poll() is None, "signupd-web and signupd still run")
 finally:
     bridge.stop()
+    shutil.rmtree(work, ignore_errors=True)
 
 checks.done()

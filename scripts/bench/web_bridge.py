@@ -15,6 +15,7 @@ Prints Markdown for BENCHMARKS.md. Figures, never assertions.
 import json
 import os
 import resource
+import shutil
 import socket
 import sys
 import tempfile
@@ -143,3 +144,4 @@ try:
         process.wait(timeout=30)
 finally:
     bridge.stop()
+    shutil.rmtree(work, ignore_errors=True)
