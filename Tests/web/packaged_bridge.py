@@ -50,7 +50,7 @@ csrf = re.search(r'name="csrf" value="([0-9a-f]{32})"', page).group(1)
 print("page: ok")
 
 status, page = post("/signup", {"csrf": csrf, "username": username, "password": password, "repeatedPassword": password})
-if status != 200 or 'data-ok="true">Signed up<' not in page:
+if status != 200 or not re.search(r'id="result"[^>]*data-ok="true"[^>]*>Signed up<', page):
     fail("sign-up POST: %s %s" % (status, re.findall(r'class="(?:message|result)"[^>]*>([^<]*)<', page)))
 print("signup: ok")
 
