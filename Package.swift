@@ -30,6 +30,10 @@ let package = Package(
         // https availability URLs: postgres-nio's own TLS package, named so that the daemon
         // may import it (the same checkout and version; nothing new is fetched).
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        // Metrics (issue 26): swift-metrics is already built for postgres-nio; swift-prometheus
+        // adds one small module (its other dependency, swift-atomics, is built already).
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
     ],
     targets: [
         // libsystemd (Debian: libsystemd-dev): sd_listen_fds, sd_notify, sd_journal_sendv.
@@ -86,6 +90,9 @@ let package = Package(
                 product("PostgresNIO", of: "postgres-nio"),
                 // https availability URLs; already built for postgres-nio, no new package.
                 product("NIOSSL", of: "swift-nio-ssl"),
+                // The counters and histograms operators scrape (Metrics/).
+                product("CoreMetrics", of: "swift-metrics"),
+                product("Prometheus", of: "swift-prometheus"),
             ],
             path: "Sources/SignupDaemon",
             exclude: ["Main"],

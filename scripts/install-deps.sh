@@ -21,8 +21,8 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 # For the interpreter the tests run with (`python3` on PATH): into it when it is a private
 # one (pyenv, a venv), as Debian allows for its own Python otherwise (PEP 668).
-python_packages=(hypothesis-jsonschema jsonschema selenium)
-if ! python3 -c 'import hypothesis_jsonschema, jsonschema, selenium' 2>/dev/null; then
+python_packages=(hypothesis-jsonschema jsonschema selenium prometheus-client)
+if ! python3 -c 'import hypothesis_jsonschema, jsonschema, selenium, prometheus_client' 2>/dev/null; then
   echo "installing from PyPI: ${python_packages[*]}"
   python3 -m pip install --quiet --disable-pip-version-check "${python_packages[@]}" 2>/dev/null \
     || python3 -m pip install --quiet --disable-pip-version-check --break-system-packages "${python_packages[@]}"

@@ -82,6 +82,8 @@ public enum BuiltinCatalogues {
         login.done = Logged in
         login.rate_limited = Too many attempts, try again later
         store.unavailable = Account store unavailable, try again later
+        signup.paused = Sign-up is paused, try again later
+        signup.paused_note = Sign-up is paused: {note}
 
         """
 
@@ -156,6 +158,8 @@ public enum BuiltinCatalogues {
         login.done = 登录成功
         login.rate_limited = 尝试次数过多，请稍后再试
         store.unavailable = 账户存储不可用，请稍后再试
+        signup.paused = 注册已暂停，请稍后再试
+        signup.paused_note = 注册已暂停：{note}
 
         """
 }

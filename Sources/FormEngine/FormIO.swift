@@ -61,6 +61,9 @@ public enum SubmitOutcome: Sendable, Codable, Equatable {
     case rateLimited
     /// The account store failed; nothing was written.
     case storeUnavailable
+    /// Sign-up is paused by the operator (`signupctl signups pause`); nothing was written.
+    /// `note`: the operator's words, shown as they are.
+    case signupsPaused(note: String?)
 }
 
 /// One input to a form session.
@@ -77,6 +80,10 @@ public enum FormInput: Sendable, Equatable {
     case passwordChecked(check: UInt64, PasswordQualityFailure?)
     /// Time has passed: expires a check whose deadline is due.
     case tick
+    /// The operator paused sign-up (`note`: their words, if any) or resumed it (nil). Only
+    /// signup forms change: submit is disabled and every connection is told with a
+    /// `result` (`signup.paused`); resuming enables submit again when the form is ready.
+    case signupsPaused(SignupPause?)
 }
 
 /// Work the engine asks its shell to do.
@@ -143,5 +150,21 @@ public struct FormConfiguration: Sendable {
         self.usernameRule = usernameRule
         self.passwordQuality = passwordQuality
         self.phoneNumbers = phoneNumbers
+    }
+}
+
+/// Sign-up paused by the operator, as a form sees it.
+public struct SignupPause: Sendable, Equatable, Codable {
+    /// The operator's words, shown as they are (`signupctl signups pause --message`).
+    public var note: String?
+
+    public init(note: String?) {
+        self.note = note
+    }
+
+    /// `signup.paused`, or `signup.paused_note` with the operator's words as `{note}`.
+    public var message: MessageRef {
+        guard let note, !note.isEmpty else { return MessageRef("signup.paused") }
+        return MessageRef("signup.paused_note", [.init("note", .string(note))])
     }
 }

@@ -32,7 +32,10 @@ public struct FormSession: Sendable, Codable, Equatable {
     /// The action succeeded.
     public var finished: Bool { phase == .finished }
     /// Whether `submit` would be accepted now: derived, never stored.
-    public var enabled: Bool { phase == .editing && validations.allSatisfy { $0.state == .ok } }
+    public var enabled: Bool { phase == .editing && paused == nil && validations.allSatisfy { $0.state == .ok } }
+    /// Sign-up paused by the operator (signup forms only). The host's state, not the
+    /// session's: not stored in a handover; the next process applies its own.
+    public private(set) var paused: SignupPause?
     /// The locale messages are rendered in (resolved against the catalogues).
     public private(set) var locale: String
     /// The last result, re-rendered by a locale switch.
@@ -86,6 +89,10 @@ public struct FormSession: Sendable, Codable, Equatable {
         }
         events.append(.enabled(enabled))
         events.append(.busy(busy))
+        // A session opened (or looked at again) while sign-up is paused is told why submit is off.
+        if let paused, phase == .editing {
+            events.append(.result(ok: false, message: rendered(paused.message), user: nil, token: nil))
+        }
         return events
     }
 
@@ -111,6 +118,11 @@ public struct FormSession: Sendable, Codable, Equatable {
             revalidate(changed: index, now: now, into: &step)
         case .submit:
             guard !finished else { throw .finished }
+            // Paused: the same answer as a paused signup, not "not ready".
+            if let paused, phase == .editing {
+                step.events.append(.result(ok: false, message: rendered(paused.message), user: nil, token: nil))
+                return
+            }
             guard enabled else { throw .notReady }
             phase = .submitting
             step.events.append(.busy(true))
@@ -142,6 +154,12 @@ public struct FormSession: Sendable, Codable, Equatable {
         case .submitCompleted(let outcome):
             guard busy else { return }
             complete(outcome, into: &step)
+        case .signupsPaused(let pause):
+            guard form.action == .signup, paused != pause else { return }
+            paused = pause
+            if let pause, phase == .editing {
+                step.events.append(.result(ok: false, message: rendered(pause.message), user: nil, token: nil))
+            }
         case .tick:
             guard let check = pendingCheck, check.deadline <= now else { return }
             pendingCheck = nil
@@ -228,6 +246,8 @@ public struct FormSession: Sendable, Codable, Equatable {
             result(false, MessageRef("login.rate_limited"))
         case .storeUnavailable:
             result(false, MessageRef("store.unavailable"))
+        case .signupsPaused(let note):
+            result(false, SignupPause(note: note).message)
         }
         step.events.append(.busy(false))
     }

@@ -4,10 +4,12 @@ import SignupProtocol
 public enum MessagePlaceholders {
     /// The parameters of `id`: those of the rules that produce it (any field kind's prefix,
     /// or the generic `field.`), `min` for `password.quality.too_short`, none for success,
-    /// progress and result ids; any other id can only be a rule's `as` message and may use
+    /// progress and result ids (`note` for `signup.paused_note`); any other id can only be a rule's `as` message and may use
     /// the parameters rules send: `min`, `max` (length rules) and `field` (equals,
     /// not-containing).
     public static func parameters(of id: String) -> Set<String> {
+        // The operator's words when sign-up is paused (`SignupPause.message`).
+        if id == "signup.paused_note" { return ["note"] }
         guard let names = failureParameters[id] else { return FormFile.notAFailure(id) == nil ? ["min", "max", "field"] : [] }
         return names
     }

@@ -46,6 +46,7 @@ public struct SignupDaemonCommand: AsyncParsableCommand {
     var logLevel: String = "info"
 
     @OptionGroup(title: "Forms and messages") var forms: FormOptions
+    @OptionGroup(title: "Metrics and administration") var operators: OperatorOptions
 
     public init() {}
 
@@ -259,6 +260,9 @@ public struct SignupDaemonCommand: AsyncParsableCommand {
         }
         do {
             configuration.trustedBridges = try frontEnds.trustedBridges()
+            configuration.administrators = try operators.administrators()
+            configuration.metricsListeners = try operators.metricsListeners()
+            if let seconds = operators.logSummarySeconds { configuration.logSummarySeconds = seconds }
         } catch {
             throw DaemonError.startup("\(error)")
         }

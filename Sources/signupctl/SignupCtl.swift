@@ -38,7 +38,7 @@ struct SignupCtl: ParsableCommand {
             was left with Esc or Ctrl-C.
             """,
         version: "0.1.0",
-        subcommands: [Signup.self, Login.self, Describe.self, Ping.self, Verify.self, Logout.self, Sessions.self, Monitor.self, Raw.self]
+        subcommands: [Signup.self, Login.self, Describe.self, Ping.self, Verify.self, Logout.self, Sessions.self, Status.self, Signups.self, Monitor.self, Raw.self]
     )
 }
 

@@ -36,7 +36,7 @@ struct PostgresStoreTests {
         let (a, b, url) = try Self.twoHosts()
         let database = try #require(url.split(separator: "/").last?.split(separator: "?").first).description
         let server = try #require(TestPostgres.server)
-        #expect(try server.psql("SELECT string_agg(version::text, ',') FROM signupd_schema", database: database) == "1,2")
+        #expect(try server.psql("SELECT string_agg(version::text, ',') FROM signupd_schema", database: database) == "1,2,3")
         let client = try a.connect()
         _ = try client.hello()
         #expect(try client.signup("migrated", Self.password)["ok"] == .bool(true))

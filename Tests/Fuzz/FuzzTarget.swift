@@ -53,7 +53,8 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         switch request.operation {
         case .set(_, let field, let value): input = .set(field: field, value: value)
         case .submit: input = .submit
-        case .ping, .describe, .sessions, .client: input = .tick
+        case .ping, .describe, .sessions, .allSessions, .status, .client: input = .tick
+        case .signups(let pause, let message): input = .signupsPaused(pause == true ? SignupPause(note: message) : nil)
         case .verify(let token), .logout(let token): input = .availability(check: UInt64(token.utf8.count % 5), answers[token.utf8.count % 3])
         case .open(let form, _): input = .submitCompleted(outcomes[form.utf8.count % outcomes.count])
         case .locale(_, let locale): input = .setLocale(locale)

@@ -23,6 +23,14 @@ public struct Request: Sendable, Equatable {
         /// Takes back a session whose connection dropped, proving it with the `resume`
         /// secret its `opened` carried.
         case resume(session: String, secret: String)
+        /// Every live session of every user (`{"op":"sessions","all":true}`): administrators only.
+        case allSessions
+        /// The daemon's state for operators (`status`): all of it for administrators, the
+        /// caller's own share for others.
+        case status
+        /// Whether sign-up is paused (`pause` absent), or pauses (`true`, with the operator's
+        /// `message`) or resumes (`false`) it: administrators only.
+        case signups(pause: Bool?, message: String?)
     }
 
     public var id: RequestID?
@@ -37,7 +45,11 @@ public struct Request: Sendable, Equatable {
     public static let maxClientBytes = 256
 
     /// The `op` names of protocol v1.
-    public static let operationNames = ["describe", "ping", "open", "attach", "set", "submit", "snapshot", "close", "verify", "logout", "sessions", "locale", "client", "resume"]
+    public static let operationNames = [
+        "describe", "ping", "open", "attach", "set", "submit", "snapshot", "close", "verify", "logout", "sessions", "locale", "client", "resume", "status", "signups",
+    ]
+    /// The longest operator message `signups` takes (UTF-8 bytes).
+    public static let maxSignupsMessageBytes = 512
 }
 
 /// A request that could not be understood, with the code and message to send back.
@@ -105,7 +117,18 @@ extension Request {
         case "close": operation = .close(session: try members.optionalSession())
         case "verify": operation = .verify(token: try members.string("token"))
         case "logout": operation = .logout(token: try members.string("token"))
-        case "sessions": operation = .sessions
+        case "sessions": operation = try members.optionalBool("all") == true ? .allSessions : .sessions
+        case "status": operation = .status
+        case "signups":
+            let pause = try members.optionalBool("pause")
+            let message = try members.optionalString("message")
+            if let message {
+                guard pause == true else { throw RequestError(.invalidRequest, "\"message\" goes with \"pause\": true", id: id) }
+                guard message.utf8.count <= Self.maxSignupsMessageBytes, !message.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+                    throw RequestError(.invalidRequest, "\"message\" must be at most \(Self.maxSignupsMessageBytes) bytes (UTF-8), without control characters", id: id)
+                }
+            }
+            operation = .signups(pause: pause, message: message)
         case "client":
             let client = try members.string("client")
             guard !client.isEmpty, client.utf8.count <= maxClientBytes else {
@@ -134,7 +157,9 @@ extension Request {
         case .close: name = "close"
         case .verify: name = "verify"
         case .logout: name = "logout"
-        case .sessions: name = "sessions"
+        case .sessions, .allSessions: name = "sessions"
+        case .status: name = "status"
+        case .signups: name = "signups"
         case .locale: name = "locale"
         case .client: name = "client"
         case .resume: name = "resume"
@@ -142,7 +167,11 @@ extension Request {
         writer.member("op", name)
         if let id { writer.member("id", id) }
         switch operation {
-        case .ping, .sessions: break
+        case .ping, .sessions, .status: break
+        case .allSessions: writer.member("all", true)
+        case .signups(let pause, let message):
+            if let pause { writer.member("pause", pause) }
+            if let message { writer.member("message", message) }
         case .describe(let locale): if let locale { writer.member("locale", locale) }
         case .open(let form, let locale):
             writer.member("form", form)

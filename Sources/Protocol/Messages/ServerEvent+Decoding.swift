@@ -54,9 +54,16 @@ extension ServerEvent {
             let sessions = try reader.objects("sessions").map { (summary) throws(ServerEventDecodingError) in
                 let item = MemberReader(object: summary, event: "sessions")
                 return SessionSummary(session: try item.string("session"), form: try item.string("form"), ageSeconds: try item.int("ageSeconds"), views: try item.int("views"),
-                    detachedSeconds: try item.optionalInt("detachedSeconds"))
+                    detachedSeconds: try item.optionalInt("detachedSeconds"), uid: try item.optionalInt("uid"), client: try item.optionalString("client"))
             }
             return .sessionList(sessions: sessions, id: id)
+        case "status":
+            return .status(report: JSONObject(object.members.filter { $0.key != "event" && $0.key != "id" }), id: id)
+        case "signups":
+            return .signups(
+                SignupsState(paused: try reader.bool("paused"), message: try reader.optionalString("message"), since: try reader.optionalInt("since"), byUID: try reader.optionalInt("byUid")),
+                id: id
+            )
         case "validation", "enabled", "busy", "result":
             return .session(session: try reader.string("session"), seq: UInt64(try reader.int("seq")), try SessionEvent.decode(reader, event: event), id: id)
         case "error":
@@ -80,7 +87,8 @@ extension ServerEvent {
         case .unknown(let unknown): unknown.id
         case .description(_, _, let id), .opened(_, _, _, _, let id), .attached(_, _, _, let id), .resumed(_, _, _, let id), .clientNamed(_, _, let id),
             .localeChanged(_, _, let id),
-            .closed(_, _, let id), .pong(let id), .verified(_, let id), .revoked(let id), .sessionList(_, let id), .session(_, _, _, let id), .error(_, _, _, let id):
+            .closed(_, _, let id), .pong(let id), .verified(_, let id), .revoked(let id), .sessionList(_, let id), .session(_, _, _, let id), .error(_, _, _, let id),
+            .status(_, let id), .signups(_, let id):
             id
         }
     }

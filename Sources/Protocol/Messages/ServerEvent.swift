@@ -22,6 +22,11 @@ public enum ServerEvent: Sendable, Equatable {
     /// A `logout`'s token was revoked: it verifies nowhere any more.
     case revoked(id: RequestID?)
     case sessionList(sessions: [SessionSummary], id: RequestID?)
+    /// The answer to `status`: its members (version, uptime, store, connections, rates…) as
+    /// PROTOCOL.md lists them; servers may add more.
+    case status(report: JSONObject, id: RequestID?)
+    /// The answer to `signups`: whether sign-up is paused now, and by whom and why.
+    case signups(SignupsState, id: RequestID?)
     case session(session: String, seq: UInt64, SessionEvent, id: RequestID?)
     case error(code: ErrorCode, message: String, session: String?, id: RequestID?)
     case bye(reason: String)
@@ -45,12 +50,35 @@ public struct SessionSummary: Sendable, Equatable {
     /// resumed; nil while its opener holds it.
     public var detachedSeconds: Int?
 
-    public init(session: String, form: String, ageSeconds: Int, views: Int, detachedSeconds: Int? = nil) {
+    /// Whose it is, in `sessions` with `all` (administrators): the uid, and a front end's client.
+    public var uid: Int?
+    public var client: String?
+
+    public init(session: String, form: String, ageSeconds: Int, views: Int, detachedSeconds: Int? = nil, uid: Int? = nil, client: String? = nil) {
         self.session = session
         self.form = form
         self.ageSeconds = ageSeconds
         self.views = views
         self.detachedSeconds = detachedSeconds
+        self.uid = uid
+        self.client = client
+    }
+}
+
+/// Sign-up paused or not (`signups`).
+public struct SignupsState: Sendable, Equatable {
+    public var paused: Bool
+    /// The operator's words, shown to people in the paused forms.
+    public var message: String?
+    /// Since when, in seconds since the Unix epoch, and who paused it.
+    public var since: Int?
+    public var byUID: Int?
+
+    public init(paused: Bool, message: String? = nil, since: Int? = nil, byUID: Int? = nil) {
+        self.paused = paused
+        self.message = message
+        self.since = since
+        self.byUID = byUID
     }
 }
 
@@ -189,9 +217,25 @@ extension ServerEvent {
                 writer.member("ageSeconds", summary.ageSeconds)
                 writer.member("views", summary.views)
                 if let detached = summary.detachedSeconds { writer.member("detachedSeconds", detached) }
+                if let uid = summary.uid { writer.member("uid", uid) }
+                if let client = summary.client { writer.member("client", client) }
                 writer.endObject()
             }
             writer.endArray()
+        case .status(let report, let id):
+            writer.member("event", "status")
+            if let id { writer.member("id", id) }
+            for member in report.members where member.key != "event" && member.key != "id" {
+                writer.key(member.key)
+                writer.value(member.value)
+            }
+        case .signups(let state, let id):
+            writer.member("event", "signups")
+            if let id { writer.member("id", id) }
+            writer.member("paused", state.paused)
+            if let message = state.message { writer.member("message", message) }
+            if let since = state.since { writer.member("since", since) }
+            if let byUID = state.byUID { writer.member("byUid", byUID) }
         case .session(let session, let seq, let event, let id):
             Self.encode(event, session: session, seq: seq, id: id, into: &writer)
         case .error(let code, let message, let session, let id):

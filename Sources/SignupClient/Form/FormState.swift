@@ -93,12 +93,16 @@ public struct FormState: Sendable, Equatable {
         case waiting
         /// This field is not ok, and no check that could change it runs.
         case blocked(field: FormDescription.Field, validation: FieldValidation)
+        /// Every field is ok, yet submit stays off and signupd said why with a failed
+        /// `result` (sign-up paused by the operator: `signup.paused`).
+        case refused(FormResult)
     }
 
     /// Whether a form filled in full can be submitted now (``Readiness``).
     public var readiness: Readiness {
         if enabled { return .ready }
         if !validating, let problem = firstProblem { return .blocked(field: problem.field, validation: problem.validation) }
+        if !validating, !busy, let result, !result.ok { return .refused(result) }
         return .waiting
     }
 }

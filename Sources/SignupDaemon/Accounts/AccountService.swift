@@ -29,15 +29,23 @@ final class AccountService: Sendable {
     private let decoyHash = NIOLockedValueBox<String?>(nil)
     private let signupCount = Atomic<Int>(0)
     private let loginCount = Atomic<Int>(0)
+    /// What operators see: metrics and summarised log lines (the store's and the hash
+    /// pool's timings are taken here).
+    let reporting: Reporting
+    var metrics: DaemonMetrics { reporting.metrics }
+    /// Sign-up paused by an operator (issue 26), shared through the store.
+    let pause: SignupPauseState
 
     /// The time for the login limiter's windows and back-off.
     private let clock: DaemonClock
 
     init(
         store: any AccountStore, configuration: DaemonConfiguration, logger: Logger, sharedLoginFailures: (any SharedLoginFailures)? = nil,
-        clock: DaemonClock = .system
+        clock: DaemonClock = .system, metrics: DaemonMetrics = DaemonMetrics(version: signupdVersion)
     ) {
         self.store = store
+        reporting = Reporting(metrics: metrics, log: LogSummary(logger: logger, metrics: metrics, window: .seconds(Int64(configuration.logSummarySeconds))))
+        pause = SignupPauseState(store: store, logger: logger, metrics: metrics)
         self.clock = clock
         self.sharedLoginFailures = sharedLoginFailures
         hasher = PasswordHasher(cost: configuration.hashCost)
@@ -64,8 +72,8 @@ final class AccountService: Sendable {
         guard let identity = AccountIdentity.of(value) else {
             return eventLoop.makeSucceededFuture(.unreachable)
         }
-        return eventLoop.makeFutureWithLoopTask { [store] in
-            switch try await store.availability(of: identity) {
+        return eventLoop.makeFutureWithLoopTask { [self] in
+            switch try await timed(.availability, { () async throws(AccountStoreError) in try await store.availability(of: identity) }) {
             case .available: .available
             case .taken: .taken
             case .tooSimilar: .tooSimilar
@@ -97,8 +105,10 @@ final class AccountService: Sendable {
     private func createAccount(_ value: IdentityValue, passwordHash hash: String) async -> SubmitOutcome {
         guard let identity = AccountIdentity.of(value) else { return .usernameTaken }
         do {
+            // Paused since the submit (on another host, or while the password was hashed).
+            if let pause = pause.current { return .signupsPaused(note: pause.note) }
             let now = Int64(wallClockSeconds())
-            switch try await store.createAccount(identity, passwordHash: hash, createdAt: now) {
+            switch try await timed(.createAccount, { () async throws(AccountStoreError) in try await store.createAccount(identity, passwordHash: hash, createdAt: now) }) {
             case .available: break
             case .taken: return .usernameTaken
             case .tooSimilar: return .usernameTooSimilar
@@ -131,7 +141,12 @@ final class AccountService: Sendable {
         let promise = eventLoop.makePromise(of: HashJob<Value>.self)
         let job = HashQueue.Job(
             peer: peer, isWanted: isWanted,
-            run: { promise.succeed(.ran(work())) },
+            run: { [metrics] in
+                let start = NIODeadline.now()
+                let value = work()
+                metrics.hashed(nanoseconds: (NIODeadline.now() - start).nanoseconds)
+                promise.succeed(.ran(value))
+            },
             abandon: { onAbandon(); promise.succeed(.notRun(.storeUnavailable)) },
             displace: { onAbandon(); promise.succeed(.notRun(.rateLimited)) }
         )
@@ -150,7 +165,7 @@ final class AccountService: Sendable {
     /// A signup or login the hash queue has no room for: "too many attempts" (or the
     /// store's unavailability, when stopping).
     private func refused(_ error: HashQueue.Refusal, peer: PeerKey, onAbandon: () -> Void = {}) -> SubmitOutcome {
-        logger.notice("password hashing refused", metadata: ["peer": "\(peer)", "reason": "\(error)"])
+        reporting.log.log(.notice, "password hashing refused", peer: peer, metadata: ["peer": "\(peer)", "reason": "\(error)"])
         onAbandon()
         return error == .stopped ? .storeUnavailable : .rateLimited
     }
@@ -159,7 +174,7 @@ final class AccountService: Sendable {
     /// The attempt is counted against (`uid`, the identity's skeleton) before anything else,
     /// so parallel attempts cannot overshoot the limit. Usernames, phone numbers and e-mail
     /// addresses alike: the key is the store identity's skeleton.
-    func login(_ value: IdentityValue, password: String, principal: Principal, isWanted: @escaping @Sendable () -> Bool, on eventLoop: EventLoop) -> EventLoopFuture<SubmitOutcome> {
+    func login(_ value: IdentityValue, password: String, principal: Principal, pid: Int32? = nil, isWanted: @escaping @Sendable () -> Bool, on eventLoop: EventLoop) -> EventLoopFuture<SubmitOutcome> {
         let peer = principal.key
         guard let identity = AccountIdentity.of(value) else {
             // The form applied the same rule already; no account can have this name.
@@ -179,7 +194,7 @@ final class AccountService: Sendable {
         case .success(let reserved): reservation = reserved
         case .failure(let refusal):
             let why = refusal == .backstop ? "login refused by the backstop (front-end clients together failed too often on this name)" : "login throttled"
-            logger.notice("\(why)", metadata: principal.logMetadata(["name": "\(identity.display)"]))
+            reporting.log.log(.notice, why, peer: peer, metadata: principal.logMetadata(pid: pid, ["name": "\(identity.display)"]))
             return eventLoop.makeSucceededFuture(.rateLimited)
         }
         // Its place in the hash queue is taken now, before the store is asked: the queue's
@@ -191,7 +206,7 @@ final class AccountService: Sendable {
             return eventLoop.makeSucceededFuture(refused(error, peer: peer, onAbandon: { limiter.release(reservation) }))
         }
         return eventLoop.makeFutureWithLoopTask { [self] in
-            await login(identity, password: password, reservation: reservation, place: place, principal: principal, isWanted: isWanted, on: eventLoop)
+            await login(identity, password: password, reservation: reservation, place: place, principal: principal, pid: pid, isWanted: isWanted, on: eventLoop)
         }
     }
 
@@ -209,7 +224,7 @@ final class AccountService: Sendable {
     /// released on every path.
     private func login(
         _ identity: UsernameIdentity, password: String, reservation: LoginRateLimiter.Reservation, place: HashQueue.Reservation, principal: Principal,
-        isWanted: @escaping @Sendable () -> Bool, on eventLoop: EventLoop
+        pid: Int32?, isWanted: @escaping @Sendable () -> Bool, on eventLoop: EventLoop
     ) async -> SubmitOutcome {
         let peer = principal.key
         // Nobody waits any more: as for a job the queue skips.
@@ -224,10 +239,10 @@ final class AccountService: Sendable {
                 try await shared.refuses(peer: peer, device: principal.client == nil ? nil : principal.owner, skeleton: identity.skeleton, limit: limiter.limit, globalLimit: limiter.globalLimit, backstop: limiter.backstop) {
                 limiter.release(reservation)
                 hashQueue.release(place)
-                logger.notice("login throttled (failures on every host)", metadata: principal.logMetadata(["name": "\(identity.display)"]))
+                reporting.log.log(.notice, "login throttled (failures on every host)", peer: peer, metadata: principal.logMetadata(pid: pid, ["name": "\(identity.display)"]))
                 return .rateLimited
             }
-            account = try await store.account(for: identity)
+            account = try await timed(.account) { () async throws(AccountStoreError) in try await store.account(for: identity) }
         } catch {
             limiter.release(reservation)
             hashQueue.release(place)
@@ -251,11 +266,11 @@ final class AccountService: Sendable {
         case .wrong(let account):
             limiter.failed(reservation, accountID: account.id, now: clock.now().uptimeNanoseconds)
             await recordSharedFailure(peer: peer, skeleton: identity.skeleton, accountID: account.id)
-            logger.notice("login failed", metadata: principal.logMetadata(["user": "\(account.username)"]))
+            reporting.log.log(.notice, "login failed", peer: peer, metadata: principal.logMetadata(pid: pid, ["user": "\(account.username)"]))
             return .invalidCredentials
         case .right(let account, let upgraded):
             limiter.succeeded(reservation, accountID: account.id, now: clock.now().uptimeNanoseconds)
-            return await loggedIn(account, upgraded: upgraded, principal: principal, skeleton: identity.skeleton)
+            return await loggedIn(account, upgraded: upgraded, principal: principal, pid: pid, skeleton: identity.skeleton)
         }
     }
 
@@ -275,7 +290,7 @@ final class AccountService: Sendable {
     }
 
     /// The store half of a successful login: failures forgotten, the hash upgraded, a token kept.
-    private func loggedIn(_ account: StoredAccount, upgraded: String?, principal: Principal, skeleton: String) async -> SubmitOutcome {
+    private func loggedIn(_ account: StoredAccount, upgraded: String?, principal: Principal, pid: Int32?, skeleton: String) async -> SubmitOutcome {
         let peer = principal.key
         if let shared = sharedLoginFailures {
             do {
@@ -286,12 +301,13 @@ final class AccountService: Sendable {
         }
         do {
             if let upgraded {
-                try await store.updatePasswordHash(accountID: account.id, passwordHash: upgraded)
+                try await timed(.updatePasswordHash) { () async throws(AccountStoreError) in try await store.updatePasswordHash(accountID: account.id, passwordHash: upgraded) }
             }
             let token = LoginTokens.generate()
-            try await store.storeToken(hash: LoginTokens.hash(token), accountID: account.id, expiresAt: Int64(wallClockSeconds()) + tokenLifetimeSeconds)
+            let expiresAt = Int64(wallClockSeconds()) + tokenLifetimeSeconds
+            try await timed(.storeToken) { () async throws(AccountStoreError) in try await store.storeToken(hash: LoginTokens.hash(token), accountID: account.id, expiresAt: expiresAt) }
             loginCount.add(1, ordering: .relaxed)
-            logger.info("login", metadata: principal.logMetadata(["user": "\(account.username)"]))
+            logger.info("login", metadata: principal.logMetadata(pid: pid, ["user": "\(account.username)"]))
             return .loggedIn(user: account.username, token: token)
         } catch {
             logger.error("login failed on the store", metadata: ["error": "\(error)"])
@@ -311,8 +327,8 @@ final class AccountService: Sendable {
 
     /// Deletes expired login tokens.
     func pruneExpiredTokens(on eventLoop: EventLoop) {
-        eventLoop.makeFutureWithLoopTask { [store] in
-            try await store.deleteExpiredTokens(now: Int64(wallClockSeconds()))
+        eventLoop.makeFutureWithLoopTask { [self] in
+            try await timed(.deleteExpiredTokens) { () async throws(AccountStoreError) in try await store.deleteExpiredTokens(now: Int64(wallClockSeconds())) }
         }.whenComplete { [logger] result in
             switch result {
             case .success(let removed) where removed > 0: logger.info("expired tokens deleted", metadata: ["count": "\(removed)"])
@@ -335,18 +351,34 @@ final class AccountService: Sendable {
     /// Revokes a token (logout) in the store, so every host sharing it refuses the token
     /// from then on; false when it was unknown, malformed or expired already.
     func logout(token: String, on eventLoop: EventLoop) -> EventLoopFuture<Bool> {
-        guard LoginTokens.isWellFormed(token) else { return eventLoop.makeSucceededFuture(false) }
-        return eventLoop.makeFutureWithLoopTask { [store] in
-            try await store.revokeToken(hash: LoginTokens.hash(token), now: Int64(wallClockSeconds()))
+        guard LoginTokens.isWellFormed(token) else {
+            metrics.loggedOut(.unknown)
+            return eventLoop.makeSucceededFuture(false)
+        }
+        return eventLoop.makeFutureWithLoopTask { [self] in
+            try await timed(.revokeToken) { () async throws(AccountStoreError) in try await store.revokeToken(hash: LoginTokens.hash(token), now: Int64(wallClockSeconds())) }
+        }.always { [metrics] result in
+            switch result {
+            case .success(true): metrics.loggedOut(.revoked)
+            case .success(false): metrics.loggedOut(.unknown)
+            case .failure: metrics.loggedOut(.unavailable)
+            }
         }
     }
 
     /// The user a token belongs to, nil when it is unknown, malformed or expired.
     func verify(token: String, on eventLoop: EventLoop) -> EventLoopFuture<String?> {
         guard LoginTokens.isWellFormed(token) else { return eventLoop.makeSucceededFuture(nil) }
-        return eventLoop.makeFutureWithLoopTask { [store] in
-            try await store.tokenOwner(hash: LoginTokens.hash(token), now: Int64(wallClockSeconds()))
+        return eventLoop.makeFutureWithLoopTask { [self] in
+            try await timed(.tokenOwner) { () async throws(AccountStoreError) in try await store.tokenOwner(hash: LoginTokens.hash(token), now: Int64(wallClockSeconds())) }
         }
+    }
+
+    /// A store call, timed for `signupd_store_seconds{operation}` (failures included).
+    private func timed<T>(_ operation: StoreOperation, _ call: () async throws(AccountStoreError) -> T) async throws(AccountStoreError) -> T {
+        let start = NIODeadline.now()
+        defer { metrics.store(operation, nanoseconds: (NIODeadline.now() - start).nanoseconds) }
+        return try await call()
     }
 }
 

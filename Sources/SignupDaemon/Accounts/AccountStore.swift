@@ -71,4 +71,19 @@ protocol AccountStore: Sendable {
 
     /// Accounts kept although they collide under the current keys (from a migration).
     func keptCollisions() async throws(AccountStoreError) -> [KeptCollision]
+
+    /// The operator's sign-up pause (issue 26), nil when sign-up is open. Every host
+    /// sharing the store sees the same.
+    func signupPause() async throws(AccountStoreError) -> StoredSignupPause?
+
+    /// Pauses sign-up (or opens it again, nil) for every host sharing the store.
+    func setSignupPause(_ pause: StoredSignupPause?) async throws(AccountStoreError)
+}
+
+/// Sign-up paused, as stored: the operator's words, since when, and who paused it.
+struct StoredSignupPause: Sendable, Equatable {
+    var note: String?
+    /// Seconds since the Unix epoch.
+    var since: Int64
+    var byUID: UInt32
 }

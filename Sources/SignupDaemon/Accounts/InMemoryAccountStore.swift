@@ -17,6 +17,7 @@ final class InMemoryAccountStore: AccountStore {
         var bySimilarityKey: [[Unicode.Scalar]: Int64] = [:]
         var nextID: Int64 = 1
         var tokens: [[UInt8]: (accountID: Int64, expiresAt: Int64)] = [:]
+        var signupPause: StoredSignupPause?
 
         func availability(of identity: UsernameIdentity) -> NameAvailability {
             if byKey[Array(identity.key.unicodeScalars)] != nil { return .taken }
@@ -70,6 +71,14 @@ final class InMemoryAccountStore: AccountStore {
             guard let token = state.tokens.removeValue(forKey: hash) else { return false }
             return token.expiresAt > now
         }
+    }
+
+    func signupPause() async -> StoredSignupPause? {
+        state.withLockedValue { $0.signupPause }
+    }
+
+    func setSignupPause(_ pause: StoredSignupPause?) async {
+        state.withLockedValue { $0.signupPause = pause }
     }
 
     func deleteExpiredTokens(now: Int64) async -> Int {

@@ -69,6 +69,17 @@ extension PostgresAccountStore {
             )
             """,
         ]),
+        (3, "operator settings", [
+            // One row per setting; 'signup_pause' is absent while sign-up is open.
+            """
+            CREATE TABLE setting (
+                name text COLLATE "C" PRIMARY KEY,
+                note text,
+                since bigint NOT NULL,
+                by_uid bigint NOT NULL
+            )
+            """,
+        ]),
     ]
 
     /// Brings the schema up to date on one connection, holding `pg_advisory_lock` so that

@@ -99,6 +99,29 @@ final class PostgresAccountStore: AccountStore {
         }
     }
 
+    func signupPause() async throws(AccountStoreError) -> StoredSignupPause? {
+        try await call { client in
+            let rows = try await client.query("SELECT note, since, by_uid FROM setting WHERE name = 'signup_pause'")
+            for try await (note, since, uid) in rows.decode((String?, Int64, Int64).self) {
+                return StoredSignupPause(note: note, since: since, byUID: UInt32(truncatingIfNeeded: uid))
+            }
+            return nil
+        }
+    }
+
+    func setSignupPause(_ pause: StoredSignupPause?) async throws(AccountStoreError) {
+        try await call { client in
+            if let pause {
+                _ = try await client.query("""
+                    INSERT INTO setting (name, note, since, by_uid) VALUES ('signup_pause', \(pause.note), \(pause.since), \(Int64(pause.byUID)))
+                    ON CONFLICT (name) DO UPDATE SET note = excluded.note, since = excluded.since, by_uid = excluded.by_uid
+                    """).collect()
+            } else {
+                _ = try await client.query("DELETE FROM setting WHERE name = 'signup_pause'").collect()
+            }
+        }
+    }
+
     func tokenOwner(hash: [UInt8], now: Int64) async throws(AccountStoreError) -> String? {
         try await call { client in
             let rows = try await client.query("""

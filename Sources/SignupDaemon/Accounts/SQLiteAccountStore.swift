@@ -106,6 +106,15 @@ final class SQLiteAccountStore: AccountStore {
             try db.execute(sql: "INSERT INTO identityKeyVersion (version) VALUES ('')")
             try recomputeKeys(db)
         }
+        migrator.registerMigration("v3: operator settings") { db in
+            // One row per setting; `signupPause` is absent while sign-up is open.
+            try db.create(table: "setting") { table in
+                table.column("name", .text).primaryKey()
+                table.column("note", .text)
+                table.column("since", .integer).notNull()
+                table.column("byUID", .integer).notNull()
+            }
+        }
         return migrator
     }
 
@@ -263,6 +272,32 @@ final class SQLiteAccountStore: AccountStore {
                 }
                 var seen: Set<[String]> = []
                 return groups.filter { seen.insert($0.usernames).inserted }
+            }
+        }
+    }
+
+    func signupPause() async throws(AccountStoreError) -> StoredSignupPause? {
+        try await run {
+            try await pool.read { db in
+                try Row.fetchOne(db, sql: "SELECT note, since, byUID FROM setting WHERE name = 'signupPause'").map { row in
+                    StoredSignupPause(note: row["note"], since: row["since"], byUID: UInt32(truncatingIfNeeded: row["byUID"] as Int64))
+                }
+            }
+        }
+    }
+
+    func setSignupPause(_ pause: StoredSignupPause?) async throws(AccountStoreError) {
+        try checkFileIsOurs()
+        return try await run {
+            try await pool.write { db in
+                if let pause {
+                    try db.execute(
+                        sql: "INSERT OR REPLACE INTO setting (name, note, since, byUID) VALUES ('signupPause', ?, ?, ?)",
+                        arguments: [pause.note, pause.since, Int64(pause.byUID)]
+                    )
+                } else {
+                    try db.execute(sql: "DELETE FROM setting WHERE name = 'signupPause'")
+                }
             }
         }
     }

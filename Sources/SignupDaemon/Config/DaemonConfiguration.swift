@@ -19,6 +19,15 @@ struct DaemonConfiguration: Sendable {
         case memory
         /// Shared by several hosts (`--database postgresql://…`).
         case postgres(PostgresStoreSettings)
+
+        /// For `status`: the kind and where (never a password).
+        var description: String {
+            switch self {
+            case .sqlite(let path): "sqlite \(path)"
+            case .memory: "memory"
+            case .postgres(let settings): settings.url.redacted
+            }
+        }
     }
 
     /// Argon2id cost (libsodium `crypto_pwhash`).
@@ -37,6 +46,12 @@ struct DaemonConfiguration: Sendable {
     var availabilityTLS: AvailabilityTLS?
     /// Peers that may name the clients they speak for (`--trusted-bridge-group`, `--trusted-bridge-uid`).
     var trustedBridges = TrustedBridges.none
+    /// Who may pause sign-up and see everything (`--admin-group`; root always).
+    var administrators = Administrators(uids: [0])
+    /// Over how long one peer's repeated log events are summarised (`LogSummary`).
+    var logSummarySeconds = 60
+    /// Where metrics are served (`--metrics-socket`, `--metrics-listen`); none by default.
+    var metricsListeners: [MetricsEndpoint.Listener] = []
     var hashCost: HashCost
     var hashConcurrency: Int
     var eventLoopThreads: Int

@@ -10,6 +10,9 @@ import Glibc
 /// Debian package makes `signupd-bridges`, empty). Membership is the peer process's own
 /// at connect time — its primary group or a supplementary one (`SO_PEERGROUPS`) — so
 /// adding a web server's user to the group takes effect at its next start, as for files.
+/// Administrators (`--admin-group`, issue 26) are recognised the same way: `Administrators`.
+typealias Administrators = TrustedBridges
+
 struct TrustedBridges: Sendable, Equatable {
     var uids: Set<UInt32> = []
     var gid: UInt32? = nil

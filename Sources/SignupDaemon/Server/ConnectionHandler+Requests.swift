@@ -27,6 +27,7 @@ extension ConnectionHandler {
 
     /// Sends a refusal as its `error` event.
     static func refuse(_ failure: RequestFailure, id: RequestID?, output: ConnectionOutput) {
+        output.reporting?.refused(failure, principal: output.principal, pid: output.peer.pid)
         output.deliver(failure.event(id: id))
     }
 
@@ -105,6 +106,16 @@ extension ConnectionHandler {
             // like open and submit.
             try spend()
             output.deliver(.sessionList(sessions: shared.services.directory.summaries(ownedBy: output.principal.owner, now: shared.services.clock.now()), id: id))
+        case .allSessions:
+            try spend()
+            try allSessions(id: id, output: output)
+        case .status:
+            // It walks every connection and session: budgeted like sessions.
+            try spend()
+            status(id: id, output: output)
+        case .signups(let pause, let message):
+            try spend()
+            try signups(pause: pause, message: message, id: id, output: output)
         case .client(let client, let address):
             try nameClient(client, address: address, id: id, output: output)
         case .resume(let sessionID, let secret):
@@ -182,10 +193,8 @@ extension ConnectionHandler {
     /// before its first session. From then on every per-peer limit counts that client (by its
     /// address's network when given), within the front end's own ceiling.
     private func nameClient(_ client: String, address: String?, id: RequestID?, output: ConnectionOutput) throws(RequestFailure) {
-        guard isTrustedBridge else {
-            shared.logger.notice("client named by a peer that is not a trusted front end", metadata: output.principal.logMetadata(pid: output.peer.pid))
-            throw .notTrusted(uid: output.peer.uid)
-        }
+        // Logged (summarised) with the refusal.
+        guard isTrustedBridge else { throw .notTrusted(uid: output.peer.uid) }
         if let named = output.principal.client { throw .clientAlreadyNamed(named) }
         guard !hasHeldSession else { throw .clientAfterSession }
         var parsed: ClientAddress?
@@ -205,8 +214,7 @@ extension ConnectionHandler {
         case .tooManyForClient: failure = .tooManyConnectionsForClient(principal.key, limit: registry.maxConnectionsPerClient)
         case .connectingTooFast: failure = .clientConnectingTooFast(principal.key, perSecond: registry.connectsPerUIDPerSecond ?? 0)
         }
-        // As a refusal at connect: the error, then `bye` with the same words.
-        shared.logger.notice("front-end client refused", metadata: principal.logMetadata(pid: output.peer.pid, ["reason": "\(failure.message)"]))
+        // As a refusal at connect: the error (logged, summarised), then `bye` with the same words.
         Self.refuse(failure, id: id, output: output)
         output.end(.refusedClient(failure.message))
     }
@@ -223,7 +231,7 @@ extension ConnectionHandler {
         let viewing = holds.first { $0.session === session }
         if viewing == nil { try checkSessionLimit() }
         hasHeldSession = true
-        let logger = shared.logger
+        let reporting = shared.services.reporting
         let principal = output.principal
         let pid = output.peer.pid
         let checkBudget = shared.services.checkBudget
@@ -245,7 +253,7 @@ extension ConnectionHandler {
                 if case .wrongResumeSecret = error {
                     // A guess: it costs what a name lookup does (the enumeration budget).
                     _ = checkBudget.charge(peer: principal.key, now: clock.now())
-                    logger.notice("resume with a wrong secret", metadata: principal.logMetadata(pid: pid, ["session": sessionID.loggable]))
+                    reporting.log.log(.notice, "resume with a wrong secret", peer: principal.key, metadata: principal.logMetadata(pid: pid, ["session": sessionID.loggable]))
                 }
                 throw error
             }
@@ -317,6 +325,12 @@ extension ConnectionHandler {
 
     /// Answers a request when the account store does; the connection's next requests wait
     /// for it. A store that failed is `store_unavailable`.
+    func answerWhenDone<T: Sendable>(
+        _ future: EventLoopFuture<T>, id: RequestID?, output: ConnectionOutput, _ body: @escaping @Sendable (T) throws(RequestFailure) -> Void
+    ) {
+        answerWhenStoreAnswers(future, id: id, output: output, body)
+    }
+
     private func answerWhenStoreAnswers<T: Sendable>(
         _ future: EventLoopFuture<T>, id: RequestID?, output: ConnectionOutput, _ body: @escaping @Sendable (T) throws(RequestFailure) -> Void
     ) {

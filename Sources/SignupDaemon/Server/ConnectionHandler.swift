@@ -28,6 +28,12 @@ final class ConnectionHandler: ChannelDuplexHandler {
         var handover: HandoverCoordinator? = nil
         /// Which peers may name the clients they speak for (`client` op).
         var trustedBridges = TrustedBridges.none
+        /// Who may pause sign-up and see everything in `status` and `sessions` (issue 26).
+        var administrators = Administrators(uids: [0])
+        /// When the process started, for `status`.
+        var started = NIODeadline.now()
+        /// The store's kind and where it is, for `status`.
+        var storeDescription = "memory"
 
         var limits: ServerLimits { tuning.limits }
         /// A connection holding no session is closed after this long without a request.
@@ -96,7 +102,9 @@ final class ConnectionHandler: ChannelDuplexHandler {
 
     func channelActive(context: ChannelHandlerContext) {
         turns = shared.fairTurns.turns(on: context.eventLoop)
-        let output = ConnectionOutput(channel: context.channel, peer: givenPeer ?? Self.peerCredentials(of: context.channel), clock: shared.services.clock)
+        let output = ConnectionOutput(
+            channel: context.channel, peer: givenPeer ?? Self.peerCredentials(of: context.channel), clock: shared.services.clock, reporting: shared.services.reporting
+        )
         self.output = output
         output.bufferBudget = shared.bufferBudget
         let registry = shared.services.registry
@@ -124,7 +132,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
             output.deliver(shared.hello)
             if case .admittedDisplacing(let victim, let victimKey, let held) = answer {
                 let who = victim.principal
-                shared.logger.notice("the server is full: closing a connection of the peer holding the most to admit another", metadata: who.logMetadata(pid: victim.peer.pid, [
+                shared.services.reporting.log.log(.notice, "displaced: the server is full; closing a connection of the peer holding the most to admit another", peer: victimKey, metadata: who.logMetadata(pid: victim.peer.pid, [
                     "held": "\(held)", "admitted": "\(output.peer.uid)", "admitted_pid": "\(output.peer.pid)",
                 ]))
                 victim.end(.displaced(maxConnections: registry.maxConnections, peer: victimKey, held: held))
@@ -132,6 +140,8 @@ final class ConnectionHandler: ChannelDuplexHandler {
             armIdleTimer(context: context, at: now)
         case .refuse(let failure):
             // The refusal, then `bye` with the same words.
+            endedByDaemon = true
+            shared.services.reporting.metrics.connectionClosed("refused")
             Self.refuse(failure, id: nil, output: output)
             output.close(saying: .bye(reason: failure.message))
         }
@@ -144,6 +154,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
         // The client went away (it closed or reset its socket, or half-closed it and its
         // work is done), not a close the daemon decided: its sessions wait for `resume`.
         let dropped = !endedByDaemon
+        if dropped { shared.services.reporting.closed(nil) }
         let action = state.inactive()
         output.releaseBudget()
         // Handover (issue 16): leaves the file descriptor store, unless handed over (then
@@ -264,7 +275,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
             let due = lastRequest + timeout
             let now = shared.services.clock.now()
             if let stuck = output.outputStuckSince, stuck + timeout <= now {
-                shared.logger.notice("closing a client that stopped reading", metadata: output.principal.logMetadata(pid: output.peer.pid, ["unread": "\(output.unreadBytes)"]))
+                shared.services.reporting.log.log(.notice, "closing a client that stopped reading", peer: principalKey, metadata: output.principal.logMetadata(pid: output.peer.pid, ["unread": "\(output.unreadBytes)"]))
                 end(.stuck(seconds: timeout.nanoseconds / 1_000_000_000))
             } else if liveHolds.isEmpty, !state.awaitingReply, due <= now {
                 end(.idle(seconds: timeout.nanoseconds / 1_000_000_000))
@@ -343,11 +354,13 @@ final class ConnectionHandler: ChannelDuplexHandler {
         case .overBudget(_, let held) where action != .none:
             // The buffers of all clients together are past the budget and this connection
             // holds the most: it is closed (its buffers are freed), not the quiet ones.
-            shared.logger.notice("dropping a client over the buffer budget", metadata: output.principal.logMetadata(pid: output.peer.pid, ["held": "\(held)"]))
+            shared.services.reporting.log.log(.notice, "dropping a client over the buffer budget", peer: principalKey, metadata: output.principal.logMetadata(pid: output.peer.pid, ["held": "\(held)"]))
         case .slowConsumer where action != .none:
-            shared.logger.notice("dropping a client that stopped reading", metadata: output.principal.logMetadata(pid: output.peer.pid, ["why": "\(ending.reason ?? "")"]))
+            shared.services.reporting.log.log(.notice, "dropping a client that stopped reading", peer: principalKey, metadata: output.principal.logMetadata(pid: output.peer.pid, ["why": "\(ending.reason ?? "")"]))
         default: break
         }
+        // A failed channel is counted when it goes inactive, as the client's doing.
+        if action != .none, ending != .failed { shared.services.reporting.closed(ending) }
         switch action {
         case .sayBye(let reason): output.close(saying: .bye(reason: reason))
         case .close: output.channel.close(promise: nil)

@@ -60,8 +60,12 @@ final class ConnectionOutput: EventLoopConfined, @unchecked Sendable {
     /// The daemon's clock (for `outputStuckSince`).
     private let clock: DaemonClock
 
-    init(channel: Channel, peer: PeerCredentials = .unknown, clock: DaemonClock = .system) {
+    /// Where refusals are counted and logged (nil in tests that make outputs by hand).
+    let reporting: Reporting?
+
+    init(channel: Channel, peer: PeerCredentials = .unknown, clock: DaemonClock = .system, reporting: Reporting? = nil) {
         self.channel = channel
+        self.reporting = reporting
         self.peer = peer
         named = Mutex(Principal(uid: peer.uid))
         self.clock = clock

@@ -242,5 +242,8 @@ final class ConnectionRegistry: Sendable {
     }
 
     /// Every live connection, for the shutdown `bye`.
+    /// Connections held per peer (uid, or front-end client), for `status`.
+    func countsByPeer() -> [PeerKey: Int] { state.withLockedValue { $0.byKey.mapValues(\.count) } }
+
     var allConnections: [ConnectionOutput] { state.withLockedValue { Array($0.connections.values) } }
 }

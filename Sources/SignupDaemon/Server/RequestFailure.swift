@@ -52,6 +52,9 @@ enum RequestFailure: Error, Equatable {
     case wrongResumeSecret(String)
     /// `resume` or `attach` of a session the server ended, with why (its owner only).
     case sessionEndedBecause(String, reason: String)
+    /// An operators' request (`signups` with `pause`, `sessions` with `all`) from someone
+    /// who is not root or in `--admin-group`.
+    case administratorsOnly(String)
 
     /// A refusal from the form engine, for `session` of form `form`.
     init(_ error: FormError, form: String, session: String) {
@@ -73,7 +76,7 @@ enum RequestFailure: Error, Equatable {
         case .noSession: .noSession
         case .alreadyHeld: .sessionOpen
         case .notHeld, .noSuchSession, .sessionEnded, .sessionEndedBecause: .unknownSession
-        case .otherUsersSession, .notTrusted, .wrongResumeSecret: .forbidden
+        case .otherUsersSession, .notTrusted, .wrongResumeSecret, .administratorsOnly: .forbidden
         case .clientAlreadyNamed, .clientAfterSession: .clientFixed
         case .invalidAddress: .invalidRequest
         case .tooManyConnectionsForClient, .tooManyConnectionsForBridge: .limitExceeded
@@ -126,6 +129,7 @@ enum RequestFailure: Error, Equatable {
         case .clientConnectingTooFast(let key, let perSecond): "\(key) connects too fast (limit \(perSecond) a second)"
         case .wrongResumeSecret(let session): "wrong resume secret for session \(session)"
         case .sessionEndedBecause(let session, let reason): "session \(session) has ended (\(reason))"
+        case .administratorsOnly(let what): "\(what) is for root and members of the administrators' group (--admin-group)"
         }
     }
 

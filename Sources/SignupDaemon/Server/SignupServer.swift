@@ -45,10 +45,21 @@ final class SignupServer: Service {
     }
 
     func run() async throws {
+        // Sign-up paused by an operator (issue 26): known before the first session opens.
+        await services.signupPause.refresh()
+        services.signupPause.onChange { [services] pause in
+            let forForms = pause.map { SignupPause(note: $0.note) }
+            for session in services.directory.all {
+                ConnectionHandler.onLoop(of: session) { $0.signupsPaused(forForms) }
+            }
+        }
         let (serverChannel, context) = try await bind()
         // Handover (issue 16): what the previous process left, restored before READY=1.
         if let handover { await restore(from: handover, context: context) }
         let loop = group.next()
+        let metrics = await serveMetrics()
+        // Every host sharing a PostgreSQL store hears of a pause within a second.
+        let pausePolling = services.accounts.store is PostgresAccountStore ? services.signupPause.startPolling(on: loop) : nil
         let lastStatus = NIOLockedValueBox(statusLine())
         notifier.ready(status: lastStatus.withLockedValue { $0 })
         logger.info("serving", metadata: ["socket": "\(socketDescription)", "pid": "\(getpid())"])
@@ -62,6 +73,8 @@ final class SignupServer: Service {
             if let idleExit = configuration.idleExitSeconds, let idle = services.registry.idleFor, idle >= .seconds(Int64(idleExit)) {
                 stop.fire(.idle)
             }
+            // Summaries of repeated log lines whose minute is over.
+            services.reporting.log.flush()
         }
         // Expired tokens are deleted soon after start, then hourly.
         let pruning = loop.scheduleRepeatedTask(initialDelay: .seconds(5), delay: .hours(1)) { [services] _ in
@@ -79,6 +92,8 @@ final class SignupServer: Service {
             stop.fire(.shutdown)
         }
         logger.info("stopping", metadata: ["reason": "\(reason)"])
+        pausePolling?.cancel()
+        await metrics?.close(configuration.metricsListeners)
         let drain = ShutdownDrain(registry: services.registry, grace: .seconds(Int64(configuration.shutdownGraceSeconds)))
         // Handover (issue 16): a restart carries everything to the next process instead.
         if reason == .handover, let handover {
@@ -114,10 +129,31 @@ final class SignupServer: Service {
         case .nothing:
             break
         case .carried(let sessions, let connections):
+            let took = ContinuousClock.now - started
+            services.metrics.carried(sessions: sessions, seconds: Double(took.components.seconds) + Double(took.components.attoseconds) / 1e18)
             logger.notice("carried on from the previous process", metadata: ["sessions": "\(sessions)", "connections": "\(connections)", "took": "\(ContinuousClock.now - started)"])
         case .closed(let connections, let reason):
             logger.notice("closed the previous process's connections", metadata: ["connections": "\(connections)", "reason": "\(reason)"])
         }
+    }
+
+    /// Binds the metrics endpoints (`--metrics-socket`, `--metrics-listen`); one that cannot
+    /// be bound is logged, and signupd serves without it.
+    private func serveMetrics() async -> MetricsEndpoint? {
+        guard !configuration.metricsListeners.isEmpty else { return nil }
+        let endpoint = MetricsEndpoint(logger: logger) { [services] openMetrics in
+            services.metrics.sample(services.levels)
+            let text = services.metrics.registry.emitToBuffer()
+            return openMetrics ? Exposition.openMetrics(fromPrometheus: text) : text
+        }
+        for listener in configuration.metricsListeners {
+            do {
+                try await endpoint.bind(listener, group: group)
+            } catch {
+                logger.error("cannot serve metrics; serving without them", metadata: ["at": "\(MetricsEndpoint.describe(listener))", "error": "\(error)"])
+            }
+        }
+        return endpoint
     }
 
     private func statusLine() -> String {
@@ -141,7 +177,9 @@ final class SignupServer: Service {
             serverName: "signupd/\(configuration.serverVersion)",
             logger: logger,
             handover: handover,
-            trustedBridges: configuration.trustedBridges
+            trustedBridges: configuration.trustedBridges,
+            administrators: configuration.administrators,
+            storeDescription: configuration.store.description
         )
         let outputCap = configuration.limits.maxOutputBytes
         let bootstrap = ServerBootstrap(group: group)

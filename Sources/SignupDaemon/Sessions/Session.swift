@@ -1,3 +1,4 @@
+import CoreMetrics
 import FormEngine
 import NIOConcurrencyHelpers
 import NIOCore
@@ -63,6 +64,8 @@ final class Session: @unchecked Sendable {
     /// This session's share of `services.checkBudget`.
     private var checkBucket: TokenBucket
     private let services: SessionServices
+    /// `signupd_validation_seconds` of this session's form.
+    private let validationTimer: CoreMetrics.Timer
     /// The forms' catalogues and rules as they were at open (a reload does not change
     /// them): the engine's, fixed when it was made.
     private var configuration: FormConfiguration { state.configuration }
@@ -83,6 +86,9 @@ final class Session: @unchecked Sendable {
         let configuration = services.currentFormConfiguration
         state = FormSession(form: form, locale: configuration.catalogues.resolve(locale), configuration: configuration)
         self.services = services
+        validationTimer = services.metrics.validation(form: form.name)
+        // Opened while sign-up is paused: its snapshot says so.
+        _ = try? state.handle(.signupsPaused(services.signupPause.forForms), now: services.clock.moment)
         openedAt = services.clock.now()
         lastRequest = openedAt
         checkBucket = services.checkBudget.sessionBucket(now: openedAt)
@@ -108,6 +114,9 @@ final class Session: @unchecked Sendable {
         self.state = FormSession(restoring: state, configuration: services.currentFormConfiguration)
         self.seq = seq
         self.services = services
+        validationTimer = services.metrics.validation(form: state.form.name)
+        // The pause is this host's state, not the session's: applied again here.
+        _ = try? self.state.handle(.signupsPaused(services.signupPause.forForms), now: services.clock.moment)
         let now = services.clock.now()
         openedAt = now - age
         // The idle time starts again in the new process.
@@ -175,9 +184,26 @@ final class Session: @unchecked Sendable {
         eventLoop.preconditionInEventLoop()
         guard !isClosed else { return }
         if requester != nil { lastRequest = services.clock.now() }
+        let started = NIODeadline.now()
         let step = try state.handle(input, now: services.clock.moment)
+        if case .submit = input, state.paused != nil {
+            // Refused by the pause: counted as a signup that ended so.
+            let paused = SubmitOutcome.signupsPaused(note: state.paused?.note)
+            services.metrics.submitted(.signup, form: formName, outcome: paused)
+            services.activity.submitted(.signup, outcome: paused, peer: principal.key)
+        }
         publish(step.events, id: requestID, requester: requester)
+        // One observation per accepted `set`: to its events queued for every connection.
+        if case .set = input { validationTimer.recordNanoseconds((NIODeadline.now() - started).nanoseconds) }
         for effect in step.effects { perform(effect) }
+    }
+
+    /// The operator paused sign-up, or opened it again (nil): a signup form tells every
+    /// connection holding it.
+    func signupsPaused(_ pause: SignupPause?) {
+        eventLoop.preconditionInEventLoop()
+        guard !isClosed else { return }
+        feed(.signupsPaused(pause))
     }
 
     /// The locale messages are rendered in (resolved).
@@ -470,10 +496,13 @@ final class Session: @unchecked Sendable {
             }
             let outcome = switch action {
             case .signup: services.accounts.signup(identity, password: password, principal: principal, isWanted: isWanted, on: eventLoop)
-            case .login: services.accounts.login(identity, password: password, principal: principal, isWanted: isWanted, on: eventLoop)
+            case .login: services.accounts.login(identity, password: password, principal: principal, pid: owner?.output.peer.pid, isWanted: isWanted, on: eventLoop)
             }
             outcome.whenComplete { [self] result in
-                feed(.submitCompleted((try? result.get()) ?? .storeUnavailable))
+                let answer = (try? result.get()) ?? .storeUnavailable
+                services.metrics.submitted(action, form: formName, outcome: answer)
+                services.activity.submitted(action, outcome: answer, peer: principal.key)
+                feed(.submitCompleted(answer))
                 services.registry.submitFinished()
             }
         }

@@ -39,6 +39,9 @@ final class SessionDirectory: Sendable {
         }
     }
 
+    /// Sessions waiting for `resume`, of every peer.
+    var detachedCount: Int { detachedByPeer.withLockedValue { $0.values.reduce(0) { $0 + $1.count } } }
+
     /// `session` no longer waits (resumed, or ended).
     func reattached(_ session: Session) {
         detachedByPeer.withLockedValue { table in
@@ -71,11 +74,26 @@ final class SessionDirectory: Sendable {
     /// (for `sessions`); those whose opener's connection dropped say for how long.
     func summaries(ownedBy owner: SessionOwner, now: NIODeadline) -> [SessionSummary] {
         let owned = sessions.withLockedValue { table in table.values.filter { $0.principal.owner == owner } }
-        return owned.sorted { $0.openedAt < $1.openedAt }.map { session in
+        return Self.summaries(of: owned, now: now, naming: false)
+    }
+
+    /// Every live session, with its owner (`sessions` with `all`, administrators only).
+    func allSummaries(now: NIODeadline) -> [SessionSummary] {
+        Self.summaries(of: all, now: now, naming: true)
+    }
+
+    /// Sessions held per peer (uid, or front-end client), for `status`.
+    func countsByPeer() -> [PeerKey: Int] {
+        sessions.withLockedValue { table in table.values.reduce(into: [:]) { $0[$1.principal.key, default: 0] += 1 } }
+    }
+
+    private static func summaries(of sessions: [Session], now: NIODeadline, naming: Bool) -> [SessionSummary] {
+        sessions.sorted { $0.openedAt < $1.openedAt }.map { session in
             SessionSummary(
                 session: session.id, form: session.formName,
                 ageSeconds: Int((now - session.openedAt).nanoseconds / 1_000_000_000), views: session.views,
-                detachedSeconds: session.detachedFor(now: now).map { Int($0.nanoseconds / 1_000_000_000) }
+                detachedSeconds: session.detachedFor(now: now).map { Int($0.nanoseconds / 1_000_000_000) },
+                uid: naming ? Int(session.principal.uid) : nil, client: naming ? session.principal.client : nil
             )
         }
     }

@@ -21,6 +21,22 @@ struct SessionServices: Sendable {
     /// The time for sessions, budgets and idle timeouts.
     var clock = DaemonClock.system
 
+    /// What operators scrape (issue 26).
+    var metrics: DaemonMetrics { accounts.metrics }
+    var reporting: Reporting { accounts.reporting }
+    /// The last fifteen minutes' signups and logins, for `status`.
+    var activity = RecentActivity()
+    /// Sign-up paused by an operator (issue 26).
+    var signupPause: SignupPauseState { accounts.pause }
+
+    /// The levels metrics and `status` report, read now.
+    var levels: DaemonMetrics.Levels {
+        DaemonMetrics.Levels(
+            connections: registry.connectionCount, sessions: directory.count, detachedSessions: directory.detachedCount,
+            hashQueueDepth: accounts.hashQueue.depth(peer: PeerKey(uid: .max)).total
+        )
+    }
+
     /// The engine configuration of a session opened now: the current catalogues.
     var currentFormConfiguration: FormConfiguration {
         var configuration = formConfiguration
@@ -31,6 +47,15 @@ struct SessionServices: Sendable {
     /// The full availability check: the store first, then, for usernames, the HTTP service
     /// if configured. A cancelled check skips what has not started and aborts its HTTP request.
     func availability(of identity: IdentityValue, peer: PeerKey, cancellation: CheckCancellation, on eventLoop: EventLoop) -> EventLoopFuture<Availability> {
+        let start = NIODeadline.now()
+        return uncountedAvailability(of: identity, peer: peer, cancellation: cancellation, on: eventLoop).always { [metrics] result in
+            // A check a newer value cancelled has no answer anyone waits for: not counted.
+            guard !cancellation.isCancelled, case .success(let answer) = result else { return }
+            metrics.availabilityChecked(answer, seconds: (NIODeadline.now() - start).nanoseconds)
+        }
+    }
+
+    private func uncountedAvailability(of identity: IdentityValue, peer: PeerKey, cancellation: CheckCancellation, on eventLoop: EventLoop) -> EventLoopFuture<Availability> {
         let fromStore = accounts.storeAvailability(of: identity, on: eventLoop)
         guard let http, identity.kind == .username else { return fromStore }
         // The service is asked about the name as it would be stored and shown (NFC) and/or

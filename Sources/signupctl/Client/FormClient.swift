@@ -50,6 +50,9 @@ extension BlockingSignupForm where Failure == CommandFailure {
                     throw CommandFailure(.unavailable, reason, messageId: validation.messageId)
                 }
                 throw CommandFailure(.invalidInput, reason, messageId: validation.messageId.isEmpty ? nil : validation.messageId)
+            case .refused(let result):
+                // Sign-up paused: the daemon's answer, as a refused submit's would be.
+                return result
             case .waiting:
                 try pump()
             }

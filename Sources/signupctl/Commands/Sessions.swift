@@ -13,10 +13,13 @@ extension SignupCtl {
                 """
         )
 
+        @Flag(help: "Every user's sessions, with their owner (root and members of signupd's administrators' group).")
+        var all = false
+
         @OptionGroup var connection: ConnectionOptions
 
         func body() throws(CommandFailure) {
-            let summaries = try Self.list(connection)
+            let summaries = try Self.list(connection, all: all)
             if connection.json {
                 var envelope = JSONEnvelope(command: "sessions")
                 envelope.member("sessions", json: .array(summaries.map { summary in
@@ -25,7 +28,8 @@ extension SignupCtl {
                         .init(key: "form", value: .string(summary.form)),
                         .init(key: "ageSeconds", value: .number(String(summary.ageSeconds))),
                         .init(key: "views", value: .number(String(summary.views))),
-                    ]))
+                    ] + (summary.uid.map { [.init(key: "uid", value: .number(String($0)))] } ?? [])
+                      + (summary.client.map { [.init(key: "client", value: .string($0))] } ?? [])))
                 }))
                 envelope.emit()
                 return
@@ -35,18 +39,23 @@ extension SignupCtl {
                 return
             }
             // Columns as wide as their widest entry (a form name may be long: phone-signup).
-            let headers = Say.chinese ? ["会话", "表单", "时长", "查看"] : ["SESSION", "FORM", "AGE", "VIEWS"]
-            let rows = summaries.map { [$0.session, $0.form, Self.age($0.ageSeconds), String($0.views)] }
-            let widths = (0..<3).map { column in ([headers] + rows).map { DisplayWidth.of($0[column]) }.max()! + 2 }
+            var headers = Say.chinese ? ["会话", "表单", "时长", "查看"] : ["SESSION", "FORM", "AGE", "VIEWS"]
+            var rows = summaries.map { [$0.session, $0.form, Self.age($0.ageSeconds), String($0.views)] }
+            if all {
+                headers.insert(Say.chinese ? "用户" : "OWNER", at: 0)
+                rows = zip(summaries, rows).map { summary, row in ["uid \(summary.uid ?? -1)" + (summary.client.map { " \($0)" } ?? "")] + row }
+            }
+            let last = headers.count - 1
+            let widths = (0..<last).map { column in ([headers] + rows).map { DisplayWidth.of($0[column]) }.max()! + 2 }
             for row in [headers] + rows {
-                print((0..<3).map { row[$0] + String(repeating: " ", count: widths[$0] - DisplayWidth.of(row[$0])) }.joined() + row[3])
+                print((0..<last).map { row[$0] + String(repeating: " ", count: widths[$0] - DisplayWidth.of(row[$0])) }.joined() + row[last])
             }
         }
 
         /// The caller's live sessions, as the daemon lists them.
-        static func list(_ options: ConnectionOptions) throws(CommandFailure) -> [SessionSummary] {
+        static func list(_ options: ConnectionOptions, all: Bool = false) throws(CommandFailure) -> [SessionSummary] {
             let daemon = try options.connect()
-            let reply = try daemon.reply(to: try daemon.request(.sessions))
+            let reply = try daemon.reply(to: try daemon.request(all ? .allSessions : .sessions))
             guard case .sessionList(let sessions, _) = reply.event else { throw .unexpected(reply, answering: "sessions") }
             return sessions
         }

@@ -175,6 +175,8 @@ extension StubStore {
     func revokeToken(hash: [UInt8], now: Int64) async throws(AccountStoreError) -> Bool { throw failure }
     func deleteExpiredTokens(now: Int64) async throws(AccountStoreError) -> Int { throw failure }
     func keptCollisions() async throws(AccountStoreError) -> [KeptCollision] { throw failure }
+    func signupPause() async throws(AccountStoreError) -> StoredSignupPause? { throw failure }
+    func setSignupPause(_ pause: StoredSignupPause?) async throws(AccountStoreError) { throw failure }
 }
 
 /// A store whose every operation fails.

@@ -1,0 +1,74 @@
+import ArgumentParser
+
+/// Metrics and administration (issue 26).
+struct OperatorOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("Serve metrics (GET /metrics, Prometheus text or OpenMetrics) over HTTP on this Unix socket. The Debian package uses /run/signupd/metrics.sock. (default: none)", valueName: "path"))
+    var metricsSocket: String?
+
+    @Option(help: ArgumentHelp("Group that may read the metrics socket (mode 0660); without it the socket is 0600, for signupd's own user. The Debian package names signupd-clients.", valueName: "group"))
+    var metricsSocketGroup: String?
+
+    @Option(help: ArgumentHelp("Serve metrics over HTTP on TCP too, at ADDR:PORT (e.g. 127.0.0.1:9464, [::1]:9464). Anyone who can reach it can read them. (default: none)", valueName: "addr:port"))
+    var metricsListen: String?
+
+    @Option(help: ArgumentHelp("Group whose members may pause and resume sign-up and see everything in status and sessions --all, as root may. The Debian package creates signupd-admins (empty) and names it.", valueName: "group"))
+    var adminGroup: String?
+
+    @Option(help: ArgumentHelp("Seconds over which one peer's repeated log event (a refusal, a throttled login, a drop) is summarised: the first 3 are logged, then one line says how many more there were. (default: 60)", valueName: "seconds"))
+    var logSummarySeconds: Int?
+
+    /// Where metrics are served.
+    func metricsListeners() throws -> [MetricsEndpoint.Listener] {
+        var listeners: [MetricsEndpoint.Listener] = []
+        if let metricsSocket {
+            var gid: UInt32?
+            if let metricsSocketGroup {
+                guard let found = UInt32(metricsSocketGroup) ?? SystemAccounts.gid(ofGroup: metricsSocketGroup) else {
+                    throw ValidationError("--metrics-socket-group: no group \"\(metricsSocketGroup)\"")
+                }
+                gid = found
+            }
+            listeners.append(.unix(path: metricsSocket, group: gid))
+        } else if metricsSocketGroup != nil {
+            throw ValidationError("--metrics-socket-group needs --metrics-socket")
+        }
+        if let metricsListen { listeners.append(try Self.tcp(metricsListen)) }
+        return listeners
+    }
+
+    /// Root, and the members of `--admin-group`.
+    func administrators() throws -> Administrators {
+        var admins = Administrators(uids: [0])
+        if let adminGroup {
+            guard let gid = UInt32(adminGroup) ?? SystemAccounts.gid(ofGroup: adminGroup) else { throw ValidationError("--admin-group: no group \"\(adminGroup)\"") }
+            admins.gid = gid
+        }
+        return admins
+    }
+
+    /// `127.0.0.1:9464`, `[::1]:9464`, `localhost:9464`.
+    static func tcp(_ text: String) throws -> MetricsEndpoint.Listener {
+        let host: Substring
+        let port: Substring
+        if text.hasPrefix("["), let close = text.firstIndex(of: "]") {
+            host = text[text.index(after: text.startIndex)..<close]
+            let rest = text[text.index(after: close)...]
+            guard rest.hasPrefix(":") else { throw ValidationError("--metrics-listen: \"\(text)\" is not ADDR:PORT") }
+            port = rest.dropFirst()
+        } else {
+            guard let colon = text.lastIndex(of: ":") else { throw ValidationError("--metrics-listen: \"\(text)\" is not ADDR:PORT") }
+            host = text[..<colon]
+            port = text[text.index(after: colon)...]
+        }
+        guard !host.isEmpty, let number = Int(port), (1...65535).contains(number) else {
+            throw ValidationError("--metrics-listen: \"\(text)\" is not ADDR:PORT with a port from 1 to 65535")
+        }
+        return .tcp(host: String(host), port: number)
+    }
+
+    func validate() throws {
+        if let logSummarySeconds { try checkRange("--log-summary-seconds", logSummarySeconds, 1...86400) }
+        _ = try metricsListeners()
+        _ = try administrators()
+    }
+}

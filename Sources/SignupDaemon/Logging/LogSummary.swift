@@ -1,0 +1,89 @@
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+
+/// Repeated events from one peer are summarised, not repeated (issue 26): a flood of
+/// refusals must not fill the journal, nor hide everyone else's lines in it. For each
+/// (event, peer) the first `firstLines` within `window` are logged as they come; the rest
+/// are counted, and one line says how many there were once the window ends (`flush`, from
+/// the daemon's once-a-second housekeeping, or the peer's next such event).
+///
+/// Every line names who: uid, pid, a front end's client and address, the session, in the
+/// journal's fields and in its plain text (`Principal.logMetadata`).
+final class LogSummary: Sendable {
+    private struct Key: Hashable {
+        var event: String
+        var peer: PeerKey
+    }
+    private struct Tally {
+        var level: Logger.Level
+        var started: NIODeadline
+        var logged = 0
+        var left = 0
+        /// The newest left-out event's metadata: the summary names who, as the lines did.
+        var metadata: Logger.Metadata = [:]
+    }
+    private let tallies = NIOLockedValueBox<[Key: Tally]>([:])
+    private let logger: Logger
+    private let metrics: DaemonMetrics?
+    let window: TimeAmount
+    let firstLines: Int
+    /// Peers tracked at once; past it, new peers share one tally (a flood of uids or
+    /// clients cannot make this table grow without bound).
+    static let maxTallies = 4096
+    private static let crowd = PeerKey(uid: .max, client: .id("(many peers)"))
+
+    init(logger: Logger, metrics: DaemonMetrics?, window: TimeAmount = .seconds(60), firstLines: Int = 3) {
+        self.logger = logger
+        self.metrics = metrics
+        self.window = window
+        self.firstLines = firstLines
+    }
+
+    /// Logs `event` for `peer`, or counts it when the peer repeated it too often lately.
+    func log(_ level: Logger.Level, _ event: String, peer: PeerKey, metadata: Logger.Metadata, now: NIODeadline = .now()) {
+        guard logger.logLevel <= level else { return }
+        var summary: (Tally, Key)?
+        let write: Bool = tallies.withLockedValue { tallies in
+            var key = Key(event: event, peer: peer)
+            if tallies[key] == nil, tallies.count >= Self.maxTallies { key.peer = Self.crowd }
+            var tally = tallies[key] ?? Tally(level: level, started: now)
+            if now - tally.started >= window {
+                if tally.left > 0 { summary = (tally, key) }
+                tally = Tally(level: level, started: now)
+            }
+            defer { tallies[key] = tally }
+            if tally.logged < firstLines {
+                tally.logged += 1
+                return true
+            }
+            tally.left += 1
+            tally.metadata = metadata
+            return false
+        }
+        if let (tally, key) = summary { say(tally, key) }
+        if write {
+            logger.log(level: level, "\(event)", metadata: metadata)
+        } else {
+            metrics?.logLinesSummarised(1)
+        }
+    }
+
+    /// Says how many lines each ended window left out, and forgets the ended windows.
+    func flush(now: NIODeadline = .now()) {
+        let ended: [(Tally, Key)] = tallies.withLockedValue { tallies in
+            let done = tallies.filter { now - $0.value.started >= window }
+            for key in done.keys { tallies[key] = nil }
+            return done.filter { $0.value.left > 0 }.map { ($0.value, $0.key) }
+        }
+        for (tally, key) in ended { say(tally, key) }
+    }
+
+    private func say(_ tally: Tally, _ key: Key) {
+        var metadata = tally.metadata
+        metadata["repeated"] = "\(tally.left)"
+        metadata["within_seconds"] = "\(window.nanoseconds / 1_000_000_000)"
+        let what = key.peer == Self.crowd ? "\(key.event), from many peers" : key.event
+        logger.log(level: tally.level, "\(what): \(tally.left) more like it not logged separately", metadata: metadata)
+    }
+}

@@ -1,0 +1,162 @@
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import UnixIO
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Serves `GET /metrics` over HTTP/1.1 (issue 26): on a Unix socket (`--metrics-socket`;
+/// the package's `/run/signupd/metrics.sock`, group `signupd-clients`, mode 0660) and on TCP
+/// only when `--metrics-listen` is given. The daemon binds these itself, not systemd: a
+/// scrape reaches a running daemon only, never starts a stopped one, and scrapes are not
+/// client connections, so they never keep an idle daemon from exiting.
+///
+/// A scrape renders the registry after sampling the levels (connections, sessions, queue
+/// depth). At most `maxConnections` scrapers at once, each closed after `idleTimeout`
+/// without a request; a request head larger than NIO's default limit is refused by NIO.
+final class MetricsEndpoint: Sendable {
+    enum Listener: Sendable, Equatable {
+        case unix(path: String, group: UInt32?)
+        case tcp(host: String, port: Int)
+    }
+
+    private let channels = NIOLockedValueBox<[Channel]>([])
+    private let open = NIOLockedValueBox(0)
+    private let render: @Sendable (_ openMetrics: Bool) -> [UInt8]
+    private let logger: Logger
+    static let maxConnections = 32
+    static let idleTimeout = TimeAmount.seconds(30)
+
+    /// `render`: the exposition, in the Prometheus text format or OpenMetrics.
+    init(logger: Logger, render: @escaping @Sendable (_ openMetrics: Bool) -> [UInt8]) {
+        self.logger = logger
+        self.render = render
+    }
+
+    func bind(_ listener: Listener, group: EventLoopGroup) async throws {
+        let bootstrap = ServerBootstrap(group: group)
+            .serverChannelOption(.backlog, value: 16)
+            .childChannelInitializer { [self] channel in
+                let admitted = open.withLockedValue { count in
+                    guard count < Self.maxConnections else { return false }
+                    count += 1
+                    return true
+                }
+                guard admitted else { return channel.close() }
+                channel.closeFuture.whenComplete { [open] _ in open.withLockedValue { $0 -= 1 } }
+                return channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(IdleStateHandler(readTimeout: Self.idleTimeout))
+                    try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
+                    try channel.pipeline.syncOperations.addHandler(ScrapeHandler(render: render))
+                }
+            }
+        let channel: Channel
+        switch listener {
+        case .unix(let path, let gid):
+            // The previous process's socket (a restart, a crash) is replaced; a daemon
+            // still serving on it has its own socket unit to refuse a second start.
+            unlink(path)
+            channel = try await bootstrap.bind(unixDomainSocketPath: path).get()
+            if let gid, chown(path, uid_t.max, gid) != 0 {
+                logger.warning("cannot give the metrics socket its group", metadata: ["path": "\(path)", "gid": "\(gid)", "error": "\(UnixIO.errnoText())"])
+            }
+            chmod(path, gid == nil ? 0o600 : 0o660)
+        case .tcp(let host, let port):
+            channel = try await bootstrap.bind(host: host, port: port).get()
+        }
+        channels.withLockedValue { $0.append(channel) }
+        logger.info("metrics served", metadata: ["at": "\(Self.describe(listener))"])
+    }
+
+    static func describe(_ listener: Listener) -> String {
+        switch listener {
+        case .unix(let path, _): path
+        case .tcp(let host, let port): host.contains(":") ? "http://[\(host)]:\(port)/metrics" : "http://\(host):\(port)/metrics"
+        }
+    }
+
+    /// Stops listening; a Unix socket file is removed (a scrape then finds nothing).
+    func close(_ listeners: [Listener]) async {
+        let bound = channels.withLockedValue { channels in
+            defer { channels = [] }
+            return channels
+        }
+        for channel in bound { try? await channel.close() }
+        for case .unix(let path, _) in listeners { unlink(path) }
+    }
+}
+
+/// One scrape connection: `GET /metrics` (or `HEAD`), keep-alive as the client asks.
+private final class ScrapeHandler: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    private let render: @Sendable (Bool) -> [UInt8]
+    private var head: HTTPRequestHead?
+
+    init(render: @escaping @Sendable (Bool) -> [UInt8]) {
+        self.render = render
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let head): self.head = head
+        case .body: break
+        case .end:
+            guard let head else { return }
+            self.head = nil
+            respond(to: head, context: context)
+        }
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if event is IdleStateHandler.IdleStateEvent { context.close(promise: nil) } else { context.fireUserInboundEventTriggered(event) }
+    }
+
+    private func respond(to request: HTTPRequestHead, context: ChannelHandlerContext) {
+        let path = request.uri.split(separator: "?", maxSplits: 1).first.map(String.init) ?? request.uri
+        let status: HTTPResponseStatus
+        var body: [UInt8]
+        var contentType = "text/plain; charset=utf-8"
+        switch (request.method, path) {
+        case (.GET, "/metrics"), (.HEAD, "/metrics"):
+            let openMetrics = Exposition.wantsOpenMetrics(accept: request.headers["accept"])
+            status = .ok
+            body = render(openMetrics)
+            contentType = openMetrics ? Exposition.openMetricsContentType : Exposition.prometheusContentType
+        case (_, "/metrics"):
+            status = .methodNotAllowed
+            body = Array("only GET and HEAD\n".utf8)
+        default:
+            status = .notFound
+            body = Array("signupd serves /metrics only\n".utf8)
+        }
+        var headers = HTTPHeaders()
+        headers.add(name: "Content-Type", value: contentType)
+        headers.add(name: "Content-Length", value: "\(body.count)")
+        headers.add(name: "Cache-Control", value: "no-store")
+        if status == .methodNotAllowed { headers.add(name: "Allow", value: "GET, HEAD") }
+        let keepAlive = request.isKeepAlive
+        if !keepAlive { headers.add(name: "Connection", value: "close") }
+        if request.method == .HEAD { body = [] }
+        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: request.version, status: status, headers: headers))), promise: nil)
+        if !body.isEmpty { context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: body)))), promise: nil) }
+        let written = context.writeAndFlushAndGetFuture(wrapOutboundOut(.end(nil)))
+        if !keepAlive {
+            let channel = context.channel
+            written.whenComplete { _ in channel.close(promise: nil) }
+        }
+    }
+}
+
+extension ChannelHandlerContext {
+    fileprivate func writeAndFlushAndGetFuture(_ data: NIOAny) -> EventLoopFuture<Void> {
+        let promise = eventLoop.makePromise(of: Void.self)
+        writeAndFlush(data, promise: promise)
+        return promise.futureResult
+    }
+}

@@ -1,0 +1,42 @@
+import FormEngine
+import NIOCore
+import SignupProtocol
+
+/// What operators ask (issue 26): `status`, `sessions` with `all`, and `signups` (pause).
+extension ConnectionHandler {
+    /// Root and members of `--admin-group`, on their own connection: never a front end's
+    /// named client (a web visitor speaks through the bridge's uid, not as it).
+    func isAdministrator(_ output: ConnectionOutput) -> Bool {
+        output.principal.client == nil && shared.administrators.trust(output.peer, on: output.channel)
+    }
+
+    func status(id: RequestID?, output: ConnectionOutput) {
+        output.deliver(.status(report: StatusReport.build(context: shared, caller: output.principal, administrator: isAdministrator(output)), id: id))
+    }
+
+    func allSessions(id: RequestID?, output: ConnectionOutput) throws(RequestFailure) {
+        guard isAdministrator(output) else { throw .administratorsOnly("sessions with \"all\"") }
+        output.deliver(.sessionList(sessions: shared.services.directory.allSummaries(now: shared.services.clock.now()), id: id))
+    }
+
+    /// `signups`: the state; with `pause`, an administrator changes it for every host.
+    func signups(pause: Bool?, message: String?, id: RequestID?, output: ConnectionOutput) throws(RequestFailure) {
+        let state = shared.services.signupPause
+        guard let pause else {
+            return output.deliver(.signups(Self.wire(state.current), id: id))
+        }
+        guard isAdministrator(output) else { throw .administratorsOnly(pause ? "pausing sign-up" : "resuming sign-up") }
+        let wanted = pause ? StoredSignupPause(note: message, since: Int64(wallClockSeconds()), byUID: output.peer.uid) : nil
+        let logger = shared.logger
+        let who = output.principal.logMetadata(pid: output.peer.pid)
+        answerWhenDone(output.eventLoop.makeFutureWithLoopTask { try await state.set(wanted) }, id: id, output: output) { _ throws(RequestFailure) in
+            logger.notice(pause ? "sign-up paused by an administrator" : "sign-up resumed by an administrator", metadata: who)
+            output.deliver(.signups(Self.wire(state.current), id: id))
+        }
+    }
+
+    static func wire(_ pause: StoredSignupPause?) -> SignupsState {
+        guard let pause else { return SignupsState(paused: false) }
+        return SignupsState(paused: true, message: pause.note, since: Int(pause.since), byUID: Int(pause.byUID))
+    }
+}
