@@ -103,7 +103,7 @@ rm -f /usr/sbin/policy-rc.d
 cp $DEB $STATE/signupd_newer.deb /run/sandbox-pkg/
 mkdir -p $SRC; mount --bind "$HERE" $SRC; mount -o remount,bind,ro $SRC
 # The scripts the sandbox runs, readable by its service users whatever the checkout's mode.
-install -d -m 0755 $TESTS; install -m 0644 "$HERE"/Tests/robustness/{restart_handover,https_service,corrupt_state_service}.py "$HERE"/Tests/web/packaged_bridge.py $TESTS/
+install -d -m 0755 $TESTS; install -m 0644 "$HERE"/Tests/robustness/{restart_handover,https_service,corrupt_state_service}.py "$HERE"/Tests/web/packaged_bridge.py "$HERE"/Tests/operators/packaged_operator.py $TESTS/
 # Only the standard targets above and what the package installs: the host's units stay hidden.
 mount -t tmpfs -o mode=755 tmpfs /usr/lib/systemd/system
 mount -t tmpfs -o mode=755 tmpfs /etc/systemd/system
@@ -159,7 +159,7 @@ wait_for() {  # wait_for PROPERTY VALUE: systemd's state, polled (no event reach
 for user in alice bob signupd; do
   if ns_exec getent passwd "$user" >/dev/null; then ns_exec userdel "$user" || fail "removing the host's user $user from the sandbox"; fi
 done
-for group in alice bob signupd signupd-clients signupd-bridges; do
+for group in alice bob signupd signupd-clients signupd-bridges signupd-admins; do
   if ns_exec getent group "$group" >/dev/null; then ns_exec groupdel "$group" || fail "removing the host's group $group from the sandbox"; fi
 done
 
@@ -227,6 +227,33 @@ else
 fi
 pass
 
+# 5b. Operators (README "Metrics", "Operating signupd"): a member of signupd-clients scrapes the
+# installed metrics socket and finds alice's signup counted; a non-member is refused; alice
+# (no administrator) cannot pause sign-up; root pauses it and alice's signup is refused with
+# the documented message, her login works; resumed. A throttled login and a displacement are
+# in the plain journal with uid and pid.
+metrics=$(as alice python3 $TESTS/packaged_operator.py scrape /run/signupd/metrics.sock 2>&1) || fail "alice (in signupd-clients) cannot scrape /run/signupd/metrics.sock: $metrics"
+echo "$metrics" | grep -q '^signupd_signups_total{form="signup",outcome="ok"} 1' || fail "the scrape does not count alice's signup: $(echo "$metrics" | grep signups_total)"
+[ "$(ns_exec stat -c '%G %a' /run/signupd/metrics/metrics.sock)" = "signupd-clients 660" ] || fail "the metrics socket is $(ns_exec stat -c '%G %a' /run/signupd/metrics/metrics.sock)"
+out=$(as bob python3 $TESTS/packaged_operator.py scrape /run/signupd/metrics.sock 2>&1); code=$?
+[ $code = 2 ] || fail "bob (not in signupd-clients) was not refused the metrics socket (exit $code): $out"
+out=$(as alice signupctl signups pause 2>&1); code=$?
+[ $code = 1 ] && echo "$out" | grep -q forbidden || fail "alice (not in signupd-admins) paused sign-up (exit $code): $out"
+out=$(ns_exec signupctl signups pause --message "maintenance" 2>&1) || fail "root's signups pause: $out"
+out=$(printf 'p4ssword\n' | as alice signupctl --json signup --username paused1 --password-stdin 2>&1); code=$?
+[ $code = 1 ] && echo "$out" | grep -q '"messageId":"signup.paused_note"' || fail "a signup while paused was not refused with signup.paused_note (exit $code): $out"
+out=$(printf 'p4ssword\n' | as alice signupctl login --username alice --password-stdin 2>&1) || fail "alice's login while sign-up is paused: $out"
+out=$(ns_exec signupctl signups resume 2>&1) || fail "root's signups resume: $out"
+for _ in 1 2 3 4 5 6; do printf 'wrong password\n' | as alice signupctl login --username ghostname --password-stdin >/dev/null 2>&1; done
+alice_uid=$(ns_exec id -u alice)
+if [ "$(ns_exec systemctl is-active systemd-journald.service)" = active ]; then
+  line=$(ns_exec journalctl -u signupd.service --no-pager 2>/dev/null | grep "login throttled" | head -1)
+  echo "$line" | grep -q "uid=$alice_uid" && echo "$line" | grep -Eq "pid=[0-9]+" || fail "the throttled login is not in the plain journal with uid and pid: $line"
+  line=$(ns_exec journalctl -u signupd.service --no-pager 2>/dev/null | grep "signup paused\|sign-up paused by an administrator" | head -1)
+  echo "$line" | grep -q "uid=0" || fail "the pause is not in the journal with who did it: $line"
+fi
+pass
+
 # 6. The documentation is installed: systemctl help, man pages, completions; the units verify.
 out=$(ns_exec env SYSTEMD_PAGER=cat MANPAGER=cat MANWIDTH=80 systemctl help signupd.service 2>&1) || fail "systemctl help signupd: $out"
 echo "$out" | grep -q "SIGNUPD(8)" || fail "systemctl help signupd does not show signupd(8): $(echo "$out" | head -5)"
@@ -272,10 +299,27 @@ pass
 
 # 7. The administrator shortens the idle exit with a drop-in, as README says (systemctl edit).
 ns_exec mkdir -p /etc/systemd/system/signupd.service.d
-printf '[Service]\nExecStart=\nExecStart=/usr/sbin/signupd --idle-exit 2\n' | ns_exec tee /etc/systemd/system/signupd.service.d/override.conf >/dev/null
+printf '[Service]\nExecStart=\nExecStart=/usr/sbin/signupd --idle-exit 2 --max-connections 8\n' | ns_exec tee /etc/systemd/system/signupd.service.d/override.conf >/dev/null
 ns_exec systemctl daemon-reload || fail "daemon-reload"
 ns_exec systemctl restart signupd.service || fail "systemctl restart signupd"
 out=$(as alice signupctl ping 2>&1) || fail "alice's ping after systemctl restart: $out"
+# A full server (the drop-in's --max-connections 8): alice holds all 8, root's connection
+# displaces one of hers, and the journal says so with her uid and her holder's pid.
+ns_exec rm -f /tmp/holder.out
+ns_exec bash -c "runuser -u alice -- python3 $TESTS/packaged_operator.py hold /run/signupd/signupd.sock 8 20 > /tmp/holder.out 2>&1 &"
+for _ in $(seq 1 100); do ns_exec grep -q holding /tmp/holder.out 2>/dev/null && break; sleep 0.1; done  # polling the holder's output file
+ns_exec grep -q holding /tmp/holder.out || fail "alice's holder did not take the 8 connections: $(ns_exec cat /tmp/holder.out)"
+out=$(ns_exec signupctl ping 2>&1) || fail "root's ping on a full server: $out"
+for _ in $(seq 1 100); do ns_exec grep -q closed /tmp/holder.out 2>/dev/null && break; sleep 0.1; done  # the holder prints when a connection is closed
+ns_exec grep -q "displaced" /tmp/holder.out || fail "alice's connection was not displaced: $(ns_exec cat /tmp/holder.out)"
+if [ "$(ns_exec systemctl is-active systemd-journald.service)" = active ]; then
+  line=$(ns_exec journalctl -u signupd.service --no-pager 2>/dev/null | grep "displaced:" | tail -1)
+  echo "$line" | grep -q "uid=$alice_uid" && echo "$line" | grep -Eq " pid=[0-9]+" || fail "the displacement is not in the plain journal with uid and pid: $line"
+fi
+ns_exec pkill -u alice -f packaged_operator.py
+wait_for ActiveState inactive || fail "the service did not exit when idle after the holder left"
+ns_exec systemctl start signupd.socket >/dev/null 2>&1
+out=$(as alice signupctl ping 2>&1) || fail "alice's ping after the displacement check: $out"
 wait_for ActiveState inactive || fail "the service did not exit when idle"
 [ "$(show Result)" = success ] || fail "idle exit was not clean: $(show Result)"
 out=$(printf 'p4ssword\n' | as alice signupctl login --username alice --password-stdin 2>&1) || fail "alice's login after idle exit: $out"
