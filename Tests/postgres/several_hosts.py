@@ -169,6 +169,7 @@ def main():
         peers = server.psql("SELECT string_agg(DISTINCT host(client_addr), ',' ORDER BY host(client_addr)) FROM pg_stat_activity WHERE application_name = 'signupd'", database=database)
         checks.check(all("10.231.%d.2" % i in peers for i in (1, 2, 3)), "each host reaches PostgreSQL from its own namespace: %s" % peers)
         tokens_and_throttling(checks, hosts)
+        pause_on_one_host(checks, hosts)
         restart_postgres(checks, server, database, hosts)
         kill_one_host(checks, server, database, hosts, directory, url, args)
         for host in hosts:
@@ -226,6 +227,48 @@ def tokens_and_throttling(checks, hosts):
         checks.check(not refused.get("ok") and text(refused.get("message")) == "Too many attempts, try again later",
                      "failures on host A throttle host %s: %s" % (name, refused))
     for client in (a, b, c):
+        client.close()
+
+
+def pause_on_one_host(checks, hosts):
+    """`signups pause` on host A (root: an administrator) refuses sign-up on host B within a
+    second — an open form there is told, a new one says so — while logins go on; `resume`
+    on B opens it on A again."""
+    a, b = Client(hosts[0].sock), Client(hosts[1].sock)
+    waiting = Client(hosts[1].sock)
+    waiting.open("signup")
+    paused, _ = a.reply(a.send("signups", pause=True, message="spam flood"))
+    checks.check(paused.get("paused") is True, "host A pauses sign-up: %s" % paused)
+    started = time.monotonic()
+    told, _ = waiting.until(lambda m: m.get("event") == "result")
+    took = time.monotonic() - started
+    checks.check(told.get("messageId") == "signup.paused_note" and took < 1.0,
+                 "an open signup form on host B is told within a second (%.2f s): %s" % (took, told))
+    b.open("signup")
+    said, _ = b.until(lambda m: m.get("event") == "result")
+    checks.check(said.get("messageId") == "signup.paused_note", "a signup form opened on host B says sign-up is paused: %s" % said)
+    b.send("set", field="username", value="pausedonb")
+    b.send("set", field="password", value=PASSWORD)
+    b.send("set", field="repeatedPassword", value=PASSWORD)
+    refused = b.submit_and_wait()
+    checks.check(refused.get("event") == "result" and refused.get("messageId") == "signup.paused_note", "a signup on host B is refused: %s" % refused)
+    result = login(b, "wanderer", PASSWORD)
+    checks.check(result.get("ok"), "a login on host B still works while sign-up is paused: %s" % result)
+    opened, _ = b.reply(b.send("signups", pause=False))
+    checks.check(opened.get("paused") is False, "host B opens sign-up again: %s" % opened)
+    c = Client(hosts[2].sock)
+    for name, client in (("A", a), ("C", c)):
+        deadline = time.monotonic() + 2
+        state = {}
+        while time.monotonic() < deadline:
+            state, _ = client.reply(client.send("signups"))
+            if state.get("paused") is False:
+                break
+            time.sleep(0.1)  # polling the host's view; it learns within its 500 ms poll
+        checks.check(state.get("paused") is False, "host %s sees sign-up open again: %s" % (name, state))
+    c.close()
+    checks.check(signup_once(a, "afterpause") == ("ok", "afterpause"), "a signup on host A goes through after resume")
+    for client in (a, b, waiting):
         client.close()
 
 

@@ -47,12 +47,7 @@ final class SignupServer: Service {
     func run() async throws {
         // Sign-up paused by an operator (issue 26): known before the first session opens.
         await services.signupPause.refresh()
-        services.signupPause.onChange { [services] pause in
-            let forForms = pause.map { SignupPause(note: $0.note) }
-            for session in services.directory.all {
-                ConnectionHandler.onLoop(of: session) { $0.signupsPaused(forForms) }
-            }
-        }
+        services.tellSessionsOfPauses()
         let (serverChannel, context) = try await bind()
         // Handover (issue 16): what the previous process left, restored before READY=1.
         if let handover { await restore(from: handover, context: context) }

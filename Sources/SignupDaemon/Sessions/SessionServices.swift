@@ -29,6 +29,16 @@ struct SessionServices: Sendable {
     /// Sign-up paused by an operator (issue 26).
     var signupPause: SignupPauseState { accounts.pause }
 
+    /// From now on, every live session hears when sign-up is paused or opened again.
+    func tellSessionsOfPauses() {
+        signupPause.onChange { [directory] pause in
+            let forForms = pause.map { SignupPause(note: $0.note) }
+            for session in directory.all {
+                ConnectionHandler.onLoop(of: session) { $0.signupsPaused(forForms) }
+            }
+        }
+    }
+
     /// The levels metrics and `status` report, read now.
     var levels: DaemonMetrics.Levels {
         DaemonMetrics.Levels(

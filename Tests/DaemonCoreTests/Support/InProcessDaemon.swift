@@ -120,6 +120,8 @@ final class InProcessDaemon: Sendable {
             resumeGrace: tuning.resumeGraceSeconds.map { .seconds(Int64($0)) },
             clock: clock
         )
+        // As SignupServer does: open sessions hear of a sign-up pause.
+        services.tellSessionsOfPauses()
         context = ConnectionHandler.Context(
             services: services,
             tuning: tuning,
