@@ -131,7 +131,8 @@ public struct FormSession: Sendable, Codable, Equatable {
         case .setLocale(let tag):
             locale = configuration.catalogues.resolve(tag)
             step.events = snapshot()
-            if let result = lastResult {
+            // While paused the snapshot ends with the pause, which stands over an older result.
+            if let result = lastResult, !(paused != nil && phase == .editing) {
                 step.events.append(.result(ok: result.ok, message: configuration.catalogues.render(result.message, locale: locale), user: result.user, token: nil))
             }
         case .availability(let id, let availability):
@@ -248,6 +249,13 @@ public struct FormSession: Sendable, Codable, Equatable {
             result(false, MessageRef("store.unavailable"))
         case .signupsPaused(let note):
             result(false, SignupPause(note: note).message)
+        }
+        // Paused while this submit ran and it failed for another reason: the pause is what
+        // stands now (submit stays off), so it is said last.
+        var saidPause = false
+        if case .signupsPaused = outcome { saidPause = true }
+        if let paused, phase == .editing, !saidPause {
+            step.events.append(.result(ok: false, message: rendered(paused.message), user: nil, token: nil))
         }
         step.events.append(.busy(false))
     }

@@ -50,7 +50,8 @@ struct OperatorOptions: ParsableArguments {
     static func tcp(_ text: String) throws -> MetricsEndpoint.Listener {
         let host: Substring
         let port: Substring
-        if text.hasPrefix("["), let close = text.firstIndex(of: "]") {
+        if text.hasPrefix("[") {
+            guard let close = text.firstIndex(of: "]") else { throw ValidationError("--metrics-listen: \"\(text)\" has no \"]\" after its IPv6 address") }
             host = text[text.index(after: text.startIndex)..<close]
             let rest = text[text.index(after: close)...]
             guard rest.hasPrefix(":") else { throw ValidationError("--metrics-listen: \"\(text)\" is not ADDR:PORT") }
@@ -59,8 +60,9 @@ struct OperatorOptions: ParsableArguments {
             guard let colon = text.lastIndex(of: ":") else { throw ValidationError("--metrics-listen: \"\(text)\" is not ADDR:PORT") }
             host = text[..<colon]
             port = text[text.index(after: colon)...]
+            guard !host.contains(":") else { throw ValidationError("--metrics-listen: write an IPv6 address in brackets, e.g. [::1]:9464, not \"\(text)\"") }
         }
-        guard !host.isEmpty, let number = Int(port), (1...65535).contains(number) else {
+        guard !host.isEmpty, port.allSatisfy(\.isASCII), port.allSatisfy(\.isNumber), let number = Int(port), (1...65535).contains(number) else {
             throw ValidationError("--metrics-listen: \"\(text)\" is not ADDR:PORT with a port from 1 to 65535")
         }
         return .tcp(host: String(host), port: number)

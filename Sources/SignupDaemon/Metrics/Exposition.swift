@@ -8,7 +8,8 @@ enum Exposition {
     static func wantsOpenMetrics(accept: [String]) -> Bool {
         for value in accept {
             for item in value.split(separator: ",") {
-                let parts = item.split(separator: ";").map { $0.trimmingCharacters(in: " \t") }
+                // Media types and parameter names are case-insensitive (RFC 9110).
+                let parts = item.split(separator: ";").map { $0.trimmingCharacters(in: " \t").lowercased() }
                 guard parts.first == "application/openmetrics-text" else { continue }
                 let quality = parts.dropFirst().first { $0.hasPrefix("q=") }.flatMap { Double($0.dropFirst(2)) } ?? 1
                 if quality > 0 { return true }

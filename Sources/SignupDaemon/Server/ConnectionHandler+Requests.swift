@@ -149,6 +149,7 @@ extension ConnectionHandler {
         hasHeldSession = true
         // Handover (issue 16): a connection holding a session is carried across a restart.
         storeForHandover(output: output)
+        shared.logger.debug("session opened", metadata: output.principal.logMetadata(pid: output.peer.pid, ["session": session.id, "form": form.name]))
         output.deliver(.opened(session: session.id, form: form.name, locale: session.locale, resume: session.resumeSecret, id: id))
         session.sendSnapshot(to: output, id: id)
     }

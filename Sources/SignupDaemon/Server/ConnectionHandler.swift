@@ -129,6 +129,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
             connectsPerUIDPerSecond: registry.connectsPerUIDPerSecond, bridge: isTrustedBridge
         ) {
         case .greet:
+            shared.logger.debug("connection", metadata: output.principal.logMetadata(pid: output.peer.pid))
             output.deliver(shared.hello)
             if case .admittedDisplacing(let victim, let victimKey, let held) = answer {
                 let who = victim.principal
@@ -155,6 +156,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
         // work is done), not a close the daemon decided: its sessions wait for `resume`.
         let dropped = !endedByDaemon
         if dropped { shared.services.reporting.closed(nil) }
+        shared.logger.debug("connection closed", metadata: output.principal.logMetadata(pid: output.peer.pid, ["by": dropped ? "client" : "signupd", "sessions": "\(holds.count)"]))
         let action = state.inactive()
         output.releaseBudget()
         // Handover (issue 16): leaves the file descriptor store, unless handed over (then
