@@ -27,7 +27,7 @@ import Testing
         Case(code: .invalidRequest, request: "[1]", message: "a request must be a JSON object, not array"),
         Case(
             code: .unknownOp, request: #"{"op":"launch","id":7}"#,
-            message: #"unknown op "launch"; known: describe, ping, open, attach, set, submit, snapshot, close, verify, logout, sessions, locale, client, resume"#
+            message: #"unknown op "launch"; known: describe, ping, open, attach, set, submit, snapshot, close, verify, logout, sessions, locale, client, resume, status, signups"#
         ),
         Case(code: .unknownForm, request: #"{"op":"open","form":"nope","id":7}"#, message: #"unknown form "nope"; known: signup, login, phone-signup, phone-login"#),
         Case(
