@@ -200,6 +200,9 @@ class Client:
 
     def open(self, form):
         opened, _ = self.reply(self.send("open", form=form))
+        if opened.get("event") != "opened":
+            # Refused (rate_limited, limit_exceeded…): no snapshot follows to wait for.
+            raise RuntimeError("open %s refused: %s" % (form, opened))
         self.until(lambda m: m.get("event") == "busy")
         return opened["session"]
 
