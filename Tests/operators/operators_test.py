@@ -103,10 +103,17 @@ def main():
         checks.check(not os.path.exists(metrics_path), "the metrics socket is removed when signupd stops")
         idle = Daemon(signupd, directory=work, args=args).start()
         started = time.monotonic()
+        scraped = 0
         while idle.proc.poll() is None and time.monotonic() - started < 30:
-            status, _, _ = scrape(metrics_path)
+            try:
+                status, _, _ = scrape(metrics_path)
+            except (FileNotFoundError, ConnectionRefusedError):
+                break  # it exited between the look and the scrape
             checks.check(status.endswith("200 OK"), "a scrape of the idle daemon answers: %s" % status)
+            scraped += 1
             time.sleep(0.5)  # a scraper's interval, not synchronisation
+        idle.proc.wait(timeout=30)
+        checks.check(scraped >= 4, "it was scraped while idle (%d times)" % scraped)
         checks.check(idle.proc.poll() == 0, "the daemon exits when idle although it was scraped every half second")
         checks.check(not os.path.exists(metrics_path), "and the metrics socket is gone: a scrape starts nothing")
     finally:
@@ -174,6 +181,34 @@ def counters_and_histogram(checks, daemon, metrics_path):
     if promtool:
         linted = subprocess.run([promtool, "check", "metrics"], input=after_text, capture_output=True, text=True)
         checks.check(linted.returncode == 0, "promtool check metrics: %s" % (linted.stdout + linted.stderr))
+    # A scraper that trickles its request is closed at the deadline (10 s), however slowly
+    # its bytes come; one that pipelines requests and never reads is closed, not buffered for.
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as slow:
+        slow.connect(metrics_path)
+        slow.settimeout(1)
+        started = time.monotonic()
+        closed = False
+        while time.monotonic() - started < 20 and not closed:
+            try:
+                slow.sendall(b"X")
+                closed = slow.recv(1) == b""
+            except socket.timeout:
+                pass  # still open: the next byte comes a second later
+            except OSError:
+                closed = True
+        checks.check(closed and time.monotonic() - started < 15, "a trickled request is closed at its deadline (%.1f s)" % (time.monotonic() - started))
+    rss_before = daemon.rss_kib()
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as greedy:
+        greedy.connect(metrics_path)
+        greedy.settimeout(10)
+        request = b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n"
+        try:
+            for _ in range(200):
+                greedy.sendall(request * 100)
+        except OSError:
+            pass  # closed by signupd: what this checks
+    checks.check(daemon.rss_kib() - rss_before < 64 * 1024, "20,000 pipelined scrapes never read cost under 64 MiB (%d KiB)" % (daemon.rss_kib() - rss_before))
+    checks.check(scrape(metrics_path)[0].endswith("200 OK"), "and the next scraper is served")
     for path in ("/", "/other"):
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
             s.connect(metrics_path)

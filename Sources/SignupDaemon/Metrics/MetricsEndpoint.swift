@@ -16,8 +16,12 @@ import Glibc
 /// client connections, so they never keep an idle daemon from exiting.
 ///
 /// A scrape renders the registry after sampling the levels (connections, sessions, queue
-/// depth). At most `maxConnections` scrapers at once, each closed after `idleTimeout`
-/// without a request; a request head larger than NIO's default limit is refused by NIO.
+/// depth). Scrapers are local users: one must not keep the others out, nor make the daemon
+/// buffer for it. At most `maxConnections` at once and `maxConnectionsPerUID` of one uid
+/// (`SO_PEERCRED`; root is never refused); each request must arrive whole within
+/// `requestDeadline` of the connection or of the last answer (a trickled header does not
+/// buy time), and a scraper that does not read its answers is closed once
+/// `maxUnreadBytes` wait for it. A request head larger than NIO's limit is refused by NIO.
 final class MetricsEndpoint: Sendable {
     enum Listener: Sendable, Equatable {
         case unix(path: String, group: UInt32?)
@@ -25,11 +29,14 @@ final class MetricsEndpoint: Sendable {
     }
 
     private let channels = NIOLockedValueBox<[Channel]>([])
-    private let open = NIOLockedValueBox(0)
+    /// Scrape connections open, in all and per uid.
+    private let open = NIOLockedValueBox((total: 0, byUID: [UInt32: Int]()))
     private let render: @Sendable (_ openMetrics: Bool) -> [UInt8]
     private let logger: Logger
-    static let maxConnections = 32
-    static let idleTimeout = TimeAmount.seconds(30)
+    static let maxConnections = 64
+    static let maxConnectionsPerUID = 4
+    static let requestDeadline = TimeAmount.seconds(10)
+    static let maxUnreadBytes = 1 << 20
 
     /// `render`: the exposition, in the Prometheus text format or OpenMetrics.
     init(logger: Logger, render: @escaping @Sendable (_ openMetrics: Bool) -> [UInt8]) {
@@ -40,18 +47,26 @@ final class MetricsEndpoint: Sendable {
     func bind(_ listener: Listener, group: EventLoopGroup) async throws {
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 16)
+            .childChannelOption(.writeBufferWaterMark, value: .init(low: Self.maxUnreadBytes / 2, high: Self.maxUnreadBytes))
             .childChannelInitializer { [self] channel in
-                let admitted = open.withLockedValue { count in
-                    guard count < Self.maxConnections else { return false }
-                    count += 1
+                let uid = Self.peerUID(of: channel)
+                let admitted = open.withLockedValue { open in
+                    let mine = uid.map { open.byUID[$0, default: 0] } ?? 0
+                    guard uid == 0 || (open.total < Self.maxConnections && mine < Self.maxConnectionsPerUID) else { return false }
+                    open.total += 1
+                    if let uid { open.byUID[uid] = mine + 1 }
                     return true
                 }
                 guard admitted else { return channel.close() }
-                channel.closeFuture.whenComplete { [open] _ in open.withLockedValue { $0 -= 1 } }
+                channel.closeFuture.whenComplete { [open] _ in
+                    open.withLockedValue { open in
+                        open.total -= 1
+                        if let uid { open.byUID[uid] = open.byUID[uid].map { $0 > 1 ? $0 - 1 : nil } ?? nil }
+                    }
+                }
                 return channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(IdleStateHandler(readTimeout: Self.idleTimeout))
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
-                    try channel.pipeline.syncOperations.addHandler(ScrapeHandler(render: render))
+                    try channel.pipeline.syncOperations.addHandler(ScrapeHandler(render: render, deadline: Self.requestDeadline))
                 }
             }
         let channel: Channel
@@ -70,6 +85,15 @@ final class MetricsEndpoint: Sendable {
         }
         channels.withLockedValue { $0.append(channel) }
         logger.info("metrics served", metadata: ["at": "\(Self.describe(listener))"])
+    }
+
+    /// The connecting process's uid on a Unix socket (nil on TCP).
+    private static func peerUID(of channel: Channel) -> UInt32? {
+        guard channel.localAddress?.protocol == .unix, let provider = channel as? SocketOptionProvider else { return nil }
+        let future: EventLoopFuture<PeerCredentials> = provider.unsafeGetSocketOption(level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(SO_PEERCRED))
+        var uid: UInt32?
+        future.assumeIsolated().whenSuccess { uid = $0.uid }
+        return uid
     }
 
     static func describe(_ listener: Listener) -> String {
@@ -96,10 +120,29 @@ private final class ScrapeHandler: ChannelInboundHandler, RemovableChannelHandle
     typealias OutboundOut = HTTPServerResponsePart
 
     private let render: @Sendable (Bool) -> [UInt8]
+    private let deadline: TimeAmount
     private var head: HTTPRequestHead?
+    /// Closes the connection unless the next request has arrived whole by then.
+    private var timer: Scheduled<Void>?
 
-    init(render: @escaping @Sendable (Bool) -> [UInt8]) {
+    init(render: @escaping @Sendable (Bool) -> [UInt8], deadline: TimeAmount) {
         self.render = render
+        self.deadline = deadline
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        arm(context)
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        timer?.cancel()
+    }
+
+    /// The next request is due within `deadline`, however slowly its bytes come.
+    private func arm(_ context: ChannelHandlerContext) {
+        timer?.cancel()
+        let channel = context.channel
+        timer = context.eventLoop.scheduleTask(in: deadline) { channel.close(promise: nil) }
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -110,11 +153,14 @@ private final class ScrapeHandler: ChannelInboundHandler, RemovableChannelHandle
             guard let head else { return }
             self.head = nil
             respond(to: head, context: context)
+            arm(context)
         }
     }
 
-    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if event is IdleStateHandler.IdleStateEvent { context.close(promise: nil) } else { context.fireUserInboundEventTriggered(event) }
+    /// A scraper that does not read what it asked for is closed, not buffered for.
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if !context.channel.isWritable { context.close(promise: nil) }
+        context.fireChannelWritabilityChanged()
     }
 
     private func respond(to request: HTTPRequestHead, context: ChannelHandlerContext) {
