@@ -637,3 +637,18 @@ struct MetricsListenTests {
         #expect(throws: (any Error).self) { try OperatorOptions.tcp(text) }
     }
 }
+
+/// The journal's plain text: a value that could be read as more than one is quoted.
+struct JournalPlainTextTests {
+    @Test("a client name cannot write uid=0 into a line; ordinary values stay as they are")
+    func quoting() {
+        #expect(JournalLogHandler.plain(.string("web-3f2a")) == "web-3f2a")
+        #expect(JournalLogHandler.plain(.string("too many requests; slow down")) == "too many requests; slow down")
+        #expect(JournalLogHandler.plain(.string("x, uid=0")) == #""x, uid=0""#)
+        #expect(JournalLogHandler.plain(.string(#"say "hi" (now)"#)) == #""say \"hi\" (now)""#)
+        #expect(JournalLogHandler.plain(.string(#"back\slash="#)) == #""back\\slash=""#)
+        #expect(JournalLogHandler.plain(.string("")) == #""""#)
+        let line = JournalLogHandler.message("login failed", ["client=\(JournalLogHandler.plain(.string("a, uid=0")))", "uid=1004"])
+        #expect(line == #"login failed (client="a, uid=0", uid=1004)"#)
+    }
+}

@@ -51,6 +51,15 @@ struct OperatorRequestsTests {
         #"{"op":"signups","pause":true,"message":"\u001b[31mred"}"#,
         #"{"op":"signups","pause":true,"message":"del\u007f"}"#,
         #"{"op":"signups","pause":true,"message":"nel\u0085"}"#,
+        // Line separators and bidirectional overrides reorder what people read.
+        #"{"op":"signups","pause":true,"message":"a\u2028b"}"#,
+        #"{"op":"signups","pause":true,"message":"back \u202Eat 14:00"}"#,
+        #"{"op":"signups","pause":true,"message":"\u2066isolate"}"#,
+        // A front end's client id: no control or format characters (administrators see it).
+        #"{"op":"client","client":"web\u001b[2J"}"#,
+        #"{"op":"client","client":"web\nuid 0"}"#,
+        #"{"op":"client","client":"web\u202Eevil"}"#,
+        #"{"op":"client","client":"zero\u200Bwidth"}"#,
         // Wrong types.
         #"{"op":"signups","pause":"yes"}"#,
         #"{"op":"signups","pause":true,"message":5}"#,

@@ -48,6 +48,15 @@ public struct Request: Sendable, Equatable {
     public static let operationNames = [
         "describe", "ping", "open", "attach", "set", "submit", "snapshot", "close", "verify", "logout", "sessions", "locale", "client", "resume", "status", "signups",
     ]
+    /// Whether a character would move a terminal's cursor or reorder the text around it:
+    /// control characters, line and paragraph separators, bidirectional overrides and isolates.
+    public static func disturbsDisplay(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.properties.generalCategory {
+        case .control, .lineSeparator, .paragraphSeparator: return true
+        default: return (0x202A...0x202E).contains(scalar.value) || (0x2066...0x2069).contains(scalar.value)
+        }
+    }
+
     /// The longest operator message `signups` takes (UTF-8 bytes).
     public static let maxSignupsMessageBytes = 512
 }
@@ -124,15 +133,19 @@ extension Request {
             let message = try members.optionalString("message")
             if let message {
                 guard pause == true else { throw RequestError(.invalidRequest, "\"message\" goes with \"pause\": true", id: id) }
-                guard message.utf8.count <= Self.maxSignupsMessageBytes, !message.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-                    throw RequestError(.invalidRequest, "\"message\" must be at most \(Self.maxSignupsMessageBytes) bytes (UTF-8), without control characters", id: id)
+                guard message.utf8.count <= Self.maxSignupsMessageBytes, !message.unicodeScalars.contains(where: Self.disturbsDisplay) else {
+                    throw RequestError(.invalidRequest, "\"message\" must be at most \(Self.maxSignupsMessageBytes) bytes (UTF-8), without control characters, line separators or bidirectional overrides", id: id)
                 }
             }
             operation = .signups(pause: pause, message: message)
         case "client":
             let client = try members.string("client")
-            guard !client.isEmpty, client.utf8.count <= maxClientBytes else {
-                throw RequestError(.invalidRequest, "\"client\" must be 1 to \(maxClientBytes) bytes (UTF-8)", id: id)
+            // An opaque id: shown to administrators and written to logs, so nothing that moves
+            // a terminal's cursor or reorders text (control and format characters, separators).
+            guard !client.isEmpty, client.utf8.count <= maxClientBytes,
+                !client.unicodeScalars.contains(where: { Self.disturbsDisplay($0) || $0.properties.generalCategory == .format })
+            else {
+                throw RequestError(.invalidRequest, "\"client\" must be 1 to \(maxClientBytes) bytes (UTF-8), without control or format characters", id: id)
             }
             operation = .client(client: client, address: try members.optionalString("address"))
         case "resume": operation = .resume(session: try members.requiredSession(), secret: try members.string("resume"))

@@ -21,6 +21,10 @@ public struct FormState: Sendable, Equatable {
     public var busy = false
     /// The last submit's outcome.
     public var result: FormResult?
+    /// Sign-up paused by the operator (`signup.paused`, `signup.paused_note`): said with a
+    /// `result` when it happens or in the snapshot, kept until `enabled` turns true again —
+    /// unlike `result`, which a client clears when the user edits.
+    public private(set) var paused: FormResult?
     /// The last session event's `seq` applied.
     public private(set) var lastSeq: UInt64 = 0
     /// Why signupd ended the session, once it has (`nil` reason: a client's `close`).
@@ -61,6 +65,7 @@ public struct FormState: Sendable, Equatable {
             return .validation(validation)
         case .enabled(let value):
             enabled = value
+            if value { paused = nil }
             return .enabled(value)
         case .busy(let value):
             busy = value
@@ -68,6 +73,7 @@ public struct FormState: Sendable, Equatable {
         case .result(let ok, let message, let user, let token):
             let outcome = FormResult(ok: ok, message: message.text, messageId: message.id, params: message.params, user: user, token: token)
             result = outcome
+            if message.id == "signup.paused" || message.id == "signup.paused_note" { paused = outcome }
             return .result(outcome)
         }
     }

@@ -262,6 +262,8 @@ final class AccountService: Sendable {
         case .noAccount:
             limiter.failed(reservation, accountID: nil, now: clock.now().uptimeNanoseconds)
             await recordSharedFailure(peer: peer, skeleton: identity.skeleton, accountID: nil)
+            // Guessing names leaves a trace too (summarised per peer).
+            reporting.log.log(.notice, "login failed (no such account)", peer: peer, metadata: principal.logMetadata(pid: pid, ["name": "\(identity.display.loggable)"]))
             return .invalidCredentials
         case .wrong(let account):
             limiter.failed(reservation, accountID: account.id, now: clock.now().uptimeNanoseconds)

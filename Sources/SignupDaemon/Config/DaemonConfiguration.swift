@@ -25,7 +25,7 @@ struct DaemonConfiguration: Sendable {
             switch self {
             case .sqlite(let path): "sqlite \(path)"
             case .memory: "memory"
-            case .postgres(let settings): settings.url.redacted
+            case .postgres(let settings): "postgresql \(settings.url.redacted)"
             }
         }
     }

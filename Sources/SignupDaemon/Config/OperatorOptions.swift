@@ -2,7 +2,7 @@ import ArgumentParser
 
 /// Metrics and administration (issue 26).
 struct OperatorOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("Serve metrics (GET /metrics, Prometheus text or OpenMetrics) over HTTP on this Unix socket. The Debian package uses /run/signupd/metrics.sock. (default: none)", valueName: "path"))
+    @Option(help: ArgumentHelp("Serve metrics (GET /metrics, Prometheus text or OpenMetrics) over HTTP on this Unix socket while signupd runs. The Debian package passes /run/signupd/metrics/metrics.sock, linked from /run/signupd/metrics.sock. (default: none)", valueName: "path"))
     var metricsSocket: String?
 
     @Option(help: ArgumentHelp("Group that may read the metrics socket (mode 0660); without it the socket is 0600, for signupd's own user. The Debian package names signupd-clients.", valueName: "group"))

@@ -25,7 +25,7 @@ struct JournalLogHandler: LogHandler {
         if let extra = event.metadata { merged.merge(extra) { $1 } }
         let keys = merged.keys.sorted()
         var fields = [
-            "MESSAGE=\(Self.message(event.message, keys.map { "\($0)=\(merged[$0]!)" }))",
+            "MESSAGE=\(Self.message(event.message, keys.map { "\($0)=\(Self.plain(merged[$0]!))" }))",
             "PRIORITY=\(Self.priority(event.level))",
             "SYSLOG_IDENTIFIER=signupd",
             "CODE_FILE=\(event.file)",
@@ -42,6 +42,15 @@ struct JournalLogHandler: LogHandler {
     /// a warning is in its metadata; an administrator should not need `-o verbose` for it).
     static func message(_ message: Logger.Message, _ pairs: [String]) -> String {
         pairs.isEmpty ? "\(message)" : "\(message) (\(pairs.joined(separator: ", ")))"
+    }
+
+    /// A value as the plain text shows it: quoted (with `\"` and `\\` escaped) when it could
+    /// be read as more than one value — it holds `,`, `=`, `(`, `)` or a quote, or is empty —
+    /// so that a client's name cannot write `uid=0` into someone else's line.
+    static func plain(_ value: Logger.MetadataValue) -> String {
+        let text = "\(value)"
+        guard text.isEmpty || text.contains(where: { ",=()\"".contains($0) }) else { return text }
+        return "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
     }
 
     private static func send(_ fields: [String]) {

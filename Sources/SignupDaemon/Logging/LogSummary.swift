@@ -69,10 +69,11 @@ final class LogSummary: Sendable {
         }
     }
 
-    /// Says how many lines each ended window left out, and forgets the ended windows.
-    func flush(now: NIODeadline = .now()) {
+    /// Says how many lines each ended window left out, and forgets the ended windows;
+    /// `all`: every window, ended or not (the process stops: nothing left out goes unsaid).
+    func flush(now: NIODeadline = .now(), all: Bool = false) {
         let ended: [(Tally, Key)] = tallies.withLockedValue { tallies in
-            let done = tallies.filter { now - $0.value.started >= window }
+            let done = tallies.filter { all || now - $0.value.started >= window }
             for key in done.keys { tallies[key] = nil }
             return done.filter { $0.value.left > 0 }.map { ($0.value, $0.key) }
         }

@@ -3,6 +3,7 @@ import FormEngine
 import NIOConcurrencyHelpers
 import NIOCore
 import Prometheus
+import SignupProtocol
 
 /// What operators scrape (issue 26): every metric the daemon exposes, by name, with its help
 /// text and labels, in this one place. Recorded through swift-metrics' types; kept in a
@@ -28,6 +29,32 @@ final class DaemonMetrics: Sendable {
         gauge(Name.buildInfo, ["version": version]).set(1)
         gauge(Name.startTime).set(Double(wallClockSeconds()))
         gauge(Name.signupsPaused).set(0)
+    }
+
+    /// Makes every series a scrape should find from the start at zero (a dashboard's
+    /// `rate()` and an alert's comparison need the series before its first event): the
+    /// outcomes of each form's action, its validation histogram, and the fixed label sets.
+    func prepare(forms: [(name: String, action: SubmitAction)]) {
+        for form in forms {
+            _ = validation(form: form.name)
+            let outcomes: [SubmitOutcome] = form.action == .signup
+                ? [.signedUp(user: ""), .usernameTaken, .usernameTooSimilar, .rateLimited, .storeUnavailable, .signupsPaused(note: nil)]
+                : [.loggedIn(user: "", token: ""), .invalidCredentials, .rateLimited, .storeUnavailable]
+            for outcome in outcomes {
+                _ = counter(form.action == .signup ? Name.signups : Name.logins, ["form": form.name, "outcome": Self.label(outcome)])
+            }
+        }
+        for outcome in [LogoutOutcome.revoked, .unknown, .unavailable] { _ = counter(Name.logouts, ["outcome": outcome.rawValue]) }
+        for result in [Availability.available, .taken, .tooSimilar, .unreachable] { _ = counter(Name.availabilityChecks, ["result": Self.label(result)]) }
+        _ = timer(Name.availabilitySeconds)
+        _ = timer(Name.hashSeconds)
+        _ = counter(Name.logLinesSummarised)
+        for code in ErrorCode.allCases { _ = counter(Name.refusals, ["code": code.rawValue]) }
+        for reason in ["client", "idle", "stuck", "over_budget", "slow_consumer", "displaced", "refused", "refused_client", "shutdown", "failed"] {
+            _ = counter(Name.closes, ["reason": reason])
+        }
+        gauge(Name.carriedSessions).set(0)
+        gauge(Name.handoverSeconds).set(0)
     }
 
     // MARK: Recording

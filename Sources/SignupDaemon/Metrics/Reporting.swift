@@ -19,7 +19,10 @@ struct Reporting: Sendable {
         fields["code"] = code.rawValue
         if let session = failure.session { fields["session"] = session.loggable }
         fields["reason"] = failure.message
-        log.log(Self.level(of: code), "refused: \(code.rawValue)", peer: principal.key, metadata: principal.logMetadata(pid: pid, fields))
+        // One tally per kind of refusal, not per code: a flood of one kind must not hide
+        // another (a peer's `sessions` with `all` and its attempts on someone's session are
+        // both `forbidden`).
+        log.log(Self.level(of: code), "refused: \(code.rawValue) (\(failure.kind))", peer: principal.key, metadata: principal.logMetadata(pid: pid, fields))
     }
 
     static func level(of code: ErrorCode) -> Logger.Level {

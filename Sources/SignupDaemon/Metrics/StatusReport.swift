@@ -73,8 +73,11 @@ enum StatusReport {
 
     private static func storeHealth(_ store: any AccountStore, description: String, administrator: Bool) -> JSONObject {
         var health = Members()
-        // Where the store is tells others nothing they need: administrators only.
-        health["store"] = .string(administrator ? description : description.split(separator: " ").first.map(String.init) ?? description)
+        // Its kind for everyone; where it is (a path, a URL without password) tells others
+        // nothing they need: administrators only.
+        let parts = description.split(separator: " ", maxSplits: 1).map(String.init)
+        health["store"] = .string(parts.first ?? description)
+        if administrator, parts.count > 1 { health["location"] = .string(parts[1]) }
         if let postgres = store as? PostgresAccountStore {
             switch postgres.breaker.withLockedValue({ $0.state }) {
             case .closed:

@@ -26,7 +26,9 @@ extension ConnectionHandler {
             return output.deliver(.signups(Self.wire(state.current), id: id))
         }
         guard isAdministrator(output) else { throw .administratorsOnly(pause ? "pausing sign-up" : "resuming sign-up") }
-        let wanted = pause ? StoredSignupPause(note: message, since: Int64(wallClockSeconds()), byUID: output.peer.uid) : nil
+        // Blank words are no words: the form then says `signup.paused`.
+        let note = message.map { $0.trimmingWhitespace }.flatMap { $0.isEmpty ? nil : $0 }
+        let wanted = pause ? StoredSignupPause(note: note, since: Int64(wallClockSeconds()), byUID: output.peer.uid) : nil
         let logger = shared.logger
         let who = output.principal.logMetadata(pid: output.peer.pid)
         answerWhenDone(output.eventLoop.makeFutureWithLoopTask { try await state.set(wanted) }, id: id, output: output) { _ throws(RequestFailure) in
@@ -38,5 +40,16 @@ extension ConnectionHandler {
     static func wire(_ pause: StoredSignupPause?) -> SignupsState {
         guard let pause else { return SignupsState(paused: false) }
         return SignupsState(paused: true, message: pause.note, since: Int(pause.since), byUID: Int(pause.byUID))
+    }
+}
+
+extension String {
+    /// Without leading and trailing white space (Unicode's).
+    fileprivate var trimmingWhitespace: String {
+        let scalars = unicodeScalars
+        guard let first = scalars.firstIndex(where: { !$0.properties.isWhitespace }),
+            let last = scalars.lastIndex(where: { !$0.properties.isWhitespace })
+        else { return "" }
+        return String(scalars[first...last])
     }
 }

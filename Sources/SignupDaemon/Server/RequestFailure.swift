@@ -133,6 +133,12 @@ enum RequestFailure: Error, Equatable {
         }
     }
 
+    /// Which refusal it is, without its details (`otherUsersSession`): for summarised logs.
+    var kind: String {
+        let described = "\(self)"
+        return described.firstIndex(of: "(").map { String(described[..<$0]) } ?? described
+    }
+
     /// The session the refusal concerns, named in the error.
     var session: String? {
         switch self {

@@ -45,6 +45,8 @@ final class SignupServer: Service {
     }
 
     func run() async throws {
+        // Every series at zero before anything happens (the restore below may set the carried ones).
+        services.metrics.prepare(forms: services.forms.library.forms.map { ($0.name, $0.action) })
         // Sign-up paused by an operator (issue 26): known before the first session opens.
         await services.signupPause.refresh()
         services.tellSessionsOfPauses()
@@ -87,6 +89,8 @@ final class SignupServer: Service {
             stop.fire(.shutdown)
         }
         logger.info("stopping", metadata: ["reason": "\(reason)"])
+        // What the summaries left out so far is said before the process goes.
+        services.reporting.log.flush(all: true)
         pausePolling?.cancel()
         await metrics?.close(configuration.metricsListeners)
         let drain = ShutdownDrain(registry: services.registry, grace: .seconds(Int64(configuration.shutdownGraceSeconds)))

@@ -1,3 +1,4 @@
+import SignupProtocol
 /// signupctl's own words outside the form — errors, notices, prompts — in the user's
 /// language (`LC_ALL`, `LC_MESSAGES`, `LANG`; `UserLocale`): Simplified Chinese where
 /// `ScreenText` would frame the form in it, English otherwise. Each message is written
@@ -32,6 +33,21 @@ extension Say {
     static func shown(user: String) -> String {
         for scheme in ["tel:", "mailto:"] where user.hasPrefix(scheme) { return String(user.dropFirst(scheme.count)) }
         return user
+    }
+
+    /// Text another party chose (a front end's client name, an operator's message), safe to
+    /// print on a terminal: what would move the cursor or reorder the line is shown as `\u{…}`.
+    static func inert(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: { Request.disturbsDisplay($0) || $0.properties.generalCategory == .format }) else { return text }
+        var shown = ""
+        for scalar in text.unicodeScalars {
+            if Request.disturbsDisplay(scalar) || scalar.properties.generalCategory == .format {
+                shown += "\\u{" + String(scalar.value, radix: 16) + "}"
+            } else {
+                shown.unicodeScalars.append(scalar)
+            }
+        }
+        return shown
     }
 
     /// "message: value" with the colon of the user's language.

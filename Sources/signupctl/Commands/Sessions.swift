@@ -28,7 +28,8 @@ extension SignupCtl {
                         .init(key: "form", value: .string(summary.form)),
                         .init(key: "ageSeconds", value: .number(String(summary.ageSeconds))),
                         .init(key: "views", value: .number(String(summary.views))),
-                    ] + (summary.uid.map { [.init(key: "uid", value: .number(String($0)))] } ?? [])
+                    ] + (summary.detachedSeconds.map { [.init(key: "detachedSeconds", value: .number(String($0)))] } ?? [])
+                      + (summary.uid.map { [.init(key: "uid", value: .number(String($0)))] } ?? [])
                       + (summary.client.map { [.init(key: "client", value: .string($0))] } ?? [])))
                 }))
                 envelope.emit()
@@ -40,10 +41,13 @@ extension SignupCtl {
             }
             // Columns as wide as their widest entry (a form name may be long: phone-signup).
             var headers = Say.chinese ? ["会话", "表单", "时长", "查看"] : ["SESSION", "FORM", "AGE", "VIEWS"]
-            var rows = summaries.map { [$0.session, $0.form, Self.age($0.ageSeconds), String($0.views)] }
+            var rows = summaries.map { summary in
+                let age = Self.age(summary.ageSeconds) + (summary.detachedSeconds.map { Say.pick(" (dropped \(Self.age($0)) ago)", "（断开 \(Self.age($0))）") } ?? "")
+                return [summary.session, summary.form, age, String(summary.views)]
+            }
             if all {
                 headers.insert(Say.chinese ? "用户" : "OWNER", at: 0)
-                rows = zip(summaries, rows).map { summary, row in ["uid \(summary.uid ?? -1)" + (summary.client.map { " \($0)" } ?? "")] + row }
+                rows = zip(summaries, rows).map { summary, row in ["uid \(summary.uid ?? -1)" + (summary.client.map { " \(Say.inert($0))" } ?? "")] + row }
             }
             let last = headers.count - 1
             let widths = (0..<last).map { column in ([headers] + rows).map { DisplayWidth.of($0[column]) }.max()! + 2 }

@@ -32,7 +32,14 @@ extension SignupCtl {
         @OptionGroup var connection: ConnectionOptions
 
         func validate() throws {
-            if message != nil, action != .pause { throw ValidationError(Say.pick("--message goes with pause", "--message 只用于 pause")) }
+            guard let message else { return }
+            if action != .pause { throw ValidationError(Say.pick("--message goes with pause", "--message 只用于 pause")) }
+            // As signupd would refuse it, but as bad usage (exit 64), before connecting.
+            if message.utf8.count > Request.maxSignupsMessageBytes || message.unicodeScalars.contains(where: Request.disturbsDisplay) {
+                throw ValidationError(Say.pick(
+                    "--message must be at most \(Request.maxSignupsMessageBytes) bytes (UTF-8), without control characters, line separators or bidirectional overrides",
+                    "--message 最多 \(Request.maxSignupsMessageBytes) 个字节，不能含控制字符、换行或双向文字控制符"))
+            }
         }
 
         func body() throws(CommandFailure) {
@@ -60,7 +67,7 @@ extension SignupCtl {
             var text = Say.pick("sign-up is paused", "注册已暂停")
             if let since = state.since { text += Say.pick(" since ", "，自 ") + StatusText.clock(since) }
             if let byUID = state.byUID { text += Say.pick(" by uid \(byUID)", "，由 uid \(byUID)") }
-            if let message = state.message { text += ": \u{201C}\(message)\u{201D}" }
+            if let message = state.message { text += ": \u{201C}\(Say.inert(message))\u{201D}" }
             print(text)
         }
     }

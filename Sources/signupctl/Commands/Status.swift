@@ -48,10 +48,13 @@ enum StatusText {
         lines.append(Say.pick("● \(version) — serving (pid \(pid), up \(uptime))", "● \(version) — 运行中（进程 \(pid)，已运行 \(uptime)）"))
         func row(_ english: String, _ chinese: String, _ value: String) {
             let label = Say.pick(english, chinese)
-            lines.append(String(repeating: " ", count: max(0, 14 - DisplayWidth.of(label))) + label + ": " + value)
+            // A continuation row (no label) lines up under the values, without a colon.
+            let separator = label.isEmpty ? "  " : Say.pick(": ", "：")
+            lines.append(String(repeating: " ", count: max(0, 16 - DisplayWidth.of(label))) + label + separator + value)
         }
         if let store = report["store"]?.objectValue {
-            row("Store", "账户存储", health(store, name: store["store"]?.stringValue ?? "?"))
+            let name = [store["store"]?.stringValue, store["location"]?.stringValue].compactMap { $0 }.joined(separator: " ")
+            row("Store", "账户存储", health(store, name: name.isEmpty ? "?" : name))
         }
         if let service = report["availabilityService"]?.objectValue {
             row("Availability", "可用性服务", health(service, name: service["url"]?.stringValue ?? "?"))
@@ -61,7 +64,7 @@ enum StatusText {
                 var text = Say.pick("PAUSED", "已暂停")
                 if let since = int(signups["since"]) { text += Say.pick(" since ", "，自 ") + clock(since) }
                 if let uid = int(signups["byUid"]) { text += Say.pick(" by uid \(uid)", "，由 uid \(uid)") }
-                if let message = signups["message"]?.stringValue { text += ": \u{201C}\(message)\u{201D}" }
+                if let message = signups["message"]?.stringValue { text += ": \u{201C}\(Say.inert(message))\u{201D}" }
                 row("Sign-up", "注册", text)
             } else {
                 row("Sign-up", "注册", Say.pick("open", "开放"))
@@ -90,7 +93,7 @@ enum StatusText {
             }
             let busiest = report["busiest"]?.arrayValue?.compactMap(\.objectValue) ?? []
             for (index, peer) in busiest.enumerated() {
-                let who = peer["peer"]?.stringValue ?? "uid \(int(peer["uid"]) ?? 0)"
+                let who = Say.inert(peer["peer"]?.stringValue ?? "uid \(int(peer["uid"]) ?? 0)")
                 row(index == 0 ? "Busiest" : "", index == 0 ? "最繁忙" : "", Say.pick(
                     "\(who): \(int(peer["connections"]) ?? 0) connections, \(int(peer["sessions"]) ?? 0) sessions",
                     "\(who)：\(int(peer["connections"]) ?? 0) 个连接，\(int(peer["sessions"]) ?? 0) 个会话"))
@@ -104,8 +107,8 @@ enum StatusText {
         }
         if scope != "all" {
             lines.append(Say.pick(
-                "(daemon-wide figures and other users' are shown to root and members of signupd's administrators' group)",
-                "（全局数据和其他用户的数据只向 root 和 signupd 管理员组成员显示）"))
+                "(other users' figures are shown to root and members of signupd's administrators' group; daemon-wide totals are in the metrics)",
+                "（其他用户的数据只向 root 和 signupd 管理员组成员显示；全局总数见指标）"))
         }
         return lines
     }

@@ -168,6 +168,8 @@ struct FormScreen {
         } else if view.enabled {
             return [Span(label, "1;7"), Span("  "), Span(text.enterToSubmit, "2")]
         }
+        // Sign-up paused: why submit is off, from the moment the form opens.
+        if let paused = view.paused { return [Span(label, "2"), Span("  ✗ \(paused.message)", "1;31")] }
         return [Span(label, "2"), Span("  " + text.disabled, "2")]
     }
 

@@ -16,6 +16,11 @@ enum LineModeForm {
         say(text.lineModeHeader(client.view.form.submitLabel, client.connection.info.server, client.view.session))
         do throws(CommandFailure) {
             while true {
+                // Sign-up paused: said before anything is asked, and the form ends refused.
+                if let paused = client.view.paused {
+                    say("  ✗ \(paused.message)")
+                    return .failed(CommandFailure(.refused, paused.message, code: "refused", messageId: paused.messageId))
+                }
                 var index = 0
                 while index < fields.count {
                     let field = fields[index]
