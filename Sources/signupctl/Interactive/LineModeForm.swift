@@ -15,6 +15,8 @@ enum LineModeForm {
         let text = ScreenText.forLocale(client.locale)
         say(text.lineModeHeader(client.view.form.submitLabel, client.connection.info.server, client.view.session))
         do throws(CommandFailure) {
+            // The snapshot follows `opened`: read it before the first prompt.
+            try client.settle()
             while true {
                 // Sign-up paused: said before anything is asked, and the form ends refused.
                 if let paused = client.view.paused {
