@@ -40,6 +40,9 @@ final class LogSummary: Sendable {
         self.firstLines = firstLines
     }
 
+    /// Whether a line of `level` would be written at all.
+    func logs(_ level: Logger.Level) -> Bool { logger.logLevel <= level }
+
     /// Logs `event` for `peer`, or counts it when the peer repeated it too often lately.
     func log(_ level: Logger.Level, _ event: String, peer: PeerKey, metadata: Logger.Metadata, now: NIODeadline = .now()) {
         guard logger.logLevel <= level else { return }

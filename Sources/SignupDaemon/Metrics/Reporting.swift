@@ -15,6 +15,8 @@ struct Reporting: Sendable {
     func refused(_ failure: RequestFailure, principal: Principal, pid: Int32?) {
         let code = failure.code
         metrics.refused(code.rawValue)
+        // A flood of refusals below the log level costs no metadata.
+        guard log.logs(Self.level(of: code)) else { return }
         var fields = principal.metadata
         fields["code"] = code.rawValue
         if let session = failure.session { fields["session"] = session.loggable }
