@@ -40,7 +40,7 @@ enum StatusReport {
         own["uid"] = .int(Int(caller.uid))
         if let client = caller.client { own["client"] = .string(client) }
         own["connections"] = .int(services.registry.connections(of: caller.key))
-        own["sessions"] = .int(services.directory.summaries(ownedBy: caller.owner, now: now).count)
+        own["sessions"] = .int(services.directory.count(ownedBy: caller.owner))
         report["own"] = .object(own.object)
         guard administrator else { return report.object }
 

@@ -31,7 +31,7 @@ extension ConnectionHandler {
         let wanted = pause ? StoredSignupPause(note: note, since: Int64(wallClockSeconds()), byUID: output.peer.uid) : nil
         let logger = shared.logger
         let who = output.principal.logMetadata(pid: output.peer.pid)
-        answerWhenDone(output.eventLoop.makeFutureWithLoopTask { try await state.set(wanted) }, id: id, output: output) { _ throws(RequestFailure) in
+        answerWhenStoreAnswers(output.eventLoop.makeFutureWithLoopTask { try await state.set(wanted) }, id: id, output: output) { _ throws(RequestFailure) in
             logger.notice(pause ? "sign-up paused by an administrator" : "sign-up resumed by an administrator", metadata: who)
             output.deliver(.signups(Self.wire(state.current), id: id))
         }

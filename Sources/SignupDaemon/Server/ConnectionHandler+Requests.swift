@@ -326,13 +326,7 @@ extension ConnectionHandler {
 
     /// Answers a request when the account store does; the connection's next requests wait
     /// for it. A store that failed is `store_unavailable`.
-    func answerWhenDone<T: Sendable>(
-        _ future: EventLoopFuture<T>, id: RequestID?, output: ConnectionOutput, _ body: @escaping @Sendable (T) throws(RequestFailure) -> Void
-    ) {
-        answerWhenStoreAnswers(future, id: id, output: output, body)
-    }
-
-    private func answerWhenStoreAnswers<T: Sendable>(
+    func answerWhenStoreAnswers<T: Sendable>(
         _ future: EventLoopFuture<T>, id: RequestID?, output: ConnectionOutput, _ body: @escaping @Sendable (T) throws(RequestFailure) -> Void
     ) {
         state.awaitReply()

@@ -184,7 +184,8 @@ final class Session: @unchecked Sendable {
         eventLoop.preconditionInEventLoop()
         guard !isClosed else { return }
         if requester != nil { lastRequest = services.clock.now() }
-        let started = NIODeadline.now()
+        // Only a `set` is timed (`signupd_validation_seconds`): no clock read for the rest.
+        let started: NIODeadline? = if case .set = input { .now() } else { nil }
         let step = try state.handle(input, now: services.clock.moment)
         if case .submit = input, state.paused != nil {
             // Refused by the pause: counted as a signup that ended so.
@@ -194,7 +195,7 @@ final class Session: @unchecked Sendable {
         }
         publish(step.events, id: requestID, requester: requester)
         // One observation per accepted `set`: to its events queued for every connection.
-        if case .set = input { validationTimer.recordNanoseconds((NIODeadline.now() - started).nanoseconds) }
+        if let started { validationTimer.recordNanoseconds((NIODeadline.now() - started).nanoseconds) }
         for effect in step.effects { perform(effect) }
     }
 

@@ -77,6 +77,11 @@ final class SessionDirectory: Sendable {
         return Self.summaries(of: owned, now: now, naming: false)
     }
 
+    /// How many live sessions `owner` opened (for `status`), without building their summaries.
+    func count(ownedBy owner: SessionOwner) -> Int {
+        sessions.withLockedValue { table in table.values.reduce(0) { $0 + ($1.principal.owner == owner ? 1 : 0) } }
+    }
+
     /// Every live session, with its owner (`sessions` with `all`, administrators only).
     func allSummaries(now: NIODeadline) -> [SessionSummary] {
         Self.summaries(of: all, now: now, naming: true)
