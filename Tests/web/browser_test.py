@@ -36,7 +36,7 @@ from bridge_harness import Bridge  # noqa: E402
 from wsclient import WebSocket  # noqa: E402
 
 from selenium import webdriver  # noqa: E402
-from selenium.common.exceptions import TimeoutException  # noqa: E402
+from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException, TimeoutException  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.common.keys import Keys  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
@@ -97,9 +97,14 @@ def browser(language="en-US", javascript=True):
     return driver
 
 
+# A condition that reads an element while the page navigates can find it and then see it
+# replaced (stale) before reading it; that is the page still changing, so the wait goes on.
+STILL_CHANGING = (NoSuchElementException, StaleElementReferenceException)
+
+
 def wait(driver, condition, what, timeout=15):
     try:
-        return WebDriverWait(driver, timeout).until(lambda d: condition(d))
+        return WebDriverWait(driver, timeout, ignored_exceptions=STILL_CHANGING).until(lambda d: condition(d))
     except TimeoutException:
         try:
             shown = driver.find_element(By.TAG_NAME, "main").text.replace("\n", " | ")
