@@ -286,6 +286,42 @@ done
 echo "$out" | grep -q "email-signup" || fail "the operator's form is not served after systemctl reload: $out"
 pass
 
+# 6d. An operator's typo (issue 27). A reload of a broken forms.d fails (non-zero) and changes
+# nothing. A restart into it keeps alice's open form, which goes on in the new process on the
+# last configuration that loaded. signupd.socket stays active; status and the journal say
+# why. A start after a stop does the same, and a reload of the fixed file ends it.
+printf '[form]\nname = typo\n' | ns_exec tee /etc/signupd/forms.d/zz-typo.form >/dev/null
+running=$(show MainPID)
+if out=$(ns_exec systemctl reload signupd.service 2>&1); then fail "systemctl reload of a broken forms.d exited 0"; fi
+[ "$(show MainPID)" = "$running" ] && [ "$(show ActiveState)" = active ] || fail "a refused reload changed the service: $(show ActiveState) $(show MainPID)"
+ns_exec rm -f /tmp/keeper.fifo /tmp/keeper.out && ns_exec mkfifo -m 0666 /tmp/keeper.fifo || fail "mkfifo"
+ns_exec bash -c "runuser -u alice -- python3 $TESTS/packaged_operator.py keep-form /run/signupd/signupd.sock /tmp/keeper.fifo > /tmp/keeper.out 2>&1 &"
+for _ in $(seq 1 100); do ns_exec grep -q "^open" /tmp/keeper.out 2>/dev/null && break; sleep 0.1; done  # polling the keeper's output file
+ns_exec grep -q "^open" /tmp/keeper.out || fail "alice's form did not open: $(ns_exec cat /tmp/keeper.out)"
+ns_exec systemctl restart signupd.service || fail "systemctl restart into a broken forms.d: $(ns_exec journalctl -u signupd.service -n 20 --no-pager 2>&1)"
+[ "$(show MainPID)" != "$running" ] || fail "systemctl restart kept the old process"
+ns_exec bash -c 'echo go > /tmp/keeper.fifo'
+for _ in $(seq 1 150); do ns_exec grep -Eq "^(kept|lost|not opened)" /tmp/keeper.out 2>/dev/null && break; sleep 0.1; done  # polling the keeper's output file
+ns_exec grep -q "^kept" /tmp/keeper.out || fail "alice's form did not survive a restart into a broken forms.d: $(ns_exec cat /tmp/keeper.out)"
+[ "$(ns_exec systemctl is-active signupd.socket)" = active ] || fail "signupd.socket is $(ns_exec systemctl is-active signupd.socket) after a restart into a broken forms.d"
+out=$(ns_exec signupctl status 2>&1) || fail "signupctl status on the last good forms: $out"
+echo "$out" | grep -Eq "forms.d has [0-9]+ errors?; serving the last configuration that loaded" || fail "signupctl status does not say the last good forms are served: $out"
+echo "$out" | grep -q "zz-typo.form" || fail "signupctl status (root) does not name the broken file: $out"
+out=$(as alice signupctl describe 2>&1) && echo "$out" | grep -q "email-signup" || fail "the last good forms lack the operator's form: $out"
+ns_exec systemctl stop signupd.service
+out=$(as alice signupctl ping 2>&1) || fail "alice's ping, starting the service into a broken forms.d: $out"
+[ "$(show ActiveState)" = active ] && [ "$(ns_exec systemctl is-active signupd.socket)" = active ] || fail "after a start into a broken forms.d: service $(show ActiveState), socket $(ns_exec systemctl is-active signupd.socket)"
+if [ "$(ns_exec systemctl is-active systemd-journald.service)" = active ]; then
+  ns_exec journalctl -u signupd.service --no-pager 2>/dev/null | grep -q "zz-typo.form:.*serving the last configuration that loaded" || fail "the journal does not say why the last good forms are served"
+fi
+echo "$(show StatusText)" | grep -q "serving the last configuration" || fail "systemctl status does not say the last good forms are served: $(show StatusText)"
+ns_exec rm /etc/signupd/forms.d/zz-typo.form
+ns_exec systemctl reload signupd.service || fail "systemctl reload of the fixed forms.d"
+for _ in $(seq 1 50); do ns_exec signupctl status 2>&1 | grep -q "serving the last" || break; sleep 0.1; done  # reload is asynchronous: polled
+out=$(ns_exec signupctl status 2>&1)
+! echo "$out" | grep -q "serving the last" || fail "after the fixed reload, status still says the last good forms are served: $out"
+pass
+
 # 6c. The web bridge, as README's "Sign up in a browser" sets it up: the package leaves it
 # off; enabled, it starts on the first request as its own user, in signupd-bridges, and signupd
 # counts each visitor as a client of its own (the journal names the client).
@@ -457,4 +493,4 @@ out=$(as bob signupctl ping 2>&1); code=$?
 [ $code = 3 ] || fail "by hand, bob (not a member) got exit $code, not 3"
 pass
 
-echo "PASS: systemd boot test, installed from the package ($checks groups: socket activation as a group member, refusal naming the group, root, private state, status counts, $journal_note, metrics scraped by a member and refused to a non-member, sign-up paused by root only, a throttled login and a displacement in the journal with uid and pid, man pages and completions, the web bridge enabled and used without script as its own user, an operator form live after reload, idle exit, restart, upgrade under $pings pings with none failed, sessions across restart and upgrade ($handover_note), $resume_note, stop says bye shutdown, kill -9 says bye restarted, a damaged state says so in bye, purge, the README's by-hand install)"
+echo "PASS: systemd boot test, installed from the package ($checks groups: socket activation as a group member, refusal naming the group, root, private state, status counts, $journal_note, metrics scraped by a member and refused to a non-member, sign-up paused by root only, a throttled login and a displacement in the journal with uid and pid, man pages and completions, the web bridge enabled and used without script as its own user, an operator form live after reload, a broken forms.d refused by reload (non-zero) and survived by restart and start (the open form kept, the socket active, the last good forms served and said), idle exit, restart, upgrade under $pings pings with none failed, sessions across restart and upgrade ($handover_note), $resume_note, stop says bye shutdown, kill -9 says bye restarted, a damaged state says so in bye, purge, the README's by-hand install)"

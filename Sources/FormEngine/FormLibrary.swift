@@ -12,7 +12,7 @@ public struct FormLibrary: Sendable {
     public private(set) var sources: [String: String]
 
     /// A file's text and the name used in error locations.
-    public struct SourceFile: Sendable {
+    public struct SourceFile: Sendable, Equatable {
         public var path: String
         public var text: String
 

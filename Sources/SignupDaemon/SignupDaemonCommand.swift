@@ -105,18 +105,11 @@ public struct SignupDaemonCommand: AsyncParsableCommand {
         // under; the socket gets --socket-mode explicitly once bound.
         umask(0o077)
         try PasswordHasher.initialise()
-        let library: FormLibrary
-        switch forms.directories.load() {
-        case .success(let loaded):
-            library = loaded
-            logger.info("forms", metadata: ["forms": "\(loaded.forms.map(\.name).joined(separator: ","))", "locales": "\(loaded.catalogues.locales.joined(separator: ","))"])
-        case .failure(let errors):
-            for error in errors.errors { logger.critical("\(error.description)") }
-            throw DaemonError.startup("the form configuration has \(errors.errors.count) error(s); check it with signupd --check-config")
-        }
         let (inherited, stored) = try SystemdListenFDs.take()
         var configuration = try makeConfiguration(inherited: inherited)
         FileLimit.fit(&configuration, logger: logger)
+        let lastGood = configuration.lastGoodFormsPath.map(LastGoodForms.init(path:))
+        let formLibrary = try FormStartup.load(configuration.formDirectories, lastGood: lastGood, now: Int64(wallClockSeconds()), logger: logger)
 
         let group = MultiThreadedEventLoopGroup(numberOfThreads: configuration.eventLoopThreads)
         let store: any AccountStore
@@ -157,7 +150,7 @@ public struct SignupDaemonCommand: AsyncParsableCommand {
                 HTTPAvailabilityClient(template: $0, timeout: configuration.availabilityTimeout, tls: configuration.availabilityTLS, group: group, logger: logger)
             },
             formConfiguration: Self.formConfiguration(configuration, logger: logger),
-            forms: FormLibraryHolder(library),
+            forms: formLibrary,
             registry: ConnectionRegistry(
                 maxConnections: configuration.maxConnections, maxConnectionsPerUID: configuration.maxConnectionsPerUID,
                 maxConnectionsPerClient: configuration.maxConnectionsPerClient, maxConnectionsPerBridge: configuration.maxConnectionsPerBridge,
@@ -170,7 +163,7 @@ public struct SignupDaemonCommand: AsyncParsableCommand {
         )
         // One notifier for the process: its messages leave in the order they were asked for.
         let notifier = ServiceNotifier()
-        let reloads = await FormReloader.start(FormReloader(directories: configuration.formDirectories, holder: services.forms, notifier: notifier, logger: logger))
+        let reloads = await FormReloader.start(FormReloader(directories: configuration.formDirectories, holder: services.forms, lastGood: lastGood, notifier: notifier, logger: logger))
         defer { reloads.cancel() }
         // Handover (issue 16): under systemd, connections and sessions survive a restart.
         // Only a service manager that keeps a file descriptor store: systemd, which names
@@ -238,6 +231,11 @@ public struct SignupDaemonCommand: AsyncParsableCommand {
             try PrivateDirectory.prepare(parentOf: path, create: paths.database == nil, mode: 0o700, option: paths.database != nil ? "--database" : "database")
             store = .sqlite(path: path)
         }
+        let lastGoodDirectory: String? = switch store {
+        case .memory: nil
+        case .postgres: DefaultPaths.environment("STATE_DIRECTORY").flatMap { $0.split(separator: ":").first.map(String.init) }
+        case .sqlite(let path): path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
+        }
         var configuration = DaemonConfiguration(
             listener: listener,
             store: store,
@@ -267,6 +265,7 @@ public struct SignupDaemonCommand: AsyncParsableCommand {
             throw DaemonError.startup("\(error)")
         }
         configuration.formDirectories = forms.directories
+        configuration.lastGoodFormsPath = lastGoodDirectory.map { ($0.isEmpty ? "." : $0) + "/" + LastGoodForms.fileName }
         if let template = availability.availabilityURL {
             do {
                 configuration.availabilityURL = try AvailabilityURLTemplate(template)

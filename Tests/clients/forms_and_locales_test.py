@@ -14,6 +14,10 @@ separate process, over its socket, with the shipped operator examples.
   5. The same form in signupctl's interactive form (tmux), labels in zh-CN from LANG.
   6. SIGHUP: a changed form applies to new sessions, an open one keeps its own; a broken
      file is refused and the running forms stay; RELOADING=1 / MONOTONIC_USEC / READY=1.
+  7. A start into that broken forms.d (an idle exit, a restart) serves the last
+     configuration that loaded, kept 0600 beside the database, and says so in the log,
+     systemd's status and `status`; a reload of the fixed files ends it. With no last good
+     configuration, or a damaged one, the start fails and says why.
 
 usage: forms_and_locales_test.py path/to/signupd path/to/signupctl
 """
@@ -360,6 +364,57 @@ def reload(daemon, path, notify, forms):
     check(daemon.poll() is None, "the daemon survives a broken reload")
 
 
+def ready_messages(notify):
+    messages = []
+    while not any("READY=1" in m for m in messages):
+        messages.append(notify.recv(4096).decode())
+    return "\n".join(messages)
+
+
+def last_good(directory, forms, messages):
+    saved = os.path.join(directory, "forms.last-good")
+    check(os.path.exists(saved) and os.stat(saved).st_mode & 0o777 == 0o600, "the last good configuration is kept, 0600")
+    check(os.path.exists(os.path.join(forms, "zz-broken.form")), "forms.d is still broken from the refused reload")
+    os.unlink(os.path.join(directory, "notify.sock"))
+    daemon, path, notify = start_daemon(directory, forms, messages)
+    try:
+        c = Client(path)
+        check("email-login-2" in c.hello["forms"] and "zz" not in c.hello["forms"], "a start into a broken forms.d serves the last good forms: %s" % c.hello["forms"])
+        c.reply(c.send("open", form="email-signup"))
+        c.send("set", field="password", value="ten chars!")
+        seen = c.barrier()
+        check(("failed", "password.too_short", "Password must be at least 12 characters") in field_messages(seen, "password"),
+              "the last good forms are the reloaded ones (min 12): %s" % seen)
+        status, _ = c.reply(c.send("status"))
+        forms_state = status.get("forms", {})
+        check(forms_state.get("source") == "last-good" and forms_state.get("errors") == 5 and "zz-broken.form:1:1" in forms_state.get("firstError", ""),
+              "status says the last good forms are served, and why: %s" % forms_state)
+        shown = subprocess.run([SIGNUPCTL, "--socket", path, "status"], capture_output=True, text=True, timeout=30)
+        check("forms.d has 5 errors; serving the last configuration that loaded" in shown.stdout, "signupctl status says so: %s" % shown.stdout)
+        # The operator fixes the file and reloads: forms.d's forms again.
+        os.unlink(os.path.join(forms, "zz-broken.form"))
+        daemon.send_signal(1)
+        ready_messages(notify)
+        status, _ = c.reply(c.send("status"))
+        check(status.get("forms") == {"source": "forms.d"}, "after a good reload, forms.d's forms: %s" % status.get("forms"))
+    finally:
+        daemon.terminate()
+        code = daemon.wait(timeout=30)
+    check(code == 0, "the daemon on the last good forms exited with %d" % code)
+    log = open(os.path.join(directory, "log")).read()
+    check("serving the last configuration that loaded" in log and "zz-broken.form:1:1" in log, "the log says why: %s" % log[-600:])
+    # A damaged copy is not served: the start fails and says why.
+    with open(os.path.join(forms, "zz-broken.form"), "w") as f:
+        f.write("[form]\nname = zz\n")
+    with open(saved, "r+b") as f:
+        f.seek(40)
+        f.write(b"\xff\xff")
+    start = subprocess.run([SIGNUPD, "--socket", os.path.join(directory, "s2.sock"), "--database", os.path.join(directory, "accounts.sqlite"),
+                            "--forms-dir", forms, "--messages-dir", messages], capture_output=True, text=True, timeout=30)
+    check(start.returncode == 1 and "forms.last-good: cannot be read: damaged" in start.stderr, "a damaged last good copy fails the start, saying so: %r" % start.stderr[-400:])
+    os.unlink(os.path.join(forms, "zz-broken.form"))
+
+
 def main():
     check_config()
     directory = tempfile.mkdtemp(prefix="signupd-forms-")
@@ -381,6 +436,7 @@ def main():
     check(code == 0, "daemon exited with %d" % code)
     check("secret6" not in log and "cobol compiler" not in log and "analytical engine" not in log, "no password in the log")
     check("zz-broken.form:1:1: [form] needs" in log, "the refused reload is logged with its location")
+    last_good(directory, forms, messages)
     print("forms and locales: %d passed, 0 failed" % passed)
 
 

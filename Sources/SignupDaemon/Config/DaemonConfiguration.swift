@@ -58,6 +58,9 @@ struct DaemonConfiguration: Sendable {
     var serverVersion = signupdVersion
     /// Operator forms and catalogues (`--forms-dir`, `--messages-dir`), re-read on SIGHUP.
     var formDirectories = FormDirectories(forms: FormDirectories.defaultForms, messages: FormDirectories.defaultMessages, formsRequired: false, messagesRequired: false)
+    /// Where the last form configuration that loaded is kept (`LastGoodForms`): beside the
+    /// SQLite database, in $STATE_DIRECTORY with PostgreSQL; nil for `:memory:`.
+    var lastGoodFormsPath: String?
 
     subscript<T>(dynamicMember keyPath: WritableKeyPath<DaemonTuning, T>) -> T {
         get { tuning[keyPath: keyPath] }

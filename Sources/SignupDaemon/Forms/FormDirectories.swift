@@ -22,12 +22,19 @@ struct FormDirectories: Sendable {
 
     /// Reads both directories and builds the library on top of the built-in forms.
     func load() -> Result<FormLibrary, ConfigErrors> {
+        loadWithSources().map(\.library)
+    }
+
+    /// The library with the files it was built from (kept as the last good configuration).
+    func loadWithSources() -> Result<LoadedForms, ConfigErrors> {
         var problems: [ConfigError] = []
-        let formFiles = Self.read(forms, suffix: ".form", required: formsRequired, problems: &problems)
-        let messageFiles = Self.read(messages, suffix: ".messages", required: messagesRequired, problems: &problems)
-        switch FormLibrary.load(formFiles: formFiles, messageFiles: messageFiles) {
+        let sources = FormSources(
+            forms: Self.read(forms, suffix: ".form", required: formsRequired, problems: &problems),
+            messages: Self.read(messages, suffix: ".messages", required: messagesRequired, problems: &problems)
+        )
+        switch sources.build() {
         case .success(let library):
-            return problems.isEmpty ? .success(library) : .failure(ConfigErrors(errors: problems))
+            return problems.isEmpty ? .success(LoadedForms(library: library, sources: sources)) : .failure(ConfigErrors(errors: problems))
         case .failure(let errors):
             return .failure(ConfigErrors(errors: problems + errors.errors))
         }
@@ -106,4 +113,20 @@ struct FormDirectories: Sendable {
         }
         return .success(text)
     }
+}
+
+/// The operator files a library is built from.
+struct FormSources: Sendable, Equatable {
+    var forms: [FormLibrary.SourceFile] = []
+    var messages: [FormLibrary.SourceFile] = []
+
+    func build() -> Result<FormLibrary, ConfigErrors> {
+        FormLibrary.load(formFiles: forms, messageFiles: messages)
+    }
+}
+
+/// A library and the files it came from.
+struct LoadedForms: Sendable {
+    var library: FormLibrary
+    var sources: FormSources
 }

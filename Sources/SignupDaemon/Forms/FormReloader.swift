@@ -10,6 +10,7 @@ import UnixSignals
 struct FormReloader: Sendable {
     let directories: FormDirectories
     let holder: FormLibraryHolder
+    let lastGood: LastGoodForms?
     let notifier: ServiceNotifier
     let logger: Logger
 
@@ -30,9 +31,11 @@ struct FormReloader: Sendable {
     func reload() -> Bool {
         notifier.reloading()
         defer { notifier.readyAgain() }
-        switch directories.load() {
-        case .success(let library):
+        switch directories.loadWithSources() {
+        case .success(let loaded):
+            let library = loaded.library
             holder.replace(with: library)
+            FormStartup.keep(loaded.sources, in: lastGood, now: Int64(wallClockSeconds()), logger: logger)
             logger.notice("forms reloaded", metadata: ["forms": "\(library.forms.map(\.name).joined(separator: ","))", "locales": "\(library.catalogues.locales.joined(separator: ","))"])
             return true
         case .failure(let errors):

@@ -36,6 +36,17 @@ enum StatusReport {
             paused["paused"] = .bool(false)
         }
         report["signups"] = .object(paused.object)
+        var forms = Members()
+        if let fallback = services.forms.fallback {
+            forms["source"] = .string("last-good")
+            forms["errors"] = .int(fallback.errorCount)
+            // Where and what: the operator's files, administrators only.
+            if administrator { forms["firstError"] = .string(fallback.firstError) }
+            forms["savedAt"] = .int(Int(fallback.savedAt))
+        } else {
+            forms["source"] = .string("forms.d")
+        }
+        report["forms"] = .object(forms.object)
         var own = Members()
         own["uid"] = .int(Int(caller.uid))
         if let client = caller.client { own["client"] = .string(client) }

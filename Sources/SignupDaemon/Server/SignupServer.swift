@@ -157,7 +157,9 @@ final class SignupServer: Service {
 
     private func statusLine() -> String {
         let counts = services.accounts.counts
-        return "\(services.registry.connectionCount) connections, \(services.directory.count) sessions, \(counts.signups) signups, \(counts.logins) logins"
+        let line = "\(services.registry.connectionCount) connections, \(services.directory.count) sessions, \(counts.signups) signups, \(counts.logins) logins"
+        guard let fallback = services.forms.fallback else { return line }
+        return "\(line); forms.d has \(fallback.errorCount) error\(fallback.errorCount == 1 ? "" : "s"), serving the last configuration that loaded"
     }
 
     private var socketDescription: String {

@@ -70,6 +70,14 @@ enum StatusText {
                 row("Sign-up", "注册", Say.pick("open", "开放"))
             }
         }
+        if let forms = report["forms"]?.objectValue, forms["source"]?.stringValue == "last-good" {
+            let errors = int(forms["errors"]) ?? 0
+            let saved = int(forms["savedAt"]).map(clock) ?? "?"
+            row("Forms", "表单", Say.pick(
+                "forms.d has \(errors) error\(errors == 1 ? "" : "s"); serving the last configuration that loaded (saved \(saved))",
+                "forms.d 有 \(errors) 处错误；正在使用上次成功加载的配置（保存于 \(saved)）"))
+            if let first = forms["firstError"]?.stringValue { row("", "", Say.inert(first)) }
+        }
         if scope == "all" {
             let detached = int(report["detachedSessions"]) ?? 0
             row("Clients", "客户端", Say.pick(
