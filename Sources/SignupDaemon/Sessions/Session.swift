@@ -57,6 +57,10 @@ final class Session: @unchecked Sendable {
     /// (the engine's deadline) runs only from when it really starts, so a delayed check
     /// is answered, not reported as "Error contacting server".
     private var checkWaitingForBudget = false
+    /// The turn it waits for: cancelled when the session closes, so that a closed session
+    /// is freed at once, not when a uid's deep budget debt would have reached it (a flood of
+    /// 4,096 sessions kept every one, values and all, for minutes).
+    private var budgetWait: Scheduled<Void>?
     /// Password-quality checks (libpwquality, off the event loop): one in flight per
     /// session, the rest waiting; a check a newer value made stale never runs.
     private var passwordCheckInFlight = false
@@ -325,6 +329,8 @@ final class Session: @unchecked Sendable {
         idleTask?.cancel()
         graceTask?.cancel()
         checkInFlight?.cancellation.cancel()
+        budgetWait?.cancel()
+        budgetWait = nil
         if checkWaitingForBudget {
             checkWaitingForBudget = false
             services.checkBudget.refund(peer: principal.key)
@@ -423,7 +429,8 @@ final class Session: @unchecked Sendable {
         let wait = paid ? .zero : services.checkBudget.take(peer: principal.key, session: &checkBucket, now: services.clock.now())
         guard wait == .zero else {
             checkWaitingForBudget = true
-            eventLoop.scheduleTask(in: wait) { [self] in
+            budgetWait = eventLoop.scheduleTask(in: wait) { [self] in
+                budgetWait = nil
                 checkInFlight = nil
                 guard !isClosed else { return }
                 if !cancellation.isCancelled {
