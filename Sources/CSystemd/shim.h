@@ -95,4 +95,7 @@ static inline int csystemd_socket_cookie(int fd, uint64_t *cookie) {
     socklen_t length = sizeof *cookie;
     return getsockopt(fd, SOL_SOCKET, SO_COOKIE, cookie, &length) < 0 ? -errno : 0;
 }
+// --- Memory given back after floods (issues 27, 29): glibc's malloc_trim. ---
+#include <malloc.h>
+
 #endif

@@ -61,7 +61,9 @@ final class SignupServer: Service {
         notifier.ready(status: lastStatus.withLockedValue { $0 })
         logger.info("serving", metadata: ["socket": "\(socketDescription)", "pid": "\(getpid())"])
 
-        // Once a second: refresh STATUS= when it changed, and check for idle exit.
+        let memory = MemoryReturn(logger: logger)
+        // Once a second: refresh STATUS= when it changed, check for idle exit, and give memory
+        // back once a flood has passed.
         let housekeeping = loop.scheduleRepeatedTask(initialDelay: .seconds(1), delay: .seconds(1)) { [self] _ in
             let current = statusLine()
             if lastStatus.withLockedValue({ status in defer { status = current }; return status != current }) {
@@ -72,6 +74,7 @@ final class SignupServer: Service {
             }
             // Summaries of repeated log lines whose minute is over.
             services.reporting.log.flush()
+            memory.tick { [services] in services.registry.connectionCount + services.directory.count }
         }
         // Expired tokens are deleted soon after start, then hourly.
         let pruning = loop.scheduleRepeatedTask(initialDelay: .seconds(5), delay: .hours(1)) { [services] _ in

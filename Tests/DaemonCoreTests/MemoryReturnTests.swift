@@ -1,0 +1,47 @@
+import Testing
+@testable import SignupDaemonCore
+
+/// When freed memory is given back (issues 27, 29): after a flood has passed, once, and not
+/// again until another flood has come and gone.
+@Suite struct MemoryReturnTests {
+    private let mib = 1 << 20
+
+    @Test func aFloodThatPassesIsTrimmedOnce() {
+        var state = MemoryReturnState(margin: 16 * mib)
+        #expect(state.observe(rss: 30 * mib, load: 2) == .none)
+        // The flood: memory and load rise together; no trim while the load is high.
+        #expect(state.observe(rss: 120 * mib, load: 4000) == .none)
+        #expect(state.observe(rss: 215 * mib, load: 16_000) == .none)
+        #expect(state.observe(rss: 215 * mib, load: 9000) == .none)
+        // Half the peak: the trim, once, however long it takes.
+        #expect(state.observe(rss: 215 * mib, load: 8000) == .trim)
+        #expect(state.observe(rss: 215 * mib, load: 10) == .none)
+        state.trimmed(rss: 40 * mib, load: 10)
+        #expect(state.observe(rss: 40 * mib, load: 2) == .none)
+    }
+
+    @Test func memoryThatStaysDoesNotTrimAgainAndAgain() {
+        var state = MemoryReturnState(margin: 16 * mib)
+        _ = state.observe(rss: 30 * mib, load: 2)
+        _ = state.observe(rss: 200 * mib, load: 16_000)
+        #expect(state.observe(rss: 200 * mib, load: 0) == .trim)
+        // Fragmentation kept most of it: that is the new low, not a reason to trim each second.
+        state.trimmed(rss: 180 * mib, load: 0)
+        for _ in 0..<10 { #expect(state.observe(rss: 180 * mib, load: 0) == .none) }
+        // A second flood that passes is trimmed again.
+        #expect(state.observe(rss: 260 * mib, load: 9000) == .none)
+        #expect(state.observe(rss: 260 * mib, load: 100) == .trim)
+    }
+
+    @Test func loadThatFallsWithoutMemoryToGiveIsLeftAlone() {
+        var state = MemoryReturnState(margin: 16 * mib)
+        _ = state.observe(rss: 30 * mib, load: 2)
+        _ = state.observe(rss: 40 * mib, load: 1000)
+        #expect(state.observe(rss: 40 * mib, load: 0) == .none)
+    }
+
+    @Test func theResidentSetIsRead() throws {
+        let rss = try #require(MemoryReturn.residentBytes())
+        #expect(rss > 1 << 20 && rss < 64 << 30)
+    }
+}
