@@ -38,6 +38,10 @@ final class AccountService: Sendable {
 
     /// The time for the login limiter's windows and back-off.
     private let clock: DaemonClock
+    /// Store calls, taken in turns per peer.
+    let storeTurns: StoreTurns
+    /// The peer the daemon's own store calls (expired-token pruning) are queued as.
+    private static let daemonItself = PeerKey(uid: getuid())
 
     init(
         store: any AccountStore, configuration: DaemonConfiguration, logger: Logger, sharedLoginFailures: (any SharedLoginFailures)? = nil,
@@ -47,6 +51,7 @@ final class AccountService: Sendable {
         reporting = Reporting(metrics: metrics, log: LogSummary(logger: logger, metrics: metrics, window: .seconds(Int64(configuration.logSummarySeconds))))
         pause = SignupPauseState(store: store, logger: logger, metrics: metrics)
         self.clock = clock
+        storeTurns = StoreTurns(width: configuration.storeWidth)
         self.sharedLoginFailures = sharedLoginFailures
         hasher = PasswordHasher(cost: configuration.hashCost)
         hashQueue = HashQueue(
@@ -67,13 +72,13 @@ final class AccountService: Sendable {
     }
 
     /// Whether the store has no account with this identity, nor one it could be confused with.
-    func storeAvailability(of value: IdentityValue, on eventLoop: EventLoop) -> EventLoopFuture<Availability> {
+    func storeAvailability(of value: IdentityValue, peer: PeerKey, on eventLoop: EventLoop) -> EventLoopFuture<Availability> {
         // The form applied the same rule already; a name failing it here is never free.
         guard let identity = AccountIdentity.of(value) else {
             return eventLoop.makeSucceededFuture(.unreachable)
         }
         return eventLoop.makeFutureWithLoopTask { [self] in
-            switch try await timed(.availability, { () async throws(AccountStoreError) in try await store.availability(of: identity) }) {
+            switch try await timed(.availability, peer: peer, { () async throws(AccountStoreError) in try await store.availability(of: identity) }) {
             case .available: .available
             case .taken: .taken
             case .tooSimilar: .tooSimilar
@@ -96,19 +101,19 @@ final class AccountService: Sendable {
             switch job {
             case .notRun(let answer): eventLoop.makeSucceededFuture(answer)
             case .ran(nil): eventLoop.makeSucceededFuture(.storeUnavailable)
-            case .ran(let hash?): eventLoop.makeFutureWithLoopTask { await self.createAccount(value, passwordHash: hash) }
+            case .ran(let hash?): eventLoop.makeFutureWithLoopTask { await self.createAccount(value, passwordHash: hash, peer: principal.key) }
             }
         }
     }
 
     /// The store half of a signup, once the password is hashed.
-    private func createAccount(_ value: IdentityValue, passwordHash hash: String) async -> SubmitOutcome {
+    private func createAccount(_ value: IdentityValue, passwordHash hash: String, peer: PeerKey) async -> SubmitOutcome {
         guard let identity = AccountIdentity.of(value) else { return .usernameTaken }
         do {
             // Paused since the submit (on another host, or while the password was hashed).
             if let pause = pause.current { return .signupsPaused(note: pause.note) }
             let now = Int64(wallClockSeconds())
-            switch try await timed(.createAccount, { () async throws(AccountStoreError) in try await store.createAccount(identity, passwordHash: hash, createdAt: now) }) {
+            switch try await timed(.createAccount, peer: peer, { () async throws(AccountStoreError) in try await store.createAccount(identity, passwordHash: hash, createdAt: now) }) {
             case .available: break
             case .taken: return .usernameTaken
             case .tooSimilar: return .usernameTooSimilar
@@ -242,7 +247,7 @@ final class AccountService: Sendable {
                 reporting.log.log(.notice, "login throttled (failures on every host)", peer: peer, metadata: principal.logMetadata(pid: pid, ["name": "\(identity.display)"]))
                 return .rateLimited
             }
-            account = try await timed(.account) { () async throws(AccountStoreError) in try await store.account(for: identity) }
+            account = try await timed(.account, peer: peer) { () async throws(AccountStoreError) in try await store.account(for: identity) }
         } catch {
             limiter.release(reservation)
             hashQueue.release(place)
@@ -303,11 +308,11 @@ final class AccountService: Sendable {
         }
         do {
             if let upgraded {
-                try await timed(.updatePasswordHash) { () async throws(AccountStoreError) in try await store.updatePasswordHash(accountID: account.id, passwordHash: upgraded) }
+                try await timed(.updatePasswordHash, peer: peer) { () async throws(AccountStoreError) in try await store.updatePasswordHash(accountID: account.id, passwordHash: upgraded) }
             }
             let token = LoginTokens.generate()
             let expiresAt = Int64(wallClockSeconds()) + tokenLifetimeSeconds
-            try await timed(.storeToken) { () async throws(AccountStoreError) in try await store.storeToken(hash: LoginTokens.hash(token), accountID: account.id, expiresAt: expiresAt) }
+            try await timed(.storeToken, peer: peer) { () async throws(AccountStoreError) in try await store.storeToken(hash: LoginTokens.hash(token), accountID: account.id, expiresAt: expiresAt) }
             loginCount.add(1, ordering: .relaxed)
             logger.info("login", metadata: principal.logMetadata(pid: pid, ["user": "\(account.username)"]))
             return .loggedIn(user: account.username, token: token)
@@ -330,7 +335,7 @@ final class AccountService: Sendable {
     /// Deletes expired login tokens.
     func pruneExpiredTokens(on eventLoop: EventLoop) {
         eventLoop.makeFutureWithLoopTask { [self] in
-            try await timed(.deleteExpiredTokens) { () async throws(AccountStoreError) in try await store.deleteExpiredTokens(now: Int64(wallClockSeconds())) }
+            try await timed(.deleteExpiredTokens, peer: Self.daemonItself) { () async throws(AccountStoreError) in try await store.deleteExpiredTokens(now: Int64(wallClockSeconds())) }
         }.whenComplete { [logger] result in
             switch result {
             case .success(let removed) where removed > 0: logger.info("expired tokens deleted", metadata: ["count": "\(removed)"])
@@ -352,13 +357,13 @@ final class AccountService: Sendable {
 
     /// Revokes a token (logout) in the store, so every host sharing it refuses the token
     /// from then on; false when it was unknown, malformed or expired already.
-    func logout(token: String, on eventLoop: EventLoop) -> EventLoopFuture<Bool> {
+    func logout(token: String, peer: PeerKey, on eventLoop: EventLoop) -> EventLoopFuture<Bool> {
         guard LoginTokens.isWellFormed(token) else {
             metrics.loggedOut(.unknown)
             return eventLoop.makeSucceededFuture(false)
         }
         return eventLoop.makeFutureWithLoopTask { [self] in
-            try await timed(.revokeToken) { () async throws(AccountStoreError) in try await store.revokeToken(hash: LoginTokens.hash(token), now: Int64(wallClockSeconds())) }
+            try await timed(.revokeToken, peer: peer) { () async throws(AccountStoreError) in try await store.revokeToken(hash: LoginTokens.hash(token), now: Int64(wallClockSeconds())) }
         }.always { [metrics] result in
             switch result {
             case .success(true): metrics.loggedOut(.revoked)
@@ -369,18 +374,21 @@ final class AccountService: Sendable {
     }
 
     /// The user a token belongs to, nil when it is unknown, malformed or expired.
-    func verify(token: String, on eventLoop: EventLoop) -> EventLoopFuture<String?> {
+    func verify(token: String, peer: PeerKey, on eventLoop: EventLoop) -> EventLoopFuture<String?> {
         guard LoginTokens.isWellFormed(token) else { return eventLoop.makeSucceededFuture(nil) }
         return eventLoop.makeFutureWithLoopTask { [self] in
-            try await timed(.tokenOwner) { () async throws(AccountStoreError) in try await store.tokenOwner(hash: LoginTokens.hash(token), now: Int64(wallClockSeconds())) }
+            try await timed(.tokenOwner, peer: peer) { () async throws(AccountStoreError) in try await store.tokenOwner(hash: LoginTokens.hash(token), now: Int64(wallClockSeconds())) }
         }
     }
 
-    /// A store call, timed for `signupd_store_seconds{operation}` (failures included).
-    private func timed<T>(_ operation: StoreOperation, _ call: () async throws(AccountStoreError) -> T) async throws(AccountStoreError) -> T {
-        let start = NIODeadline.now()
-        defer { metrics.store(operation, nanoseconds: (NIODeadline.now() - start).nanoseconds) }
-        return try await call()
+    /// A store call in `peer`'s turn, timed for `signupd_store_seconds{operation}` (failures
+    /// included; the wait for the turn is not the store's time).
+    private func timed<T>(_ operation: StoreOperation, peer: PeerKey, _ call: () async throws(AccountStoreError) -> T) async throws(AccountStoreError) -> T {
+        try await storeTurns.run(peer) { () async throws(AccountStoreError) -> T in
+            let start = NIODeadline.now()
+            defer { metrics.store(operation, nanoseconds: (NIODeadline.now() - start).nanoseconds) }
+            return try await call()
+        }
     }
 }
 

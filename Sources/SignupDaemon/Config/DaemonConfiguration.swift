@@ -54,6 +54,15 @@ struct DaemonConfiguration: Sendable {
     var metricsListeners: [MetricsEndpoint.Listener] = []
     var hashCost: HashCost
     var hashConcurrency: Int
+    /// Store calls in the store at once (`StoreTurns`); past it they wait in turns per peer.
+    /// PostgreSQL: its pool's connections; SQLite and memory: the event loops' count (GRDB
+    /// reads in parallel, and its writes run one at a time whatever this says).
+    var storeWidth: Int {
+        switch store {
+        case .postgres(let settings): max(1, settings.poolSize)
+        case .sqlite, .memory: max(2, eventLoopThreads)
+        }
+    }
     var eventLoopThreads: Int
     var serverVersion = signupdVersion
     /// Operator forms and catalogues (`--forms-dir`, `--messages-dir`), re-read on SIGHUP.

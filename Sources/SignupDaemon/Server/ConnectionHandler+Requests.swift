@@ -122,13 +122,13 @@ extension ConnectionHandler {
             try resume(sessionID, secret: secret, id: id, output: output)
         case .verify(let token):
             try spendTokenCheck()
-            answerWhenStoreAnswers(shared.services.accounts.verify(token: token, on: output.eventLoop), id: id, output: output) { user throws(RequestFailure) in
+            answerWhenStoreAnswers(shared.services.accounts.verify(token: token, peer: output.principal.key, on: output.eventLoop), id: id, output: output) { user throws(RequestFailure) in
                 guard let user else { throw .invalidToken }
                 output.deliver(.verified(user: user, id: id))
             }
         case .logout(let token):
             try spendTokenCheck()
-            answerWhenStoreAnswers(shared.services.accounts.logout(token: token, on: output.eventLoop), id: id, output: output) { revoked throws(RequestFailure) in
+            answerWhenStoreAnswers(shared.services.accounts.logout(token: token, peer: output.principal.key, on: output.eventLoop), id: id, output: output) { revoked throws(RequestFailure) in
                 guard revoked else { throw .invalidToken }
                 output.deliver(.revoked(id: id))
             }

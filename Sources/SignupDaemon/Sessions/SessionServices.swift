@@ -66,7 +66,7 @@ struct SessionServices: Sendable {
     }
 
     private func uncountedAvailability(of identity: IdentityValue, peer: PeerKey, cancellation: CheckCancellation, on eventLoop: EventLoop) -> EventLoopFuture<Availability> {
-        let fromStore = accounts.storeAvailability(of: identity, on: eventLoop)
+        let fromStore = accounts.storeAvailability(of: identity, peer: peer, on: eventLoop)
         guard let http, identity.kind == .username else { return fromStore }
         // The service is asked about the name as it would be stored and shown (NFC) and/or
         // its identity key, as the URL template says. The store only answers "available"
