@@ -43,7 +43,7 @@ public struct IdentityValue: Sendable, Codable, Equatable, Hashable {
 public enum Availability: Sendable, Codable, Equatable {
     case available
     case taken
-    /// Confusable (same UTS #39 skeleton) with an existing account's name.
+    /// Confusable (a shared similarity key: UTS #39 skeleton or look-alike table) with an existing account's name.
     case tooSimilar
     /// The store or the HTTP service failed or did not answer in time.
     case unreachable

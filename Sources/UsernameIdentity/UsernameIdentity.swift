@@ -9,12 +9,14 @@ import CICU
 ///   the same account: canonical and compatibility equivalents (한국 precomposed or as jamo,
 ///   Å U+212B and U+00C5, ﬁ and fi, ａｌｉｃｅ and alice) and full case folding (ß and ss,
 ///   ς and σ, K and k).
-/// - `similarityKeys`: the name's look-alike keys, one per way the account can be written
-///   (`Usernames.similarityKey` of the NFC name, its lowercase, its uppercase, the key and
-///   the key's uppercase), sorted by bytes, without duplicates. A name one of whose
-///   similarity keys is an existing account's, with another key, is "too similar": аре and
-///   ape, rn and m, appIe and apple, КАТЕ and KATE, r00t and root, İstanbul and istanbul.
-/// - `skeleton`: the similarity key of `key`; what the login limiter counts attempts by, so
+/// - `similarityKeys`: the name's look-alike keys, for each way the account can be written
+///   (`Usernames.similarityKeys(ofForm:)` of the NFC name, its lowercase, its uppercase, the
+///   key and the key's uppercase: the UTS #39 key, and the key with `LookAlikes` read as
+///   Latin), sorted by bytes, without duplicates. A name one of whose similarity keys is an
+///   existing account's, with another key, is "too similar": аре and ape, rn and m, appIe
+///   and apple, КАТЕ and KATE, r00t and root, İstanbul and istanbul, bㅣll and bill, ȷoȷo
+///   and jojo, ᑭᐤᐤ and poo.
+/// - `skeleton`: the UTS #39 similarity key of `key` (`Usernames.similarityKey`); what the login limiter counts attempts by, so
 ///   that every spelling of one account shares one count (a look-alike that is not an
 ///   account cannot log in to anyone).
 /// - `legacyKey`: what the first schema used as the key (`lowercased()` of the bytes as
@@ -78,7 +80,8 @@ public enum Usernames {
     public static let icuVersion = ICU.version(signupd_icu_version)
     /// Names the key algorithm and its Unicode version; stored with the keys so that a
     /// daemon linked against another ICU recomputes them.
-    public static var keyVersion: String { "NFKC_Casefold+UTS39-similarity/Unicode-\(unicodeVersion)" }
+    /// The look-alike table's part (`LookAlikes.version`) changes with any change of the table.
+    public static var keyVersion: String { "NFKC_Casefold+UTS39-similarity+look-alikes-\(LookAlikes.version)/Unicode-\(unicodeVersion)" }
 
     /// Applies the username rule (PROTOCOL.md, "Usernames", in the same order) and returns
     /// the name's identity.
@@ -142,13 +145,27 @@ public enum Usernames {
         return nil
     }
 
-    /// The look-alike key of one written form: NFKC_Casefold of the UTS #39 skeleton of
-    /// the form without its general diacritics (script Inherited marks, before and after
-    /// the skeleton) and with small capitals as capitals. Nil only when ICU fails.
+    /// The UTS #39 look-alike key of one written form: NFKC_Casefold of the UTS #39
+    /// skeleton of the form without its general diacritics (script Inherited marks, before
+    /// and after the skeleton) and with small capitals as capitals. Nil only when ICU fails.
     public static func similarityKey(_ form: String) -> String? {
-        guard let bare = ICU.strippingDiacritics(form), let skeleton = ICU.skeleton(bare),
-            let bareSkeleton = ICU.strippingDiacritics(skeleton)
-        else { return nil }
+        guard let bare = ICU.strippingDiacritics(form) else { return nil }
+        return keyOfBare(bare)
+    }
+
+    /// The look-alike keys of one written form: its UTS #39 key (`similarityKey`) and, when
+    /// the form has look-alikes UTS #39 does not fold (`LookAlikes.table`), the same key of
+    /// the form with them read as their Latin letters. Nil only when ICU fails.
+    public static func similarityKeys(ofForm form: String) -> [String]? {
+        guard let bare = ICU.strippingDiacritics(form), let key = keyOfBare(bare) else { return nil }
+        guard let latin = LookAlikes.folded(bare) else { return [key] }
+        guard let latinKey = keyOfBare(latin) else { return nil }
+        return [key, latinKey]
+    }
+
+    /// The similarity key of a form already without its diacritics.
+    private static func keyOfBare(_ bare: String) -> String? {
+        guard let skeleton = ICU.skeleton(bare), let bareSkeleton = ICU.strippingDiacritics(skeleton) else { return nil }
         return ICU.nfkcCasefold(bareSkeleton)
     }
 
@@ -159,8 +176,8 @@ public enum Usernames {
         }
         var keys: [[UInt8]: String] = [:]
         for form in [display, lower, upper, key, keyUpper] {
-            guard let similarity = similarityKey(form) else { return nil }
-            keys[Array(similarity.utf8)] = similarity
+            guard let similarities = similarityKeys(ofForm: form) else { return nil }
+            for similarity in similarities { keys[Array(similarity.utf8)] = similarity }
         }
         return keys.sorted { $0.key.lexicographicallyPrecedes($1.key) }.map(\.value)
     }

@@ -122,9 +122,10 @@ struct UsernameIdentityTests {
         #expect(UsernameRules.maxCodePointsPerCharacter == Usernames.maxCodePointsPerCharacter)
     }
 
-    @Test("the key version names the algorithm and the Unicode version")
+    @Test("the key version names the algorithm, the look-alike table and the Unicode version")
     func keyVersion() {
-        #expect(Usernames.keyVersion == "NFKC_Casefold+UTS39-similarity/Unicode-\(Usernames.unicodeVersion)")
+        #expect(Usernames.keyVersion == "NFKC_Casefold+UTS39-similarity+look-alikes-\(LookAlikes.version)/Unicode-\(Usernames.unicodeVersion)")
+        #expect(LookAlikes.version.wholeMatch(of: /[0-9]+\.[0-9a-f]{16}/) != nil)
         #expect(Usernames.unicodeVersion.wholeMatch(of: /[0-9]+\.[0-9]+/) != nil)
     }
 }

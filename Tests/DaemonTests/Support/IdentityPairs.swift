@@ -106,6 +106,17 @@ struct IdentityPair: Sendable, CustomTestStringConvertible {
         .init(what: "pale / Cyrillic раӏе", first: "pale", second: "\u{0440}\u{0430}\u{04CF}\u{0435}", outcome: .tooSimilar),
         .init(what: "izmir / İzmir U+0130", first: "izmir", second: "\u{0130}zmir", outcome: .tooSimilar),
         .init(what: "muller / müller (diacritics)", first: "muller", second: "m\u{00FC}ller", outcome: .tooSimilar),
+        // Look-alikes UTS #39 does not fold (LookAlikes.table): the pairs of issue 27, item 7
+        // (hello is taken above: jello stands in for it; hoㅇo reads hooo, not hoho).
+        .init(what: "jojo / dotless j ȷoȷo", first: "jojo", second: "\u{0237}o\u{0237}o", outcome: .tooSimilar),
+        .init(what: "bill / Hangul ㅣ in bㅣll", first: "bill", second: "b\u{3163}ll", outcome: .tooSimilar),
+        .init(what: "jello / Han 丨 in je丨丨o", first: "jello", second: "je\u{4E28}\u{4E28}o", outcome: .tooSimilar),
+        .init(what: "bob3 / Hangul ㅇ in bㅇb3", first: "bob3", second: "b\u{3147}b3", outcome: .tooSimilar),
+        .init(what: "hooo / Hangul ㅇ in hoㅇo", first: "hooo", second: "ho\u{3147}o", outcome: .tooSimilar),
+        .init(what: "lol / Hangul ㅣoㅣ", first: "lol", second: "\u{3163}o\u{3163}", outcome: .tooSimilar),
+        .init(what: "viva / ʋ in ʋiʋa", first: "viva", second: "\u{028B}i\u{028B}a", outcome: .tooSimilar),
+        .init(what: "kiki / kra ĸiĸi", first: "kiki", second: "\u{0138}i\u{0138}i", outcome: .tooSimilar),
+        .init(what: "poo / syllabics ᑭᐤᐤ", first: "poo", second: "\u{146D}\u{1424}\u{1424}", outcome: .tooSimilar),
         // Arabic tatweel, modifier letters only, bidi order, mark stacks.
         .init(what: "علي / tatweel عـلي", first: "\u{0639}\u{0644}\u{064A}", second: "\u{0639}\u{0640}\u{0644}\u{064A}", outcome: .refusedByRule(invalid)),
         .init(what: "a name of one tatweel", first: "tatweel", second: "\u{0640}", outcome: .refusedByRule(invalid)),
