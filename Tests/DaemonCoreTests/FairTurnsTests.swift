@@ -116,6 +116,37 @@ import Testing
         }
         try await daemon.stop()
     }
+
+    /// Issue 27 item 3: a uid sending one costly request (a `sessions` page, a `status`) on
+    /// each of many connections has no backlog anywhere, so none of its connections waits
+    /// for a turn. Its share must still end with its time: the next connection's share was
+    /// renewed because a turn's time had passed — inside its own request, with no poll
+    /// since — and the loop served its connections one after another without end.
+    @Test func aUIDThatSpentItsShareWaitsForTheNextTurnWithNothingQueued() async throws {
+        let loop = NIOAsyncTestingEventLoop()
+        // Both clocks moved by hand: the loop's virtual time moves only when it runs its turns.
+        let now = NIOLockedValueBox(NIODeadline.uptimeNanoseconds(1_000_000_000))
+        let turns = try await loop.executeInContext {
+            let turns = FairTurns(
+                eventLoop: loop, linesPerUIDPerTurn: 256, timePerUIDPerTurn: .milliseconds(2), turnInterval: .milliseconds(1),
+                clock: DaemonClock { now.withLockedValue { $0 } }, workClock: { now.withLockedValue { $0 } }
+            )
+            // One connection's one request takes 50 ms; it has nothing more to handle.
+            let share = turns.share(of: 7, upTo: 1)
+            #expect(share.allows(0))
+            now.withLockedValue { $0 = $0 + .milliseconds(50) }
+            turns.spend(share, lines: 1)
+            // The uid's next connection, in the same loop iteration: nothing until the next turn.
+            #expect(!turns.share(of: 7, upTo: 1).allows(0))
+            // Another uid's share is whole.
+            #expect(turns.share(of: 8, upTo: 1).allows(0))
+            return NIOLoopBound(turns, eventLoop: loop)
+        }
+        // The next turn (the loop polls before it): whole again.
+        await loop.advanceTime(by: .milliseconds(1))
+        #expect(try await loop.executeInContext { turns.value.share(of: 7, upTo: 1).allows(0) })
+        await loop.shutdownGracefully()
+    }
 }
 
 private final class Marker: Sendable {}

@@ -44,7 +44,7 @@ struct DaemonLifecycleTests {
         #expect(try client.next { $0["id"] == .number("6") }.match.string("code") == "invalid_token")
 
         // `sessions` lists this uid's live sessions: the signup form opened above is still open.
-        try client.send(Request(id: .integer(7), .sessions))
+        try client.send(Request(id: .integer(7), .sessions()))
         let listed = try client.next { $0["id"] == .number("7") }.match
         #expect(listed.event == "sessions")
         let summaries = listed["sessions"]?.arrayValue ?? []

@@ -30,7 +30,7 @@ struct ResumeOverSocketTests {
         _ = try second.hello()
         var waiting = false
         for attempt in 0..<90 where !waiting {  // within the request budget's burst (100)
-            try second.send(Request(id: .string("s\(attempt)"), .sessions))
+            try second.send(Request(id: .string("s\(attempt)"), .sessions()))
             let listed = try second.next(where: { $0.string("id") == "s\(attempt)" }).match
             waiting = listed["sessions"]?.arrayValue?.contains { $0.objectValue?["session"]?.stringValue == session && $0.objectValue?["detachedSeconds"] != nil } == true
         }

@@ -35,7 +35,8 @@ struct SchemaTests {
         let requests: [Request] = [
             Request(id: .integer(1), .describe(locale: nil)), Request(.ping), Request(.open(form: "signup", locale: nil)), Request(.attach(session: "s")),
             Request(.set(session: nil, field: "f", value: "v")), Request(.submit(session: "s")), Request(.snapshot(session: nil)),
-            Request(.close(session: nil)), Request(.verify(token: "t")), Request(id: .string("l"), .sessions),
+            Request(.close(session: nil)), Request(.verify(token: "t")), Request(id: .string("l"), .sessions()),
+            Request(.sessions(SessionsPage(limit: 500, after: "1234-00ab"))), Request(.allSessions(SessionsPage(limit: 1))),
         ]
         for request in requests {
             var writer = JSONWriter()

@@ -21,9 +21,12 @@ struct OperatorRequestsTests {
     @Test("each decodes to its operation", arguments: [
         (#"{"op":"status"}"#, Request(.status)),
         (#"{"op":"status","id":9}"#, Request(id: .integer(9), .status)),
-        (#"{"op":"sessions"}"#, Request(.sessions)),
-        (#"{"op":"sessions","all":true}"#, Request(.allSessions)),
-        (#"{"op":"sessions","all":false}"#, Request(.sessions)),
+        (#"{"op":"sessions"}"#, Request(.sessions())),
+        (#"{"op":"sessions","all":true}"#, Request(.allSessions())),
+        (#"{"op":"sessions","all":false}"#, Request(.sessions())),
+        (#"{"op":"sessions","limit":500}"#, Request(.sessions(SessionsPage(limit: 500)))),
+        (#"{"op":"sessions","limit":1,"after":"12-ab","all":true}"#, Request(.allSessions(SessionsPage(limit: 1, after: "12-ab")))),
+        (#"{"op":"sessions","limit":null,"after":null}"#, Request(.sessions())),
         (#"{"op":"signups"}"#, Request(.signups(pause: nil, message: nil))),
         (#"{"op":"signups","pause":true}"#, Request(.signups(pause: true, message: nil))),
         (#"{"op":"signups","pause":true,"message":"m"}"#, Request(.signups(pause: true, message: "m"))),
@@ -93,7 +96,8 @@ struct OperatorRequestsTests {
 
     @Test("encoding and decoding agree", arguments: [
         Request(.status), Request(id: .integer(1), .status),
-        Request(.sessions), Request(.allSessions), Request(id: .string("a"), .allSessions),
+        Request(.sessions()), Request(.allSessions()), Request(id: .string("a"), .allSessions()),
+        Request(.sessions(SessionsPage(limit: 7, after: "1-0a"))), Request(.allSessions(SessionsPage(after: "99-ff"))),
         Request(.signups(pause: nil, message: nil)), Request(.signups(pause: true, message: nil)),
         Request(.signups(pause: true, message: "back \"soon\" \\ 稍后")), Request(id: .integer(-2), .signups(pause: false, message: nil)),
     ])
@@ -108,12 +112,12 @@ struct OperatorRequestsTests {
     @Test("sessions with all is sent with all: true; without, no all member")
     func allMember() throws {
         var all = JSONWriter()
-        Request(.allSessions).encode(into: &all)
+        Request(.allSessions()).encode(into: &all)
         let allObject = try #require(try JSONParser.parse(Array(all.bytes.dropLast())).objectValue)
         #expect(allObject["op"] == .string("sessions"))
         #expect(allObject["all"] == .bool(true))
         var mine = JSONWriter()
-        Request(.sessions).encode(into: &mine)
+        Request(.sessions()).encode(into: &mine)
         let mineObject = try #require(try JSONParser.parse(Array(mine.bytes.dropLast())).objectValue)
         #expect(mineObject["all"] == nil)
     }

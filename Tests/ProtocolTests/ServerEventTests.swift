@@ -20,6 +20,7 @@ struct ServerEventTests {
         .verified(user: "ü", id: nil),
         .sessionList(sessions: [SessionSummary(session: "s", form: "signup", ageSeconds: 3, views: 1), SessionSummary(session: "t", form: "login", ageSeconds: 70, views: 0, detachedSeconds: 12)], id: .integer(2)),
         .sessionList(sessions: [], id: nil),
+        .sessionList(sessions: [SessionSummary(session: "s", form: "signup", ageSeconds: 3, views: 1)], next: "1234-00ab", id: .string("p2")),
         .session(session: "s", seq: 1, .validation(field: "username", state: .failed, message: LocalizedMessage(id: "username.too_long", params: [.init("max", .integer(39)), .init("s", .string("\""))], text: "a\nb\"c")), id: nil),
         .session(session: "s", seq: 2, .enabled(true), id: .integer(3)),
         .session(session: "s", seq: 3, .busy(false), id: nil),

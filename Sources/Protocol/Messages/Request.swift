@@ -15,16 +15,17 @@ public struct Request: Sendable, Equatable {
         case verify(token: String)
         /// Revokes a login token on every host sharing the store (`logout`).
         case logout(token: String)
-        /// The live sessions opened by the caller's uid (and client).
-        case sessions
+        /// A page of the live sessions opened by the caller's uid (and client), oldest first.
+        case sessions(SessionsPage = .first)
         /// A trusted front end names the end client this connection speaks for (`client`),
         /// and optionally the client's IP address.
         case client(client: String, address: String?)
         /// Takes back a session whose connection dropped, proving it with the `resume`
         /// secret its `opened` carried.
         case resume(session: String, secret: String)
-        /// Every live session of every user (`{"op":"sessions","all":true}`): administrators only.
-        case allSessions
+        /// A page of every live session of every user (`{"op":"sessions","all":true}`):
+        /// administrators only.
+        case allSessions(SessionsPage = .first)
         /// The daemon's state for operators (`status`): all of it for administrators, the
         /// caller's own share for others.
         case status
@@ -126,7 +127,9 @@ extension Request {
         case "close": operation = .close(session: try members.optionalSession())
         case "verify": operation = .verify(token: try members.string("token"))
         case "logout": operation = .logout(token: try members.string("token"))
-        case "sessions": operation = try members.optionalBool("all") == true ? .allSessions : .sessions
+        case "sessions":
+            let page = try members.sessionsPage()
+            operation = try members.optionalBool("all") == true ? .allSessions(page) : .sessions(page)
         case "status": operation = .status
         case "signups":
             let pause = try members.optionalBool("pause")
@@ -180,8 +183,11 @@ extension Request {
         writer.member("op", name)
         if let id { writer.member("id", id) }
         switch operation {
-        case .ping, .sessions, .status: break
-        case .allSessions: writer.member("all", true)
+        case .ping, .status: break
+        case .sessions(let page): page.encode(into: &writer)
+        case .allSessions(let page):
+            writer.member("all", true)
+            page.encode(into: &writer)
         case .signups(let pause, let message):
             if let pause { writer.member("pause", pause) }
             if let message { writer.member("message", message) }

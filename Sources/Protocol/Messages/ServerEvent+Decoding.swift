@@ -56,7 +56,7 @@ extension ServerEvent {
                 return SessionSummary(session: try item.string("session"), form: try item.string("form"), ageSeconds: try item.int("ageSeconds"), views: try item.int("views"),
                     detachedSeconds: try item.optionalInt("detachedSeconds"), uid: try item.optionalInt("uid"), client: try item.optionalString("client"))
             }
-            return .sessionList(sessions: sessions, id: id)
+            return .sessionList(sessions: sessions, next: try reader.optionalString("next"), id: id)
         case "status":
             return .status(report: JSONObject(object.members.filter { $0.key != "event" && $0.key != "id" }), id: id)
         case "signups":
@@ -87,7 +87,7 @@ extension ServerEvent {
         case .unknown(let unknown): unknown.id
         case .description(_, _, let id), .opened(_, _, _, _, let id), .attached(_, _, _, let id), .resumed(_, _, _, let id), .clientNamed(_, _, let id),
             .localeChanged(_, _, let id),
-            .closed(_, _, let id), .pong(let id), .verified(_, let id), .revoked(let id), .sessionList(_, let id), .session(_, _, _, let id), .error(_, _, _, let id),
+            .closed(_, _, let id), .pong(let id), .verified(_, let id), .revoked(let id), .sessionList(_, _, let id), .session(_, _, _, let id), .error(_, _, _, let id),
             .status(_, let id), .signups(_, let id):
             id
         }

@@ -21,7 +21,8 @@ public enum ServerEvent: Sendable, Equatable {
     case verified(user: String, id: RequestID?)
     /// A `logout`'s token was revoked: it verifies nowhere any more.
     case revoked(id: RequestID?)
-    case sessionList(sessions: [SessionSummary], id: RequestID?)
+    /// A page of `sessions`; `next` (absent on the last page) asks for the one after it.
+    case sessionList(sessions: [SessionSummary], next: String? = nil, id: RequestID?)
     /// The answer to `status`: its members (version, uptime, store, connections, rates…) as
     /// PROTOCOL.md lists them; servers may add more.
     case status(report: JSONObject, id: RequestID?)
@@ -206,9 +207,10 @@ extension ServerEvent {
         case .revoked(let id):
             writer.member("event", "revoked")
             if let id { writer.member("id", id) }
-        case .sessionList(let sessions, let id):
+        case .sessionList(let sessions, let next, let id):
             writer.member("event", "sessions")
             if let id { writer.member("id", id) }
+            if let next { writer.member("next", next) }
             writer.beginArray("sessions")
             for summary in sessions {
                 writer.beginObject()

@@ -84,11 +84,24 @@ extension SignupConnection {
         guard case .revoked = reply.event else { throw .unexpectedReply(reply, answering: "logout") }
     }
 
-    /// The live sessions of this user.
+    /// The live sessions of this user, oldest first: every page, each asked for once the
+    /// previous one has come.
     public func sessions() async throws(SignupClientError) -> [SessionSummary] {
-        let reply = try await request(.sessions)
-        guard case .sessionList(let sessions, _) = reply.event else { throw .unexpectedReply(reply, answering: "sessions") }
-        return sessions
+        var listed: [SessionSummary] = []
+        var after: String?
+        repeat {
+            let page = try await sessions(SessionsPage(limit: SessionsPage.maxLimit, after: after))
+            listed += page.sessions
+            after = page.sessions.isEmpty ? nil : page.next
+        } while after != nil
+        return listed
+    }
+
+    /// One page of this user's live sessions, and the cursor of the next page (nil: the last).
+    public func sessions(_ page: SessionsPage) async throws(SignupClientError) -> (sessions: [SessionSummary], next: String?) {
+        let reply = try await request(.sessions(page))
+        guard case .sessionList(let sessions, let next, _) = reply.event else { throw .unexpectedReply(reply, answering: "sessions") }
+        return (sessions, next)
     }
 
     /// For a trusted bridge (a web front end): names the end client this connection speaks

@@ -2,7 +2,8 @@ import FormEngine
 import NIOCore
 import SignupProtocol
 
-/// What operators ask (issue 26): `status`, `sessions` with `all`, and `signups` (pause).
+/// What operators ask (issue 26): `status` and `signups` (pause); `sessions` with `all` is
+/// `listSessions`'s.
 extension ConnectionHandler {
     /// Root and members of `--admin-group`, on their own connection: never a front end's
     /// named client (a web visitor speaks through the bridge's uid, not as it).
@@ -12,11 +13,6 @@ extension ConnectionHandler {
 
     func status(id: RequestID?, output: ConnectionOutput) {
         output.deliver(.status(report: StatusReport.build(context: shared, caller: output.principal, administrator: isAdministrator(output)), id: id))
-    }
-
-    func allSessions(id: RequestID?, output: ConnectionOutput) throws(RequestFailure) {
-        guard isAdministrator(output) else { throw .administratorsOnly("sessions with \"all\"") }
-        output.deliver(.sessionList(sessions: shared.services.directory.allSummaries(now: shared.services.clock.now()), id: id))
     }
 
     /// `signups`: the state; with `pause`, an administrator changes it for every host.

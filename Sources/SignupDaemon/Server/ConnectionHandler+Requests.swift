@@ -31,9 +31,10 @@ extension ConnectionHandler {
         output.deliver(failure.event(id: id))
     }
 
-    /// Takes a token from the connection's budget for expensive requests.
-    private func spend(session: String? = nil) throws(RequestFailure) {
-        guard budget.take() else { throw .tooManyRequests(session: session) }
+    /// Takes `cost` tokens (one unless the request asks for more work) from the
+    /// connection's budget for expensive requests.
+    func spend(session: String? = nil, cost: Int = 1) throws(RequestFailure) {
+        guard budget.take(cost) else { throw .tooManyRequests(session: session) }
     }
 
     /// Takes a token from the connection's budget for `verify` and `logout`.
@@ -100,17 +101,13 @@ extension ConnectionHandler {
                 session.unsubscribe(hold)
                 output.deliver(.closed(session: session.id, id: id))
             }
-        case .sessions:
-            // Only the caller's own (uid, and a front end's client): ids of other users'
-            // sessions are not disclosed. It walks every live session, so it is budgeted
-            // like open and submit.
-            try spend()
-            output.deliver(.sessionList(sessions: shared.services.directory.summaries(ownedBy: output.principal.owner, now: shared.services.clock.now()), id: id))
-        case .allSessions:
-            try spend()
-            try allSessions(id: id, output: output)
+        case .sessions(let page):
+            try listSessions(page, all: false, id: id, output: output)
+        case .allSessions(let page):
+            try listSessions(page, all: true, id: id, output: output)
         case .status:
-            // It walks every connection and session: budgeted like sessions.
+            // Its counts come from per-peer tables, not walks: budgeted like open and
+            // submit all the same (administrators' also render the metrics).
             try spend()
             status(id: id, output: output)
         case .signups(let pause, let message):

@@ -231,10 +231,10 @@ final class ConnectionHandler: ChannelDuplexHandler {
     /// it at the expense of everyone on its event loop.
     func drain() {
         guard let output, let turns, output.channel.isActive, state.mayDrain else { return }
+        let share = turns.share(of: principalKey, upTo: state.hasBacklog ? Self.linesPerTurn : 0)
+        var handled = 0
         // The answers to these lines leave in one write.
         output.batch {
-            let share = turns.share(of: principalKey, upTo: state.hasBacklog ? Self.linesPerTurn : 0)
-            var handled = 0
             while state.canHandleNext, share.allows(handled), output.unreadBytes <= outputPauseBytes, let frame = state.nextFrame() {
                 handled += 1
                 switch frame {
@@ -242,9 +242,11 @@ final class ConnectionHandler: ChannelDuplexHandler {
                 case .tooLong: lineTooLong(output)
                 }
             }
-            turns.spend(share, lines: handled)
             output.setInputHeld(state.backlogBytes + framer.bufferedBytes)
         }
+        // Counted once that write is done: sending the answers is the uid's work too (a big
+        // reply costs its writing as well as its building).
+        turns.spend(share, lines: handled)
         switch state.drainEnded(outputFull: output.unreadBytes > outputPauseBytes) {
         case .none: break
         case .read: context?.read()

@@ -84,13 +84,20 @@ final class FairTurns {
         return Share(peer: peer, lines: lines, until: now + (timePerUIDPerTurn - (spent[peer]?.time ?? .zero)), started: now, workClock: workClock)
     }
 
-    /// Counts what a connection handled with its share.
+    /// Counts what a connection handled with its share. A uid that has used its share
+    /// waits for the next turn, with a poll before it, even when none of its connections
+    /// has a line left: without that, a uid sending one costly request on each of many
+    /// connections found its share renewed by the next one (a turn's time had passed —
+    /// inside its own previous request) and was served without end in one loop iteration.
     func spend(_ share: Share, lines: Int) {
         guard lines > 0 else { return }
         var used = spent[share.peer] ?? Spent()
         used.lines += lines
         used.time = used.time + (workClock() - share.started)
         spent[share.peer] = used
+        guard linesLeft(share.peer) == 0, !turnDue else { return }
+        turnDue = true
+        if !serving { armTurn() }
     }
 
     /// Has `resume` run in the next turn, in `uid`'s place of the rotation (once, however

@@ -11,8 +11,9 @@ struct RequestBudget {
         bucket = TokenBucket(perSecond: Double(perSecond), now: clock.now())
     }
 
-    /// Takes one token, or returns false when the connection must slow down.
-    mutating func take() -> Bool {
-        bucket.take(now: clock.now())
+    /// Takes `cost` tokens (one for most requests; more for one that asks for more work),
+    /// or returns false when the connection must slow down.
+    mutating func take(_ cost: Int = 1) -> Bool {
+        bucket.take(cost, now: clock.now())
     }
 }

@@ -55,6 +55,8 @@ enum RequestFailure: Error, Equatable {
     /// An operators' request (`signups` with `pause`, `sessions` with `all`) from someone
     /// who is not root or in `--admin-group`.
     case administratorsOnly(String)
+    /// `sessions` with an `after` this server did not write (`SessionCursor`).
+    case invalidCursor
 
     /// A refusal from the form engine, for `session` of form `form`.
     init(_ error: FormError, form: String, session: String) {
@@ -78,7 +80,7 @@ enum RequestFailure: Error, Equatable {
         case .notHeld, .noSuchSession, .sessionEnded, .sessionEndedBecause: .unknownSession
         case .otherUsersSession, .notTrusted, .wrongResumeSecret, .administratorsOnly: .forbidden
         case .clientAlreadyNamed, .clientAfterSession: .clientFixed
-        case .invalidAddress: .invalidRequest
+        case .invalidAddress, .invalidCursor: .invalidRequest
         case .tooManyConnectionsForClient, .tooManyConnectionsForBridge: .limitExceeded
         case .clientConnectingTooFast: .rateLimited
         case .notReady: .notReady
@@ -130,6 +132,7 @@ enum RequestFailure: Error, Equatable {
         case .wrongResumeSecret(let session): "wrong resume secret for session \(session)"
         case .sessionEndedBecause(let session, let reason): "session \(session) has ended (\(reason))"
         case .administratorsOnly(let what): "\(what) is for root and members of the administrators' group (--admin-group)"
+        case .invalidCursor: "\"after\" must be the \"next\" of the previous sessions page, as the server sent it"
         }
     }
 

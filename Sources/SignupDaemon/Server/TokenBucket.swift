@@ -36,11 +36,11 @@ struct TokenBucket: Sendable, Equatable {
         tokens = min(capacity, tokens + elapsed * rate)
     }
 
-    /// Takes one token if one is there.
-    mutating func take(now: NIODeadline) -> Bool {
+    /// Takes `count` tokens (one by default) if they are there.
+    mutating func take(_ count: Int = 1, now: NIODeadline) -> Bool {
         refill(now: now)
-        guard tokens >= 1 else { return false }
-        tokens -= 1
+        guard tokens >= Double(count) else { return false }
+        tokens -= Double(count)
         return true
     }
 

@@ -3,10 +3,11 @@ import NIOCore
 import SignupProtocol
 
 /// All live sessions by id, so that `attach` and `resume` can find one from any
-/// connection, and the latest ended ones with why, so that a `resume` after the grace hears
-/// why not.
+/// connection, and per owner, so that `sessions` and `status` answer from the asker's own
+/// (`SessionIndex`); and the latest ended ones with why, so that a `resume` after the grace
+/// hears why not.
 final class SessionDirectory: Sendable {
-    private let sessions = NIOLockedValueBox<[String: Session]>([:])
+    private let sessions = NIOLockedValueBox(SessionIndex<Session>())
 
     /// A session that ended with a reason of the server's own (idle, abandoned), for its owner.
     private struct Ended {
@@ -55,45 +56,46 @@ final class SessionDirectory: Sendable {
 
     /// Registers a session under a fresh random id and returns it.
     func add(_ make: (String) -> Session) -> Session {
-        sessions.withLockedValue { table in
+        sessions.withLockedValue { index in
             var id: String
             repeat {
                 id = Self.randomID()
-            } while table[id] != nil
+            } while index.find(id) != nil
             let session = make(id)
-            table[id] = session
+            index.insert(session)
             return session
         }
     }
 
     func find(_ id: String) -> Session? {
-        sessions.withLockedValue { $0[id] }
+        sessions.withLockedValue { $0.find(id) }
     }
 
-    /// The live sessions opened by `owner` (a uid, or a front end's client), oldest first
-    /// (for `sessions`); those whose opener's connection dropped say for how long.
-    func summaries(ownedBy owner: SessionOwner, now: NIODeadline) -> [SessionSummary] {
-        let owned = sessions.withLockedValue { table in table.values.filter { $0.principal.owner == owner } }
-        return Self.summaries(of: owned, now: now, naming: false)
+    /// A page of the live sessions opened by `owner` (a uid, or a front end's client), oldest
+    /// first (for `sessions`); those whose opener's connection dropped say for how long.
+    func summaries(ownedBy owner: SessionOwner, after cursor: SessionCursor?, limit: Int, now: NIODeadline) -> (summaries: [SessionSummary], next: SessionCursor?) {
+        let page = sessions.withLockedValue { $0.page(ownedBy: owner, after: cursor, limit: limit) }
+        return (Self.summaries(of: page.items, now: now, naming: false), page.next)
     }
 
-    /// How many live sessions `owner` opened (for `status`), without building their summaries.
+    /// How many live sessions `owner` opened (for `status`).
     func count(ownedBy owner: SessionOwner) -> Int {
-        sessions.withLockedValue { table in table.values.reduce(0) { $0 + ($1.principal.owner == owner ? 1 : 0) } }
+        sessions.withLockedValue { $0.count(ownedBy: owner) }
     }
 
-    /// Every live session, with its owner (`sessions` with `all`, administrators only).
-    func allSummaries(now: NIODeadline) -> [SessionSummary] {
-        Self.summaries(of: all, now: now, naming: true)
+    /// A page of every live session, with its owner (`sessions` with `all`, administrators only).
+    func allSummaries(after cursor: SessionCursor?, limit: Int, now: NIODeadline) -> (summaries: [SessionSummary], next: SessionCursor?) {
+        let page = sessions.withLockedValue { $0.pageOfAll(after: cursor, limit: limit) }
+        return (Self.summaries(of: page.items, now: now, naming: true), page.next)
     }
 
     /// Sessions held per peer (uid, or front-end client), for `status`.
     func countsByPeer() -> [PeerKey: Int] {
-        sessions.withLockedValue { table in table.values.reduce(into: [:]) { $0[$1.principal.key, default: 0] += 1 } }
+        sessions.withLockedValue { $0.countsByPeer }
     }
 
     private static func summaries(of sessions: [Session], now: NIODeadline, naming: Bool) -> [SessionSummary] {
-        sessions.sorted { $0.openedAt < $1.openedAt }.map { session in
+        sessions.map { session in
             SessionSummary(
                 session: session.id, form: session.formName,
                 ageSeconds: Int((now - session.openedAt).nanoseconds / 1_000_000_000), views: session.views,
@@ -110,16 +112,16 @@ final class SessionDirectory: Sendable {
     }
 
     /// Every live session (for a handover).
-    var all: [Session] { sessions.withLockedValue { Array($0.values) } }
+    var all: [Session] { sessions.withLockedValue { $0.all } }
 
     /// Registers a session handed over by the previous process under its own id.
     func restore(_ session: Session) {
-        sessions.withLockedValue { $0[session.id] = session }
+        sessions.withLockedValue { $0.insert(session) }
     }
 
     /// A session ended; with a `reason` of the server's own, that is remembered for its owner.
     func remove(_ id: String, owner: SessionOwner? = nil, reason: String? = nil) {
-        _ = sessions.withLockedValue { $0.removeValue(forKey: id) }
+        _ = sessions.withLockedValue { $0.remove(id) }
         guard let owner, let reason else { return }
         ended.withLockedValue { ended in
             if ended.byID.updateValue(Ended(owner: owner, reason: reason), forKey: id) == nil { ended.order.append(id) }
@@ -137,3 +139,6 @@ final class SessionDirectory: Sendable {
         return String(repeating: "0", count: 16 - hex.count) + hex
     }
 }
+
+/// What the directory indexes.
+extension Session: IndexedSession {}

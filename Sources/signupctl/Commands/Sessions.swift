@@ -7,8 +7,10 @@ extension SignupCtl {
         static let configuration = CommandConfiguration(
             abstract: "List your live form sessions (for `monitor --session`).",
             discussion: """
-                Only sessions opened by your own user are listed. VIEWS counts the connections \
-                attached besides the one that opened it. JSON: {"ok":true,"command":"sessions",\
+                Only sessions opened by your own user are listed, oldest first. VIEWS counts the \
+                connections attached besides the one that opened it. signupd answers in pages \
+                (at most 500 sessions each); signupctl asks for page after page and lists them \
+                all, in the table and in JSON alike. JSON: {"ok":true,"command":"sessions",\
                 "sessions":[{"session":ID,"form":F,"ageSeconds":N,"views":N}]}
                 """
         )
@@ -56,12 +58,20 @@ extension SignupCtl {
             }
         }
 
-        /// The caller's live sessions, as the daemon lists them.
+        /// The caller's live sessions (every user's with `all`), as the daemon lists them:
+        /// page after page, each asked for once the previous one has come, until the last.
         static func list(_ options: ConnectionOptions, all: Bool = false) throws(CommandFailure) -> [SessionSummary] {
             let daemon = try options.connect()
-            let reply = try daemon.reply(to: try daemon.request(all ? .allSessions : .sessions))
-            guard case .sessionList(let sessions, _) = reply.event else { throw .unexpected(reply, answering: "sessions") }
-            return sessions
+            var sessions: [SessionSummary] = []
+            var page = SessionsPage(limit: SessionsPage.maxLimit)
+            while true {
+                let reply = try daemon.reply(to: try daemon.request(all ? .allSessions(page) : .sessions(page)))
+                guard case .sessionList(let listed, let next, _) = reply.event else { throw .unexpected(reply, answering: "sessions") }
+                sessions += listed
+                // A server that does not page yet sends everything at once, without `next`.
+                guard let next, !listed.isEmpty else { return sessions }
+                page.after = next
+            }
         }
 
         static func age(_ seconds: Int) -> String {
