@@ -121,6 +121,25 @@ import Testing
         #expect(Array(listed.suffix(added.count)) == added)
     }
 
+    /// Removing leaves empty slots until the list is compacted: through both, at every
+    /// step, counts and pages show exactly the live sessions in order.
+    @Test(arguments: [1, 7, 100])
+    func manyRemovalsInAnyOrderKeepPagesExact(limit: Int) {
+        var index = SessionIndex<Item>()
+        for n in 0..<300 { index.insert(Item(Self.id(n), Self.alice, at: 1000 + UInt64(n))) }
+        var live = (0..<300).map(Self.id)
+        var generator = SystemRandomNumberGenerator()
+        for (step, victim) in live.shuffled(using: &generator).prefix(290).enumerated() {
+            #expect(index.remove(victim) != nil)
+            live.removeAll { $0 == victim }
+            #expect(index.count(ownedBy: Self.alice.owner) == live.count)
+            if step % 29 == 0 || live.count < 20 {
+                #expect(Self.allPages(&index, of: Self.alice.owner, limit: limit) == live)
+                #expect(Self.allPages(&index, of: nil, limit: limit) == live)
+            }
+        }
+    }
+
     @Test func anotherOwnersCursorRevealsNothing() throws {
         var index = SessionIndex<Item>()
         for n in 0..<10 { index.insert(Item(Self.id(n), Self.alice, at: 1000 + UInt64(n))) }
