@@ -39,6 +39,9 @@ final class ServiceNotifier: Sendable {
         }
     }
     private let outbox = NIOLockedValueBox(Outbox())
+    /// The last status line the daemon gave (not "reloading forms"): said again when a
+    /// reload is over, since the daemon only sends a line when it changes.
+    private let lastStatus = NIOLockedValueBox<String?>(nil)
     /// Where messages go (`sd_notify` outside tests).
     private let transmit: @Sendable (String) -> Void
 
@@ -53,7 +56,10 @@ final class ServiceNotifier: Sendable {
         self.transmit = transmit
     }
 
-    func ready(status: String) { send("READY=1\nSTATUS=\(status)") }
+    func ready(status: String) {
+        lastStatus.withLockedValue { $0 = status }
+        send("READY=1\nSTATUS=\(status)")
+    }
     func stopping(status: String) { send("STOPPING=1\nSTATUS=\(status)") }
     /// A reload starts (`Type=notify-reload`): systemd wants CLOCK_MONOTONIC's time of it,
     /// taken now, not when the message leaves.
@@ -62,12 +68,17 @@ final class ServiceNotifier: Sendable {
         clock_gettime(CLOCK_MONOTONIC, &now)
         send("RELOADING=1\nSTATUS=reloading forms\nMONOTONIC_USEC=\(UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec) / 1000)")
     }
-    /// A reload is over, applied or refused.
-    func readyAgain() { send("READY=1") }
+    /// A reload is over, applied or refused: ready, with the status line from before it
+    /// (systemctl status kept saying "reloading forms" until the counts next changed).
+    func readyAgain() {
+        let status = lastStatus.withLockedValue { $0 }
+        send("READY=1" + (status.map { "\nSTATUS=\($0)" } ?? ""))
+    }
 
     /// The newest status line; replaces one not sent yet.
     func status(_ status: String) {
         guard enabled else { return }
+        lastStatus.withLockedValue { $0 = status }
         update { $0.status = status }
     }
 
