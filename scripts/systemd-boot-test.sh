@@ -305,7 +305,7 @@ for _ in $(seq 1 150); do ns_exec grep -Eq "^(kept|lost|not opened)" /tmp/keeper
 ns_exec grep -q "^kept" /tmp/keeper.out || fail "alice's form did not survive a restart into a broken forms.d: $(ns_exec cat /tmp/keeper.out)"
 [ "$(ns_exec systemctl is-active signupd.socket)" = active ] || fail "signupd.socket is $(ns_exec systemctl is-active signupd.socket) after a restart into a broken forms.d"
 out=$(ns_exec signupctl status 2>&1) || fail "signupctl status on the last good forms: $out"
-echo "$out" | grep -Eq "forms.d has [0-9]+ errors?; serving the last configuration that loaded" || fail "signupctl status does not say the last good forms are served: $out"
+echo "$out" | grep -Eq "forms.d/messages.d have [0-9]+ errors?; serving the last configuration that loaded" || fail "signupctl status does not say the last good forms are served: $out"
 echo "$out" | grep -q "zz-typo.form" || fail "signupctl status (root) does not name the broken file: $out"
 out=$(as alice signupctl describe 2>&1) && echo "$out" | grep -q "email-signup" || fail "the last good forms lack the operator's form: $out"
 ns_exec systemctl stop signupd.service

@@ -390,7 +390,7 @@ def last_good(directory, forms, messages):
         check(forms_state.get("source") == "last-good" and forms_state.get("errors") == 5 and "zz-broken.form:1:1" in forms_state.get("firstError", ""),
               "status says the last good forms are served, and why: %s" % forms_state)
         shown = subprocess.run([SIGNUPCTL, "--socket", path, "status"], capture_output=True, text=True, timeout=30)
-        check("forms.d has 5 errors; serving the last configuration that loaded" in shown.stdout, "signupctl status says so: %s" % shown.stdout)
+        check("forms.d/messages.d have 5 errors; serving the last configuration that loaded" in shown.stdout, "signupctl status says so: %s" % shown.stdout)
         # The operator fixes the file and reloads: forms.d's forms again.
         os.unlink(os.path.join(forms, "zz-broken.form"))
         daemon.send_signal(1)

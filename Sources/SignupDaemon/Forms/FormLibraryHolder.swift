@@ -32,6 +32,6 @@ struct FormFallback: Sendable, Equatable {
 
     /// For `status`, the journal and systemd's status line.
     var summary: String {
-        "forms.d has \(errorCount) error\(errorCount == 1 ? "" : "s") (the first: \(firstError)); serving the last configuration that loaded"
+        "forms.d/messages.d have \(errorCount) error\(errorCount == 1 ? "" : "s") (the first: \(firstError)); serving the last configuration that loaded"
     }
 }

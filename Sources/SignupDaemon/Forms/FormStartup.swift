@@ -17,7 +17,7 @@ enum FormStartup {
             return FormLibraryHolder(loaded.library)
         case .failure(let errors):
             for error in errors.errors { logger.error("\(error.description)") }
-            let refusal = "the form configuration has \(errors.errors.count) error(s); check it with signupd --check-config"
+            let refusal = "the form configuration has \(errors.errors.count) error\(errors.errors.count == 1 ? "" : "s"); check it with signupd --check-config"
             guard let lastGood else { throw .startup(refusal) }
             let saved: LastGoodForms.Saved
             switch lastGood.load() {

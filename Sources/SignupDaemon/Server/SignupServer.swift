@@ -162,7 +162,7 @@ final class SignupServer: Service {
         let counts = services.accounts.counts
         let line = "\(services.registry.connectionCount) connections, \(services.directory.count) sessions, \(counts.signups) signups, \(counts.logins) logins"
         guard let fallback = services.forms.fallback else { return line }
-        return "\(line); forms.d has \(fallback.errorCount) error\(fallback.errorCount == 1 ? "" : "s"), serving the last configuration that loaded"
+        return "\(line); forms.d/messages.d have \(fallback.errorCount) error\(fallback.errorCount == 1 ? "" : "s"), serving the last configuration that loaded"
     }
 
     private var socketDescription: String {

@@ -37,7 +37,11 @@ extension CommandFailure {
         case .unsupportedProtocol(let spoken):
             self.init(.protocolError, Say.pick("unsupported protocol \(spoken); this signupctl speaks signup/1", "不支持的协议版本 \(spoken)"))
         case .timeout(let seconds):
-            self.init(.protocolError, Say.pick("signupd did not answer within \(seconds) s", "服务在 \(seconds) 秒内没有应答"), code: "timeout")
+            // A connection systemd accepted for a service that cannot start waits in the
+            // socket's queue: say where to look, not only that time ran out.
+            self.init(.protocolError, Say.pick(
+                "signupd did not answer within \(seconds) s (busy, or unable to start: see systemctl status signupd and journalctl -u signupd)",
+                "服务在 \(seconds) 秒内没有应答（可能繁忙或无法启动：请查看 `systemctl status signupd` 和 `journalctl -u signupd`）"), code: "timeout")
         case .lineTooLong(let limit):
             self.init(.protocolError, Say.pick("signupd sent a line longer than \(limit) bytes", "服务发来的一行超过 \(limit) 字节"))
         case .notJSON:

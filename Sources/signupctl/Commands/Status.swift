@@ -74,8 +74,8 @@ enum StatusText {
             let errors = int(forms["errors"]) ?? 0
             let saved = int(forms["savedAt"]).map(clock) ?? "?"
             row("Forms", "表单", Say.pick(
-                "forms.d has \(errors) error\(errors == 1 ? "" : "s"); serving the last configuration that loaded (saved \(saved))",
-                "forms.d 有 \(errors) 处错误；正在使用上次成功加载的配置（保存于 \(saved)）"))
+                "forms.d/messages.d have \(errors) error\(errors == 1 ? "" : "s"); serving the last configuration that loaded (saved \(saved))",
+                "forms.d/messages.d 有 \(errors) 处错误；正在使用上次成功加载的配置（保存于 \(saved)）"))
             if let first = forms["firstError"]?.stringValue { row("", "", Say.inert(first)) }
         }
         if scope == "all" {
