@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Checks the systemd units as an administrator's tools would: `systemd-analyze verify`
 # must be clean, and `systemd-analyze security --offline=yes` must rate the service's
-# exposure at 2.0 or better. ExecStart= points at the freshly built binary in a copy.
+# exposure at 2.0 or better. ExecStart= and ExecReload= point at the freshly built binary
+# in a copy.
 # The man pages the units name are checked after installing the package, by the boot test.
 #
 # usage: scripts/check-units.sh path/to/signupd [path/to/signupd-web]
@@ -11,7 +12,8 @@ BIN=$(realpath "$1")
 work=$(mktemp -d /tmp/signupd-units.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 cp "$HERE/systemd/signupd.socket" "$work/"
-sed "s|^ExecStart=/usr/sbin/signupd|ExecStart=\"$BIN\"|" "$HERE/systemd/signupd.service" > "$work/signupd.service"
+# ExecStart= and ExecReload= (which runs signupd --check-config first) both name the binary.
+sed -E "s#^(ExecStart|ExecReload)=/usr/sbin/signupd( |\$)#\1=\"$BIN\"\2#" "$HERE/systemd/signupd.service" > "$work/signupd.service"
 out=$(cd "$work" && systemd-analyze verify --man=no ./signupd.socket ./signupd.service 2>&1) || { echo "$out"; echo "FAIL: systemd-analyze verify"; exit 1; }
 [ -z "$out" ] || { echo "$out"; echo "FAIL: systemd-analyze verify printed warnings"; exit 1; }
 echo "systemd-analyze verify: clean"
