@@ -6,18 +6,23 @@ import Testing
 @Suite struct MemoryReturnTests {
     private let mib = 1 << 20
 
-    @Test func aFloodThatPassesIsTrimmedOnce() {
+    @Test func aFloodThatPassesIsTrimmedWhileItsLoadHalves() {
         var state = MemoryReturnState(margin: 16 * mib)
         #expect(state.observe(rss: 30 * mib, load: 2) == .none)
         // The flood: memory and load rise together; no trim while the load is high.
         #expect(state.observe(rss: 120 * mib, load: 4000) == .none)
         #expect(state.observe(rss: 215 * mib, load: 16_000) == .none)
         #expect(state.observe(rss: 215 * mib, load: 9000) == .none)
-        // Half the peak: the trim, once, however long it takes.
+        // Half the peak: a trim, once, however long it takes.
         #expect(state.observe(rss: 215 * mib, load: 8000) == .trim)
         #expect(state.observe(rss: 215 * mib, load: 10) == .none)
-        state.trimmed(rss: 40 * mib, load: 10)
-        #expect(state.observe(rss: 40 * mib, load: 2) == .none)
+        state.trimmed(rss: 150 * mib, load: 7000)
+        // The rest of the flood ends: what it frees is trimmed too, a few looks later.
+        #expect(state.observe(rss: 150 * mib, load: 3000) == .none)
+        #expect(state.observe(rss: 150 * mib, load: 0) == .none)
+        #expect(state.observe(rss: 150 * mib, load: 0) == .trim)
+        state.trimmed(rss: 40 * mib, load: 0)
+        for _ in 0..<10 { #expect(state.observe(rss: 40 * mib, load: 0) == .none) }
     }
 
     @Test func memoryThatStaysDoesNotTrimAgainAndAgain() {
@@ -25,7 +30,7 @@ import Testing
         _ = state.observe(rss: 30 * mib, load: 2)
         _ = state.observe(rss: 200 * mib, load: 16_000)
         #expect(state.observe(rss: 200 * mib, load: 0) == .trim)
-        // Fragmentation kept most of it: that is the new low, not a reason to trim each second.
+        // Fragmentation kept most of it: no trim each second for nothing.
         state.trimmed(rss: 180 * mib, load: 0)
         for _ in 0..<10 { #expect(state.observe(rss: 180 * mib, load: 0) == .none) }
         // A second flood that passes is trimmed again.
@@ -38,6 +43,13 @@ import Testing
         _ = state.observe(rss: 30 * mib, load: 2)
         _ = state.observe(rss: 40 * mib, load: 1000)
         #expect(state.observe(rss: 40 * mib, load: 0) == .none)
+    }
+
+    @Test func ordinaryUpsAndDownsAreNoFlood() {
+        var state = MemoryReturnState(margin: 16 * mib)
+        _ = state.observe(rss: 30 * mib, load: 2)
+        _ = state.observe(rss: 60 * mib, load: 200)
+        #expect(state.observe(rss: 60 * mib, load: 10) == .none)
     }
 
     @Test func theResidentSetIsRead() throws {

@@ -10,17 +10,28 @@ import Glibc
 /// When to give freed heap memory back to the system (issues 27, 29). glibc keeps what a
 /// flood of connections and sessions allocated after they end: a daemon that peaked at 215 MiB
 /// stayed there. Once the load (connections plus sessions) has fallen to half its peak while
-/// the resident set is still well above where it was, `malloc_trim` returns the free pages.
-/// A state machine on observed figures: the caller reads them and carries out the action.
+/// the resident set is well above its lowest, `malloc_trim` returns the free pages; and again
+/// if the load halves once more (a flood's sessions often end over several seconds, and
+/// what they free after the first trim is trimmed by the next). Nothing is trimmed again
+/// until the load has risen and fallen anew, so memory that cannot be returned
+/// (fragmentation) costs no trim every second. A state machine on observed figures: the
+/// caller reads them and carries out the action.
 struct MemoryReturnState: Sendable {
-    /// How far above its last low the resident set must be for a trim to be worth it.
+    /// How far above its lowest the resident set must be for a trim to be worth it.
     let margin: Int
-    private var baselineRSS: Int?
+    /// The smallest peak that counts as a flood: ordinary ups and downs are left alone.
+    let minimumPeak: Int
+    /// Looks (seconds, at one a second) between two trims.
+    let spacing: Int
+    private var lowestRSS: Int?
     private var peakLoad = 0
     private var trimming = false
+    private var looksSinceTrim = Int.max
 
-    init(margin: Int = 16 << 20) {
+    init(margin: Int = 16 << 20, minimumPeak: Int = 256, spacing: Int = 3) {
         self.margin = margin
+        self.minimumPeak = minimumPeak
+        self.spacing = spacing
     }
 
     enum Action: Equatable, Sendable {
@@ -31,18 +42,19 @@ struct MemoryReturnState: Sendable {
     /// One look (the daemon's: once a second).
     mutating func observe(rss: Int, load: Int) -> Action {
         peakLoad = max(peakLoad, load)
-        let baseline = min(baselineRSS ?? rss, rss)
-        baselineRSS = baseline
-        guard !trimming, rss >= baseline + margin, load * 2 <= peakLoad else { return .none }
+        let lowest = min(lowestRSS ?? rss, rss)
+        lowestRSS = lowest
+        if looksSinceTrim < Int.max { looksSinceTrim += 1 }
+        guard !trimming, looksSinceTrim >= spacing, peakLoad >= minimumPeak, load * 2 <= peakLoad, rss >= lowest + margin else { return .none }
         trimming = true
         return .trim
     }
 
-    /// The trim is done: what it left is the new low, and the load now the peak to fall from.
+    /// The trim is done: the load now is the peak a further trim waits to see halved.
     mutating func trimmed(rss: Int, load: Int) {
         trimming = false
-        baselineRSS = rss
         peakLoad = load
+        looksSinceTrim = 0
     }
 }
 
