@@ -1,8 +1,8 @@
 import Testing
 @testable import SignupDaemonCore
 
-/// When freed memory is given back (issues 27, 29): after a flood has passed, once, and not
-/// again until another flood has come and gone.
+/// When freed memory is given back (issues 27, 29): after a flood has passed, with a few
+/// follow-ups while memory stays high, and then not again until another flood has come and gone.
 @Suite struct MemoryReturnTests {
     private let mib = 1 << 20
 
@@ -30,12 +30,43 @@ import Testing
         _ = state.observe(rss: 30 * mib, load: 2)
         _ = state.observe(rss: 200 * mib, load: 16_000)
         #expect(state.observe(rss: 200 * mib, load: 0) == .trim)
-        // Fragmentation kept most of it: no trim each second for nothing.
+        // Fragmentation kept most of it: three follow-ups at doubling spacing, then no trim
+        // each second for nothing.
         state.trimmed(rss: 180 * mib, load: 0)
-        for _ in 0..<10 { #expect(state.observe(rss: 180 * mib, load: 0) == .none) }
+        var trimsAt: [Int] = []
+        for look in 1...200 where state.observe(rss: 180 * mib, load: 0) == .trim {
+            trimsAt.append(look)
+            state.trimmed(rss: 180 * mib, load: 0)
+        }
+        #expect(trimsAt == [3, 9, 21])
         // A second flood that passes is trimmed again.
         #expect(state.observe(rss: 260 * mib, load: 9000) == .none)
         #expect(state.observe(rss: 260 * mib, load: 100) == .trim)
+    }
+
+    @Test func sessionsThatEndAfterTheTrimAreTrimmedByAFollowUp() {
+        // The first trim came while half the flood was still closing; when the rest had
+        // closed the load was already below any peak worth halving.
+        var state = MemoryReturnState(margin: 16 * mib)
+        _ = state.observe(rss: 50 * mib, load: 2)
+        _ = state.observe(rss: 76 * mib, load: 4352)
+        #expect(state.observe(rss: 76 * mib, load: 2100) == .trim)
+        state.trimmed(rss: 74 * mib, load: 100)
+        #expect(state.observe(rss: 74 * mib, load: 0) == .none)
+        #expect(state.observe(rss: 74 * mib, load: 0) == .none)
+        #expect(state.observe(rss: 74 * mib, load: 0) == .trim)
+        state.trimmed(rss: 55 * mib, load: 0)
+        // Back near its lowest: nothing more to give.
+        for _ in 0..<50 { #expect(state.observe(rss: 55 * mib, load: 0) == .none) }
+    }
+
+    @Test func aRisingLoadGetsNoFollowUp() {
+        var state = MemoryReturnState(margin: 16 * mib)
+        _ = state.observe(rss: 30 * mib, load: 2)
+        _ = state.observe(rss: 200 * mib, load: 1000)
+        #expect(state.observe(rss: 200 * mib, load: 400) == .trim)
+        state.trimmed(rss: 190 * mib, load: 400)
+        for _ in 0..<20 { #expect(state.observe(rss: 190 * mib, load: 450) == .none) }
     }
 
     @Test func loadThatFallsWithoutMemoryToGiveIsLeftAlone() {

@@ -11,11 +11,12 @@ import Glibc
 /// flood of connections and sessions allocated after they end: a daemon that peaked at 215 MiB
 /// stayed there. Once the load (connections plus sessions) has fallen to half its peak while
 /// the resident set is well above its lowest, `malloc_trim` returns the free pages; and again
-/// if the load halves once more (a flood's sessions often end over several seconds, and
-/// what they free after the first trim is trimmed by the next). Nothing is trimmed again
-/// until the load has risen and fallen anew, so memory that cannot be returned
-/// (fragmentation) costs no trim every second. A state machine on observed figures: the
-/// caller reads them and carries out the action.
+/// if the load halves once more. A flood's sessions often end over several seconds, after the
+/// first trim: while the resident set stays well above its lowest and the load does not rise,
+/// a few follow-up trims come at doubling spacing (3, 6, 12 looks), then none until the load
+/// has risen and fallen anew, so memory that cannot be returned (fragmentation) costs no trim
+/// every second. A state machine on observed figures: the caller reads them and carries out
+/// the action.
 struct MemoryReturnState: Sendable {
     /// How far above its lowest the resident set must be for a trim to be worth it.
     let margin: Int
@@ -23,15 +24,21 @@ struct MemoryReturnState: Sendable {
     let minimumPeak: Int
     /// Looks (seconds, at one a second) between two trims.
     let spacing: Int
+    /// How many follow-up trims one passing flood may have.
+    let followUps: Int
     private var lowestRSS: Int?
     private var peakLoad = 0
     private var trimming = false
     private var looksSinceTrim = Int.max
+    private var loadAtTrim = 0
+    private var followUpsLeft = 0
+    private var followUpSpacing = 0
 
-    init(margin: Int = 16 << 20, minimumPeak: Int = 256, spacing: Int = 3) {
+    init(margin: Int = 16 << 20, minimumPeak: Int = 256, spacing: Int = 3, followUps: Int = 3) {
         self.margin = margin
         self.minimumPeak = minimumPeak
         self.spacing = spacing
+        self.followUps = followUps
     }
 
     enum Action: Equatable, Sendable {
@@ -45,7 +52,18 @@ struct MemoryReturnState: Sendable {
         let lowest = min(lowestRSS ?? rss, rss)
         lowestRSS = lowest
         if looksSinceTrim < Int.max { looksSinceTrim += 1 }
-        guard !trimming, looksSinceTrim >= spacing, peakLoad >= minimumPeak, load * 2 <= peakLoad, rss >= lowest + margin else { return .none }
+        guard !trimming, rss >= lowest + margin else { return .none }
+        if looksSinceTrim >= spacing, peakLoad >= minimumPeak, load * 2 <= peakLoad {
+            // A flood has passed (or halved again): its follow-ups start over.
+            followUpsLeft = followUps
+            followUpSpacing = spacing
+        } else if followUpsLeft > 0, looksSinceTrim >= followUpSpacing, load <= loadAtTrim {
+            // What the flood's last sessions freed after the previous trim.
+            followUpsLeft -= 1
+            followUpSpacing *= 2
+        } else {
+            return .none
+        }
         trimming = true
         return .trim
     }
@@ -54,6 +72,7 @@ struct MemoryReturnState: Sendable {
     mutating func trimmed(rss: Int, load: Int) {
         trimming = false
         peakLoad = load
+        loadAtTrim = load
         looksSinceTrim = 0
     }
 }
