@@ -21,6 +21,7 @@ run Tests/robustness/accounts_and_limits.py "$BIN"
 if [ $long = 1 ]; then run Tests/robustness/hostile_neighbour.py "$BIN" --long; else run Tests/robustness/hostile_neighbour.py "$BIN"; fi
 if [ $long = 1 ]; then run Tests/robustness/memory_return.py "$BIN" --long; else run Tests/robustness/memory_return.py "$BIN"; fi
 if [ $long = 1 ]; then run Tests/robustness/store_fairness.py "$BIN" --long; else run Tests/robustness/store_fairness.py "$BIN"; fi
+if [ $long = 1 ]; then run Tests/robustness/session_memory.py "$BIN" --long; else run Tests/robustness/session_memory.py "$BIN"; fi
 run Tests/robustness/kill9.py "$BIN" 200
 if [ $long = 1 ]; then
   run Tests/robustness/connections.py "$BIN" 10000 100000

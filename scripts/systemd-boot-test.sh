@@ -454,6 +454,8 @@ pass
 # process to close the stored connections with bye restarted.
 HANDOVER="python3 $TESTS/restart_handover.py"
 out=$(ns_exec $HANDOVER carry 2>&1) || fail "only connections holding a session are stored: $out"
+out=$(ns_exec $HANDOVER fair 2>&1) || fail "the restart store shared fairly (issue 27): $out"
+fair_note=$(echo "$out" | tail -1)
 out=$(ns_exec $HANDOVER restart 2>&1) || fail "sessions across systemctl restart: $out"
 handover_note=$(echo "$out" | tail -1)
 out=$(ns_exec env RESTART_COMMAND="DEBIAN_FRONTEND=noninteractive apt-get install -y -q --reinstall /run/sandbox-pkg/signupd_newer.deb" $HANDOVER restart 2>&1) || fail "sessions across a package upgrade: $out"

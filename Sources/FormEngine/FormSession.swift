@@ -58,8 +58,25 @@ public struct FormSession: Sendable, Codable, Equatable {
     public private(set) var configuration = FormConfiguration()
 
     /// The state that is stored (a handover) and compared: everything but `configuration`.
-    private enum CodingKeys: String, CodingKey {
-        case form, values, validations, phase, locale, lastResult, pendingCheck, pendingQuality, lastCheckID
+    /// `formIndex` stands for `form` in format version 3 (`HandoverFormTable`).
+    enum CodingKeys: String, CodingKey {
+        case form, formIndex, values, validations, phase, locale, lastResult, pendingCheck, pendingQuality, lastCheckID
+    }
+
+    /// A stored state as decoded (`init(from:)`, in HandoverFormTable.swift).
+    init(
+        decoded form: FormDefinition, values: [String], validations: [Validation], phase: Phase, locale: String, lastResult: StoredResult?,
+        pendingCheck: PendingCheck?, pendingQuality: [PendingCheck], lastCheckID: UInt64
+    ) {
+        self.form = form
+        self.values = values
+        self.validations = validations
+        self.phase = phase
+        self.locale = locale
+        self.lastResult = lastResult
+        self.pendingCheck = pendingCheck
+        self.pendingQuality = pendingQuality
+        self.lastCheckID = lastCheckID
     }
 
     public init(form: FormDefinition, locale: String = "en", configuration: FormConfiguration = FormConfiguration()) {

@@ -159,7 +159,8 @@ public struct SignupDaemonCommand: AsyncParsableCommand {
             directory: SessionDirectory(maxDetachedPerPeer: configuration.maxResumableSessionsPerUser),
             checkBudget: CheckBudget(perUIDPerSecond: configuration.availabilityChecksPerUIDPerSecond, perSessionPerSecond: configuration.availabilityChecksPerSessionPerSecond),
             sessionIdleTimeout: configuration.sessionIdleSeconds.map { .seconds(Int64($0)) },
-            resumeGrace: configuration.resumeGraceSeconds.map { .seconds(Int64($0)) }
+            resumeGrace: configuration.resumeGraceSeconds.map { .seconds(Int64($0)) },
+            sessionBytes: SessionBytes(limit: configuration.maxSessionBytes)
         )
         // One notifier for the process: its messages leave in the order they were asked for.
         let notifier = ServiceNotifier()
@@ -169,7 +170,12 @@ public struct SignupDaemonCommand: AsyncParsableCommand {
         // Only a service manager that keeps a file descriptor store: systemd, which names
         // every service run ($INVOCATION_ID); not systemd-socket-activate or a test harness.
         let underSystemd = inherited != nil && notifier.enabled && DefaultPaths.environment("INVOCATION_ID") != nil
-        let handover = underSystemd ? HandoverCoordinator(inherited: stored, logger: logger) : nil
+        let handover =
+            underSystemd
+            ? HandoverCoordinator(
+                inherited: stored, logger: logger, budget: CarryBudget(maxTotal: configuration.maxCarriedConnections),
+                idleAfter: .seconds(Int64(configuration.carryIdleSeconds)), stateLimit: configuration.maxHandoverBytes)
+            : nil
         let server = SignupServer(configuration: configuration, services: services, group: group, notifier: notifier, logger: logger, handover: handover)
         let restarts = await HandoverSignal.start(server)
         defer { restarts.cancel() }

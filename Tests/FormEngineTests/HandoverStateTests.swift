@@ -1,4 +1,5 @@
-import FormEngine
+import FoundationEssentials
+@testable import FormEngine
 import SignupProtocol
 import Testing
 
@@ -58,13 +59,92 @@ struct HandoverStateTests {
 
     @Test("another format version is refused by number, version 1 (busy/finished flags) included")
     func wrongVersion() throws {
-        #expect(HandoverCodec.version == 2)
-        for other: UInt8 in [1, 3] {
+        #expect(HandoverCodec.version == 3)
+        for other: UInt8 in [1, 4] {
             var bytes = try HandoverCodec.encode(try sample())
             bytes[8] = other
             #expect(throws: HandoverStateError.unsupportedVersion(UInt32(other))) { try HandoverCodec.decode(bytes) }
         }
-        #expect(HandoverStateError.unsupportedVersion(3).reason.contains("version 3 is not supported (this signupd reads version 2)"))
+        #expect(HandoverStateError.unsupportedVersion(4).reason.contains("version 4 is not supported (this signupd reads versions 2 to 3)"))
+    }
+
+    @Test("a version-2 state (each session with its own copy of its form) is still read: an upgrade carries its sessions")
+    func versionTwoIsRead() throws {
+        let state = try sample()
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        let payload = [UInt8](try encoder.encode(state))
+        #expect(String(decoding: payload, as: UTF8.self).contains(#""form":{"#))
+        var bytes = HandoverCodec.magic
+        for value in [UInt64(2) | UInt64(payload.count) << 32] { withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) } }
+        bytes.append(contentsOf: [0, 0, 0, 0])  // the length's high half
+        withUnsafeBytes(of: CRC32C.checksum(payload).littleEndian) { bytes.append(contentsOf: $0) }
+        bytes += payload
+        #expect(try HandoverCodec.decode(bytes) == state)
+    }
+
+    @Test("each form definition is stored once, however many sessions use it")
+    func formsStoredOnce() throws {
+        let one = try HandoverCodec.encode(try sample()).count
+        var many = try sample()
+        for index in 0..<100 {
+            var record = many.sessions[0]
+            record.id = String(format: "%016x", 0x1000 + index)
+            record.owner = "c.1.3"
+            record.views = []
+            many.sessions.append(record)
+            many.connections[2].sessions.append(record.id)
+        }
+        let bytes = try HandoverCodec.encode(many)
+        let text = String(decoding: bytes, as: UTF8.self)
+        #expect(text.components(separatedBy: #""submitLabels""#).count == 2)
+        // Version 2's copies: the definition 101 times.
+        let definition = try JSONEncoder().encode(FormDefinition.signup).count
+        let copies = [UInt8](try JSONEncoder().encode(many)).count
+        #expect(bytes.count <= copies - 100 * definition + 100 * 16)
+        #expect(bytes.count > one)
+        #expect(try HandoverCodec.decode(bytes) == many)
+    }
+
+    @Test("over the limit, a neighbour loses its biggest sessions and everyone else keeps theirs; the connections are told")
+    func fairShareOfTheLimit() throws {
+        var state = HandoverState()
+        state.connections = [.init(name: "c.n", sessions: []), .init(name: "c.v", sessions: [])]
+        var neighbour = try midForm()
+        let long = String(repeating: "\u{1}", count: 900)
+        _ = try neighbour.handle(.set(field: "password", value: long), now: .zero)
+        for index in 0..<64 {
+            let id = String(format: "%016x", index)
+            state.sessions.append(.init(id: id, form: neighbour, seq: 1, owner: "c.n", views: [], uid: 1000))
+            state.connections[0].sessions.append(id)
+        }
+        state.sessions.append(.init(id: "00000000000000ff", form: try midForm(), seq: 9, owner: "c.v", views: ["c.n"], uid: 1001))
+        state.connections[1].sessions.append("00000000000000ff")
+        state.connections[0].sessions.append("00000000000000ff")
+        let everything = try HandoverCodec.encode(state).count
+        let limit = everything / 4
+        let written = try HandoverCodec.encode(state, limit: limit)
+        #expect(written.bytes.count <= limit)
+        let decoded = try HandoverCodec.decode(written.bytes)
+        // The victim's session is whole, on its connection and as the neighbour's view.
+        #expect(decoded.sessions.last == state.sessions.last)
+        #expect(decoded.connections[1].sessions == ["00000000000000ff"])
+        #expect(decoded.connections[0].sessions.last == "00000000000000ff")
+        // The neighbour kept what fits and was told about the rest, in order after its output.
+        let kept = decoded.sessions.count - 1
+        #expect(kept > 0 && kept < 64)
+        #expect(written.leftOut == ["uid 1000": 64 - kept])
+        let told = String(decoding: decoded.connections[0].unsent.bytes, as: UTF8.self).split(separator: "\n")
+        #expect(told.count == 64 - kept)
+        #expect(told.allSatisfy { $0.contains(#""event":"closed""#) && $0.contains(HandoverCodec.leftOutReason) })
+        #expect(decoded.connections[1].unsent.bytes.isEmpty)
+    }
+
+    @Test("a state that cannot fit even without its sessions is a typed error")
+    func tooLargeEvenWithoutSessions() throws {
+        var state = try sample()
+        state.connections[2].unsent = HandoverBytes(Array(repeating: 0x41, count: 4096))
+        #expect(throws: HandoverStateError.tooLarge(limit: 2048)) { try HandoverCodec.encode(state, limit: 2048) }
     }
 
     @Test("the engine's phase travels: a submitting session stays submitting, a finished one finished")

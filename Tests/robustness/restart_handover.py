@@ -21,6 +21,16 @@ inside its sandbox, as root), against the installed socket.
                                 `systemctl restart`; a new connection `resume`s the session
                                 with its secret (issue 23): every value is there, `seq` goes on,
                                 and the form completes.
+  restart_handover.py fair      the restart store is shared fairly (issue 27): with room for 8
+                                connections and 1 MiB of state (a drop-in adds
+                                --max-carried-connections 8 --max-handover-bytes 1048576), a
+                                neighbour uid takes all 8 places with 16 sessions each, every
+                                password 4,096 control characters; then a victim opens a
+                                form: it takes the place of the neighbour's least recently
+                                used connection, and its form survives `systemctl restart`
+                                whole; the neighbour keeps 7 connections carried and a fair
+                                share of its sessions, and its connections are told which
+                                sessions ended (closed, with why).
   restart_handover.py bench N [M]  N open sessions, M per connection -> `systemctl restart`
                                 -> the time until a keystroke is answered.
 """
@@ -50,11 +60,21 @@ def main_pid():
 
 
 class Client:
-    def __init__(self, name):
+    def __init__(self, name, as_user=None):
+        """as_user: (uid, gid) the connection is made as (SO_PEERCRED takes the effective
+        ids at connect), from this root process."""
         self.name = name
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.sock.settimeout(60)
-        self.sock.connect(SOCK)
+        if as_user:
+            os.setegid(as_user[1])
+            os.seteuid(as_user[0])
+        try:
+            self.sock.connect(SOCK)
+        finally:
+            if as_user:
+                os.seteuid(0)
+                os.setegid(0)
         self.buffer = b""
         self.last_seq = {}      # session -> last seq seen on this connection
         self.contiguous = False  # from the checkpoint on, every event is the next seq
@@ -370,6 +390,103 @@ def carry():
     print("carry: 40 connections without a session stored nothing; 3 that opened one were stored")
 
 
+def fair():
+    import grp
+    import pwd
+    unit_dir = "/run/systemd/system/signupd.service.d"
+    drop_in = unit_dir + "/50-fair-test.conf"
+    exec_start = next(line for line in open("/lib/systemd/system/signupd.service") if line.startswith("ExecStart="))
+    os.makedirs(unit_dir, exist_ok=True)
+    with open(drop_in, "w") as f:
+        f.write("[Service]\nExecStart=\n%s --max-carried-connections 8 --max-handover-bytes 1048576\n" % exec_start.strip())
+    try:
+        systemctl("daemon-reload")
+        if systemctl("restart", "signupd.service").returncode != 0:
+            fail("systemctl restart with --max-carried-connections 8 failed")
+        neighbour_user = (pwd.getpwnam("alice").pw_uid, grp.getgrnam("signupd-clients").gr_gid)
+        first = Client("first")
+        first.send(op="ping", id="ping")
+        first.until(lambda e: e.get("event") == "pong", "pong")
+        base = stored_descriptors()
+        neighbours = []
+        heavy = "\x01" * 4096
+        for i in range(8):
+            client = Client("neighbour %d" % i, as_user=neighbour_user)
+            client.send(op="open", form="signup", id="open")
+            client.session = client.until(lambda e: e.get("event") == "opened", "opened")
+            neighbours.append(client)
+        for client in neighbours:
+            for j in range(16):
+                if j > 0:
+                    client.send(op="open", form="signup")
+                client.send(op="set", field="password", value=heavy)
+                client.send(op="set", field="repeatedPassword", value=heavy)
+            client.send(op="ping", id="filled")
+            client.until(lambda e: e.get("event") == "pong", "the neighbour's sessions filled")
+        wait_stored(base + 8, "the neighbour's 8 connections")
+        victim = Client("victim")
+        victim.open_signup("hf%s" % TAG)
+        # The victim's connection took one of the neighbour's places: still 8 stored. The
+        # journal says so once (polled: PID 1 and journald have no event for a client).
+        said = "gave a place to uid 0"
+        for _ in range(100):
+            if said in journal_since_restart():
+                break
+            time.sleep(0.05)
+        else:
+            fail("the journal does not say a place was given: %s" % journal_since_restart()[-2000:])
+        wait_stored(base + 8, "8 places after the victim took one")
+        victim.contiguous = True
+        before = main_pid()
+        if systemctl("restart", "signupd.service").returncode != 0:
+            fail("systemctl restart failed")
+        if main_pid() == before:
+            fail("the service was not restarted")
+        # The victim's form is whole: username and password kept, the repeat enables submit.
+        victim.send(op="set", field="repeatedPassword", value=PASSWORD, id="typed")
+        victim.until(lambda e: e.get("event") == "enabled" and e.get("value") is True, "submit enabled after the restart")
+        if victim.byes:
+            fail("the victim got bye across the restart: %r" % victim.byes)
+        # The neighbour's least recently used connection (its first) was not carried.
+        neighbours[0].sock.settimeout(30)
+        while neighbours[0].read() is not None:
+            pass  # the end: read() fails after 30 s if the connection stayed
+        # Its other connections were carried, and told which of their sessions did not fit.
+        told = 0
+        for client in neighbours[1:]:
+            client.send(op="ping", id="after")
+            seen = []
+            client.until(lambda e: (seen.append(e) or True) and e.get("event") == "pong", "a carried neighbour's pong")
+            for event in seen:
+                if event.get("event") == "closed":
+                    if not event.get("reason", "").startswith("restart: "):
+                        fail("%s: closed with reason %r" % (client.name, event.get("reason")))
+                    told += 1
+        if not 0 < told < 7 * 16:
+            fail("the neighbour's carried connections were told of %d ended sessions, not some of their 112" % told)
+        said = subprocess.run(["journalctl", "_PID=%s" % before, "-o", "cat", "--no-pager"], capture_output=True, text=True).stdout
+        if "over their fair share of the handover state" not in said:
+            fail("the old process did not log whose sessions were left out: %s" % said[-2000:])
+        print("fair: the neighbour held all 8 places and 128 sessions of 50 KB; the victim took its least recently used place and its form survived the restart whole; 7 of the neighbour's connections were carried, %d of their 112 sessions over its share of 1 MiB ended with closed" % told)
+    finally:
+        os.unlink(drop_in)
+        systemctl("daemon-reload")
+        systemctl("restart", "signupd.service")
+
+
+def wait_stored(count, what):
+    for _ in range(100):
+        if stored_descriptors() == count:
+            return
+        time.sleep(0.05)  # PID 1 takes FDSTORE datagrams after signupd sent them: no event to wait for
+    fail("%s: the store holds %d, not %d" % (what, stored_descriptors(), count))
+
+
+def journal_since_restart():
+    pid = main_pid()
+    return subprocess.run(["journalctl", "_PID=%s" % pid, "-o", "cat", "--no-pager"], capture_output=True, text=True).stdout
+
+
 if __name__ == "__main__":
     mode = sys.argv[1] if len(sys.argv) > 1 else "restart"
     if mode == "restart":
@@ -384,6 +501,8 @@ if __name__ == "__main__":
         corrupt()
     elif mode == "carry":
         carry()
+    elif mode == "fair":
+        fair()
     elif mode == "bench":
         bench(int(sys.argv[2]), int(sys.argv[3]) if len(sys.argv) > 3 else 20)
     else:

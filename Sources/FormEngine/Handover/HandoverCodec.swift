@@ -1,10 +1,11 @@
 import FoundationEssentials
+import SignupProtocol
 
-/// The handover state's byte format, version 2:
+/// The handover state's byte format, version 3:
 ///
 ///     offset  size  field
 ///     0       8     magic "SGNDHOVR"
-///     8       4     format version, little-endian (2)
+///     8       4     format version, little-endian (3)
 ///     12      8     payload length in bytes, little-endian
 ///     20      4     CRC-32C of the payload, little-endian
 ///     24      n     payload: the `HandoverState` as JSON
@@ -17,15 +18,90 @@ import FoundationEssentials
 /// finished) where version 1 had the flags `busy`, `finished` and `enabled`, and a session
 /// record carries its age. Version 1 was never released; a version-1 state is refused
 /// (`unsupportedVersion`), and its connections are closed with `bye`.
+///
+/// Version 3: each form definition is stored once, in `forms`, and a session's engine state
+/// names its definition by index (`formIndex`, `HandoverFormTable`); version 2 copied the
+/// definition into every session. Version 2 states are still read (an upgrade from a
+/// signupd that wrote them carries its sessions); a version-2 signupd refuses a version-3
+/// state, so a downgrade says `bye`.
+///
+/// A state is written within a limit (`encode(_:limit:)`, `--max-handover-bytes`): when the
+/// sessions do not all fit, each owner keeps a fair share (`HandoverShare`), and the
+/// connections holding a session left out are told so by a `closed` event at the end of
+/// their unsent output.
 public enum HandoverCodec {
     public static let magic: [UInt8] = Array("SGNDHOVR".utf8)
-    public static let version: UInt32 = 2
+    public static let version: UInt32 = 3
+    /// The versions this signupd reads.
+    public static let readableVersions: ClosedRange<UInt32> = 2...3
+    /// The largest state a process reads; a writer stays within its own, smaller limit.
+    public static let maxReadBytes = 1 << 30
+    /// The `reason` of the `closed` event a session left out of a state gets.
+    public static let leftOutReason = "restart: its user's sessions were over their fair share of what a restart carries"
     static let headerBytes = 24
 
+    /// What `encode(_:limit:)` wrote, and who lost which sessions to the limit.
+    public struct Written: Sendable {
+        public var bytes: [UInt8]
+        /// Sessions left out, by owner ("uid N", or "uid N client C").
+        public var leftOut: [String: Int]
+    }
+
     public static func encode(_ state: HandoverState) throws -> [UInt8] {
+        try encode(state, limit: .max).bytes
+    }
+
+    /// The state in at most `limit` bytes: every session if they fit, else each owner's fair
+    /// share (`HandoverShare`); the connections of a session left out get its `closed`.
+    public static func encode(_ state: HandoverState, limit: Int) throws -> Written {
+        let table = HandoverFormTable()
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
-        let payload = [UInt8](try encoder.encode(state))
+        encoder.userInfo[HandoverFormTable.key] = table
+        // Each session once: its size decides whether it fits, and the payload is made of these.
+        let records = try state.sessions.map { [UInt8](try encoder.encode($0)) }
+        let owners = state.sessions.map(owner)
+        let forms = [UInt8](try encoder.encode(table.forms))
+        let untrimmed = [UInt8](try encoder.encode(state.connections))
+        var sessionLimit = limit - headerBytes - 64 - forms.count - untrimmed.count
+        for _ in 0..<4 {
+            let keep = HandoverShare.keep(sizes: records.map { $0.count + 1 }, owners: owners, limit: sessionLimit)
+            var connections = state.connections
+            var leftOut: [String: Int] = [:]
+            for index in keep.indices where !keep[index] {
+                let id = state.sessions[index].id
+                leftOut[owners[index], default: 0] += 1
+                let closed = ServerEvent.closed(session: id, reason: leftOutReason, id: nil).line
+                for holder in connections.indices where connections[holder].sessions.contains(id) {
+                    connections[holder].sessions.removeAll { $0 == id }
+                    connections[holder].unsent.bytes += closed
+                }
+            }
+            var payload: [UInt8] = Array(#"{"connections":"#.utf8)
+            payload += leftOut.isEmpty ? untrimmed : [UInt8](try encoder.encode(connections))
+            payload += Array(#","forms":"#.utf8) + forms + Array(#","sessions":["#.utf8)
+            var first = true
+            for index in records.indices where keep[index] {
+                if !first { payload.append(UInt8(ascii: ",")) }
+                first = false
+                payload += records[index]
+            }
+            payload += Array("]}".utf8)
+            let total = headerBytes + payload.count
+            if total <= limit { return Written(bytes: framed(payload), leftOut: leftOut) }
+            // The closed events made the connections bigger: fit the sessions in less.
+            sessionLimit -= total - limit
+        }
+        throw HandoverStateError.tooLarge(limit: limit)
+    }
+
+    /// Whom a session is charged to in `HandoverShare`.
+    static func owner(of session: HandoverState.SessionRecord) -> String {
+        let uid = session.uid.map { "uid \($0)" } ?? "uid ?"
+        return session.client.map { "\(uid) client \($0)" } ?? uid
+    }
+
+    private static func framed(_ payload: [UInt8]) -> [UInt8] {
         var bytes = magic
         bytes.reserveCapacity(headerBytes + payload.count)
         append(version, to: &bytes)
@@ -39,7 +115,7 @@ public enum HandoverCodec {
         guard bytes.count >= magic.count, Array(bytes[0..<magic.count]) == magic else { throw .notHandoverState }
         guard bytes.count >= headerBytes else { throw .truncated(expected: headerBytes, got: bytes.count) }
         let version = UInt32(read(bytes, at: 8, count: 4))
-        guard version == Self.version else { throw .unsupportedVersion(version) }
+        guard readableVersions.contains(version) else { throw .unsupportedVersion(version) }
         let length = read(bytes, at: 12, count: 8)
         let available = UInt64(bytes.count - headerBytes)
         guard length <= available else { throw .truncated(expected: headerBytes + Int(clamping: length), got: bytes.count) }
@@ -48,7 +124,9 @@ public enum HandoverCodec {
         guard UInt32(read(bytes, at: 20, count: 4)) == CRC32C.checksum(payload) else { throw .checksumMismatch }
         let state: HandoverState
         do {
-            state = try JSONDecoder().decode(HandoverState.self, from: Data(payload))
+            let decoder = JSONDecoder()
+            decoder.userInfo[HandoverFormTable.key] = HandoverFormTable()
+            state = try decoder.decode(HandoverState.self, from: Data(payload))
         } catch {
             throw .malformed("the payload does not decode: \(error)")
         }
@@ -81,16 +159,19 @@ public enum HandoverStateError: Error, Equatable, Sendable {
     case malformed(String)
     /// The descriptor could not be read, or is not a sealed memfd.
     case unreadable(String)
+    /// Even without its sessions the state does not fit the writer's limit.
+    case tooLarge(limit: Int)
 
     /// A short stable phrase for logs and for the `bye` reason.
     public var reason: String {
         switch self {
         case .notHandoverState: "not a handover state"
-        case .unsupportedVersion(let version): "state format version \(version) is not supported (this signupd reads version \(HandoverCodec.version))"
+        case .unsupportedVersion(let version): "state format version \(version) is not supported (this signupd reads versions \(HandoverCodec.readableVersions.lowerBound) to \(HandoverCodec.readableVersions.upperBound))"
         case .truncated(let expected, let got): "state truncated (\(got) of \(expected) bytes)"
         case .checksumMismatch: "state checksum mismatch"
         case .malformed(let why): "state malformed: \(why)"
         case .unreadable(let why): "state unreadable: \(why)"
+        case .tooLarge(let limit): "state larger than \(limit) bytes even without its sessions"
         }
     }
 }

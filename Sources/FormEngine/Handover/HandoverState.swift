@@ -13,6 +13,32 @@ public struct HandoverState: Sendable, Codable, Equatable {
         self.connections = connections
     }
 
+    /// `forms` (format version 3): the definitions sessions name by index, read first.
+    private enum CodingKeys: String, CodingKey {
+        case sessions, connections, forms
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        if let forms = try container.decodeIfPresent([FormDefinition].self, forKey: .forms) {
+            guard let table = decoder.userInfo[HandoverFormTable.key] as? HandoverFormTable else {
+                throw DecodingError.dataCorruptedError(forKey: .forms, in: container, debugDescription: "form definitions without a table to read them into")
+            }
+            table.adopt(forms)
+        }
+        sessions = try container.decode([SessionRecord].self, forKey: .sessions)
+        connections = try container.decode([ConnectionRecord].self, forKey: .connections)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(sessions, forKey: .sessions)
+        try container.encode(connections, forKey: .connections)
+        if let table = encoder.userInfo[HandoverFormTable.key] as? HandoverFormTable {
+            try container.encode(table.forms, forKey: .forms)
+        }
+    }
+
     /// One live session: the engine's whole state (form, locale, values, validations and
     /// their messages, its `Phase` — editing, submitting or finished — and checks in flight),
     /// the last `seq` it sent, and its age.

@@ -1,4 +1,5 @@
 import ArgumentParser
+import FormEngine
 import UnixIO
 
 /// Where signupd listens and keeps its accounts.
@@ -159,6 +160,15 @@ struct FrontEndOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Sessions of one user (uid, or front-end client) waiting for resume at once; past it the oldest waiting one ends (closed: abandoned). (default: \(DaemonTuning.standard.maxResumableSessionsPerUser))", valueName: "n"))
     var maxResumableSessionsPerUser: Int?
 
+    @Option(help: ArgumentHelp("Connections carried across a restart (systemd's file descriptor store), all users together; signupd.service's FileDescriptorStoreMax= must be larger. When they are all taken, a user holding fewer takes a place from the user holding the most (its least recently used connection), then a connection idle for \(DaemonTuning.standard.carryIdleSeconds / 60) minutes gives its place. (default: \(DaemonTuning.standard.maxCarriedConnections))", valueName: "n"))
+    var maxCarriedConnections: Int?
+
+    @Option(help: ArgumentHelp("Bytes the state handed to the next process at a restart may have (sessions and what carried connections have in flight). Past it, each user keeps a fair share of its sessions; the others end with a closed event. (default: \(DaemonTuning.standard.maxHandoverBytes))", valueName: "bytes"))
+    var maxHandoverBytes: Int?
+
+    @Option(help: ArgumentHelp("Memory all sessions together may hold: 4 KiB for each session plus its values' bytes. Each user (uid, or front end's client) may always hold 64 KiB; past three quarters of this, a user over its equal share of it is refused new sessions and longer values (limit_exceeded), and everyone is at this limit. (default: \(DaemonTuning.standard.maxSessionBytes))", valueName: "bytes"))
+    var maxSessionBytes: Int?
+
     @Option(help: ArgumentHelp("Failed logins for one name from all front-end clients together in an hour before clients that never logged in to that name are refused (clients that did keep their own allowance). (default: \(DaemonTuning.standard.loginBackstopPerHour))", valueName: "n"))
     var loginBackstopPerHour: Int?
 
@@ -166,6 +176,9 @@ struct FrontEndOptions: ParsableArguments {
         if let maxConnectionsPerClient { tuning.maxConnectionsPerClient = maxConnectionsPerClient }
         if let maxConnectionsPerBridge { tuning.maxConnectionsPerBridge = maxConnectionsPerBridge }
         if let resumeGrace { tuning.resumeGraceSeconds = resumeGrace == 0 ? nil : resumeGrace }
+        if let maxCarriedConnections { tuning.maxCarriedConnections = maxCarriedConnections }
+        if let maxHandoverBytes { tuning.maxHandoverBytes = maxHandoverBytes }
+        if let maxSessionBytes { tuning.maxSessionBytes = maxSessionBytes }
         if let loginBackstopPerHour { tuning.loginBackstopPerHour = loginBackstopPerHour }
         if let maxResumableSessionsPerUser { tuning.maxResumableSessionsPerUser = maxResumableSessionsPerUser }
     }
@@ -194,6 +207,9 @@ struct FrontEndOptions: ParsableArguments {
         apply(to: &tuning)
         try checkPerUID("--max-connections-per-client", tuning.maxConnectionsPerClient, within: "--max-connections-per-bridge", tuning.maxConnectionsPerBridge)
         if let resumeGrace { try checkRange("--resume-grace", resumeGrace, 0...3600) }
+        if let maxCarriedConnections { try checkRange("--max-carried-connections", maxCarriedConnections, 1...65_536) }
+        if let maxSessionBytes { try checkRange("--max-session-bytes", maxSessionBytes, 1_048_576...68_719_476_736) }
+        if let maxHandoverBytes { try checkRange("--max-handover-bytes", maxHandoverBytes, 1_048_576...(HandoverCodec.maxReadBytes - 1_048_576)) }
         if let loginBackstopPerHour { try checkRange("--login-backstop-per-hour", loginBackstopPerHour, 1...1_000_000) }
         if let maxResumableSessionsPerUser { try checkRange("--max-resumable-sessions-per-user", maxResumableSessionsPerUser, 1...1_000_000) }
     }

@@ -30,6 +30,18 @@ struct DaemonTuning: Sendable, Equatable {
     var resumeGraceSeconds: Int? = 60
     /// Sessions of one user (uid, or front-end client) waiting for `resume` at once; past it the oldest ends.
     var maxResumableSessionsPerUser = 256
+    /// Connections carried across a restart in systemd's file descriptor store, all uids
+    /// together (signupd.service's FileDescriptorStoreMax= leaves room for them and the state).
+    var maxCarriedConnections = 4096
+    /// When the store is full, a carried connection this long without a request is the
+    /// first to give its place to a newcomer (`CarryDisplacement`).
+    var carryIdleSeconds = 300
+    /// The most the handover state may have; past it each user keeps a fair share of its
+    /// sessions (`HandoverShare`). The next process reads up to `HandoverCodec.maxReadBytes`.
+    var maxHandoverBytes = 512 << 20
+    /// Memory all sessions may hold (4 KiB each plus their values); past three quarters of
+    /// it, an owner over its equal share gets no more (`SessionBytes`).
+    var maxSessionBytes = 512 << 20
     /// Connections one client of a trusted front end may hold (a browser needs a few).
     var maxConnectionsPerClient = 64
     /// All connections of a trusted front end's uid together: its site-wide ceiling.

@@ -11,7 +11,8 @@ import NIOCore
 /// `maxPerUID` stored, stored at a rate of `perSecond` after a first `burst`; all uids
 /// together at most `maxTotal` (signupd.service's `FileDescriptorStoreMax=` leaves room for
 /// them and the handover state). A connection refused here is served as any other; a
-/// restart closes it.
+/// restart closes it. When all places are taken, a newcomer may take one from the biggest
+/// holder (`move`, chosen by `CarryDisplacement`, issue 27): places are shared fairly.
 struct CarryBudget: Sendable {
     let maxPerUID: Int
     let burst: Int
@@ -45,6 +46,26 @@ struct CarryBudget: Sendable {
         account.stored += 1
         total += 1
         return nil
+    }
+
+    /// Moves one of `victim`'s places to `peer` (the store is full; `CarryDisplacement` chose
+    /// the victim), within `peer`'s count and rate; nil when moved, else why not.
+    mutating func move(from victim: PeerKey, to peer: PeerKey, now: NIODeadline) -> Refusal? {
+        guard victim != peer else { return nil }
+        var account = accounts[peer] ?? newAccount(now: now)
+        account.bucket.refill(now: now)
+        defer { accounts[peer] = account }
+        guard account.stored < maxPerUID else { return .perPeer }
+        guard let held = accounts[victim]?.stored, held > 0 else { return .total }
+        guard account.bucket.take(now: now) else { return .rate }
+        account.stored += 1
+        accounts[victim]?.stored = held - 1
+        return nil
+    }
+
+    /// The uid holding the most places, and how many (ties: any of them).
+    var biggestHolder: (peer: PeerKey, stored: Int)? {
+        accounts.max { $0.value.stored < $1.value.stored }.map { ($0.key, $0.value.stored) }
     }
 
     /// Counts a connection adopted from the previous process (stored already).

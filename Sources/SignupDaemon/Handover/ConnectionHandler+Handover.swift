@@ -8,6 +8,8 @@ struct HandoverHooks {
     var restoring: HandoverState.ConnectionRecord?
     /// Its `FDNAME=` in the file descriptor store, once stored.
     var name: String?
+    /// When this connection last told the coordinator it is in use (`touchForHandover`).
+    var lastTouched: NIODeadline?
     /// Saved and closed for the next process: its stored descriptor stays in the store.
     var handedOver = false
     /// The handover waiting for an answer this connection awaits from elsewhere.
@@ -49,6 +51,15 @@ extension ConnectionHandler {
     func storeForHandover(output: ConnectionOutput) {
         guard let coordinator = shared.handover, handover.name == nil, handover.restoring == nil else { return }
         handover.name = coordinator.store(channel: output.channel, output: output, handler: self)
+    }
+
+    /// From `channelRead`: a stored connection in use keeps its place ahead of idle ones
+    /// (`CarryDisplacement`); the coordinator hears of it every few seconds at most.
+    func touchForHandover(output: ConnectionOutput, now: NIODeadline) {
+        guard handover.name != nil, let coordinator = shared.handover else { return }
+        if let last = handover.lastTouched, now - last < .seconds(5) { return }
+        handover.lastTouched = now
+        coordinator.touch(output: output)
     }
 
     /// From `channelInactive`: false when the connection was handed over (its stored

@@ -45,7 +45,7 @@ enum DescriptorStore {
 
     /// The whole content of a sealed memfd; refuses anything that is not one (a file could
     /// change while read, and must never hold the state).
-    static func readSealed(_ fd: Int32, limit: Int = 1 << 30) throws(HandoverStateError) -> [UInt8] {
+    static func readSealed(_ fd: Int32, limit: Int = HandoverCodec.maxReadBytes) throws(HandoverStateError) -> [UInt8] {
         let seals = csystemd_seals(fd)
         guard seals >= 0, csystemd_fully_sealed(seals) != 0 else { throw .unreadable("not a sealed memfd") }
         var info = stat()

@@ -23,6 +23,8 @@ final class HandoverCoordinator: Sendable {
         let fd: Int32
         let output: ConnectionOutput
         let handler: NIOLoopBound<ConnectionHandler>
+        /// When its client last sent something (`touch`, every few seconds at most).
+        var lastUsed = NIODeadline.now()
     }
 
     /// Everything that changes, under one lock: each method decides under it and does its
@@ -52,9 +54,20 @@ final class HandoverCoordinator: Sendable {
         }
     }
 
-    init(inherited: InheritedDescriptors, logger: Logger, budget: CarryBudget = CarryBudget()) {
+    /// A carried connection this long without a request is the first to give its place.
+    private let idleAfter: TimeAmount
+    /// The most the handover state may have (`--max-handover-bytes`): within what the next
+    /// process reads, and small enough to write well within the stop timeout.
+    private let stateLimit: Int
+
+    init(
+        inherited: InheritedDescriptors, logger: Logger, budget: CarryBudget = CarryBudget(), idleAfter: TimeAmount = .seconds(300),
+        stateLimit: Int = DaemonTuning.standard.maxHandoverBytes
+    ) {
         state = NIOLockedValueBox(State(inherited: inherited, budget: budget))
         self.logger = logger
+        self.idleAfter = idleAfter
+        self.stateLimit = stateLimit
         // Unique across the processes of one boot: a name is never reused while stored.
         prefix = "\(DescriptorStore.connectionPrefix)\(String(NIODeadline.now().uptimeNanoseconds, radix: 36))."
     }
@@ -66,18 +79,29 @@ final class HandoverCoordinator: Sendable {
     /// other, and a restart closes it.
     func store(channel: Channel, output: ConnectionOutput, handler: ConnectionHandler) -> String? {
         let peer = output.principal.key
-        let refused: (key: String, message: String)? = state.withLockedValue { state in
-            guard let refusal = state.budget.take(peer: peer, now: .now()) else { return nil }
+        let now = NIODeadline.now()
+        let decision: (refused: (key: String, message: String)?, displaced: Entry?) = state.withLockedValue { state in
+            guard let refusal = state.budget.take(peer: peer, now: now) else { return (nil, nil) }
+            if refusal == .total, let displaced = Self.displace(for: peer, in: &state, now: now, idleAfter: idleAfter) { return (nil, displaced) }
             let budget = state.budget
             return switch refusal {
-            case .perPeer: ("carry \(peer) \(refusal)", "\(peer) holds sessions on more than \(budget.maxPerUID) connections: the others are not carried across a restart (a restart closes them)")
-            case .rate: ("carry \(peer) \(refusal)", "\(peer) opens sessions on new connections faster than \(budget.burst) at once, then \(budget.perSecond) a second: those are not carried across a restart (a restart closes them)")
-            case .total: ("carry total", "more than \(budget.maxTotal) connections hold sessions: the others are not carried across a restart (a restart closes them)")
+            case .perPeer: (("carry \(peer) \(refusal)", "\(peer) holds sessions on more than \(budget.maxPerUID) connections: the others are not carried across a restart (a restart closes them)"), nil)
+            case .rate: (("carry \(peer) \(refusal)", "\(peer) opens sessions on new connections faster than \(budget.burst) at once, then \(budget.perSecond) a second: those are not carried across a restart (a restart closes them)"), nil)
+            case .total: (("carry total", "more than \(budget.maxTotal) connections hold sessions and each uid holds its share: the others are not carried across a restart (a restart closes them)"), nil)
             }
         }
-        if let refused {
+        if let refused = decision.refused {
             warnOnce(refused.message, key: refused.key)
             return nil
+        }
+        if let displaced = decision.displaced {
+            // Out of systemd's store, and no longer this process's to hand over: a restart
+            // closes it (its sessions wait for resume, as when a connection drops).
+            DescriptorStore.remove(displaced.name)
+            displaced.output.eventLoop.execute { displaced.handler.value.handover.name = nil }
+            warnOnce(
+                "the restart store is full: \(displaced.output.principal.key) gave a place to \(peer) (its least recently used connection is no longer carried across a restart)",
+                key: "carry displaced \(displaced.output.principal.key)")
         }
         guard let fd = descriptor(of: channel) else {
             state.withLockedValue { $0.budget.release(peer: peer) }
@@ -92,6 +116,25 @@ final class HandoverCoordinator: Sendable {
         }
         remember(Entry(name: name, fd: fd, output: output, handler: NIOLoopBound(handler, eventLoop: output.eventLoop)))
         return name
+    }
+
+    /// The store is full: the connection that gives its place to `peer`'s newcomer
+    /// (`CarryDisplacement`), taken out of the entries and the budget; nil if none does.
+    private static func displace(for peer: PeerKey, in state: inout State, now: NIODeadline, idleAfter: TimeAmount) -> Entry? {
+        let candidates = state.entries.map { CarryDisplacement.Candidate(id: $0.key, peer: $0.value.output.principal.key, lastUsed: $0.value.lastUsed) }
+        guard let chosen = CarryDisplacement.choose(for: peer, among: candidates, budget: state.budget, now: now, idleAfter: idleAfter),
+            state.budget.move(from: chosen.peer, to: peer, now: now) == nil,
+            let entry = state.entries.removeValue(forKey: chosen.id)
+        else { return nil }
+        state.knownDescriptors.remove(entry.fd)
+        return entry
+    }
+
+    /// The client of a stored connection sent something: it is in use (least recently used
+    /// connections give their place first). Called every few seconds at most per connection.
+    func touch(output: ConnectionOutput) {
+        let now = NIODeadline.now()
+        state.withLockedValue { $0.entries[ObjectIdentifier(output)]?.lastUsed = now }
     }
 
     /// Keeps track of a connection adopted from the store (it is stored already).
@@ -109,8 +152,10 @@ final class HandoverCoordinator: Sendable {
     /// handed over to the next process.
     func closed(output: ConnectionOutput, name: String?, handedOver: Bool) {
         state.withLockedValue { state in
-            if let entry = state.entries.removeValue(forKey: ObjectIdentifier(output)) { state.knownDescriptors.remove(entry.fd) }
-            if name != nil { state.budget.release(peer: output.principal.key) }
+            // A displaced connection gave its place back already (its entry is gone).
+            guard let entry = state.entries.removeValue(forKey: ObjectIdentifier(output)) else { return }
+            state.knownDescriptors.remove(entry.fd)
+            state.budget.release(peer: output.principal.key)
         }
         guard let name else { return }
         if !handedOver { DescriptorStore.remove(name) }
@@ -190,7 +235,13 @@ final class HandoverCoordinator: Sendable {
         let state = Self.state(frozen: frozen, connections: connections, names: names, keepDetached: services.resumeGrace.map { $0 > .zero } ?? false)
         let sessions = state.sessions
         do {
-            let fd = try DescriptorStore.sealedMemfd(try HandoverCodec.encode(state))
+            let written = try HandoverCodec.encode(state, limit: stateLimit)
+            for (owner, count) in written.leftOut.sorted(by: { $0.key < $1.key }) {
+                logger.warning(
+                    "\(owner)'s sessions were over their fair share of the handover state: \(count) of them end at this restart (their connections are told with closed)",
+                    metadata: ["sessions": "\(count)", "limit": "\(stateLimit)"])
+            }
+            let fd = try DescriptorStore.sealedMemfd(written.bytes)
             DescriptorStore.remove(DescriptorStore.stateName)
             DescriptorStore.add(fd, name: DescriptorStore.stateName)
             close(fd)

@@ -139,6 +139,9 @@ extension ConnectionHandler {
         try checkSessionLimit()
         try spend()
         let services = shared.services
+        if let refusal = services.sessionBytes.take(SessionBytesState.perSession, peer: output.principal.key) {
+            throw .sessionMemory(refusal, limit: services.sessionBytes.limit, session: nil)
+        }
         let session = services.directory.add { sessionID in
             Session(id: sessionID, form: form, locale: locale ?? "en", owner: output, services: services)
         }
@@ -341,6 +344,10 @@ extension ConnectionHandler {
     /// Feeds a client input to a session; a refusal is its wire error.
     private static func apply(_ input: FormInput, to session: Session, id: RequestID?, output: ConnectionOutput) throws(RequestFailure) {
         guard !session.isClosed else { throw .sessionEnded(session.id) }
+        if case .set(let field, let value) = input {
+            try session.set(field: field, value: value, id: id, from: output)
+            return
+        }
         do throws(FormError) {
             try session.handle(input, id: id, from: output)
         } catch {

@@ -177,6 +177,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
         }
         guard state.readsRequests, let output else { return }
         lastRequest = shared.services.clock.now()
+        touchForHandover(output: output, now: lastRequest)
         let buffer = unwrapInboundIn(data)
         buffer.withUnsafeReadableBytes { bytes in
             framer.feed(bytes) { frame in

@@ -57,6 +57,8 @@ enum RequestFailure: Error, Equatable {
     case administratorsOnly(String)
     /// `sessions` with an `after` this server did not write (`SessionCursor`).
     case invalidCursor
+    /// `open` or a longer value past the owner's share of session memory (`SessionBytes`).
+    case sessionMemory(SessionBytesState.Refusal, limit: Int, session: String?)
 
     /// A refusal from the form engine, for `session` of form `form`.
     init(_ error: FormError, form: String, session: String) {
@@ -86,7 +88,7 @@ enum RequestFailure: Error, Equatable {
         case .notReady: .notReady
         case .finished: .finished
         case .tooManyRequests, .hashQueueFullForUser, .hashQueueFull, .connectingTooFast: .rateLimited
-        case .sessionsPerConnection, .tooManyConnections, .tooManyConnectionsForUser, .draining: .limitExceeded
+        case .sessionsPerConnection, .tooManyConnections, .tooManyConnectionsForUser, .draining, .sessionMemory: .limitExceeded
         case .shuttingDown: .shuttingDown
         case .invalidToken: .invalidToken
         case .storeUnavailable: .storeUnavailable
@@ -133,6 +135,10 @@ enum RequestFailure: Error, Equatable {
         case .sessionEndedBecause(let session, let reason): "session \(session) has ended (\(reason))"
         case .administratorsOnly(let what): "\(what) is for root and members of the administrators' group (--admin-group)"
         case .invalidCursor: "\"after\" must be the \"next\" of the previous sessions page, as the server sent it"
+        case .sessionMemory(.overShare(let share), let limit, _):
+            "your sessions hold more than your share (\(share) bytes) of the server's session memory (\(limit) bytes, --max-session-bytes); close sessions you do not need (the field keeps its previous value)"
+        case .sessionMemory(.full, let limit, _):
+            "the server's session memory (\(limit) bytes, --max-session-bytes) is taken; try again when sessions have ended (the field keeps its previous value)"
         }
     }
 
@@ -150,7 +156,7 @@ enum RequestFailure: Error, Equatable {
             .wrongResumeSecret(let session), .sessionEndedBecause(let session, _),
             .hashQueueFullForUser(_, let session), .hashQueueFull(_, let session):
             session
-        case .tooManyRequests(let session), .shuttingDown(let session): session
+        case .tooManyRequests(let session), .shuttingDown(let session), .sessionMemory(_, _, let session): session
         default: nil
         }
     }

@@ -36,6 +36,9 @@ final class Session: @unchecked Sendable {
     /// The form's name; fixed at open, so readable from any thread.
     let formName: String
     private var state: FormSession
+    /// What it counts in `services.sessionBytes`: `SessionBytesState.perSession` plus its
+    /// values' bytes; given back when it ends.
+    private var heldBytes = SessionBytesState.perSession
     private var seq: UInt64 = 0
     /// The opener's hold (nil while detached: its connection dropped and nobody resumed it yet).
     private var owner: SessionHold?
@@ -126,6 +129,8 @@ final class Session: @unchecked Sendable {
         // The idle time starts again in the new process.
         lastRequest = now
         checkBucket = services.checkBudget.sessionBucket(now: now)
+        heldBytes = SessionBytesState.perSession + state.values.reduce(0) { $0 + $1.utf8.count }
+        services.sessionBytes.adopt(heldBytes, peer: principal.key)
         self.owner = owner.map { SessionHold(self, $0, isOwner: true) }
         viewers = views.map { SessionHold(self, $0, isOwner: false) }
         viewCount.withLockedValue { $0 = views.count }
@@ -201,6 +206,29 @@ final class Session: @unchecked Sendable {
         // One observation per accepted `set`: to its events queued for every connection.
         if let started { validationTimer.recordNanoseconds((NIODeadline.now() - started).nanoseconds) }
         for effect in step.effects { perform(effect) }
+    }
+
+    /// A client's `set`, within its owner's share of session memory (`SessionBytes`): a
+    /// longer value takes the difference first, a shorter one gives it back.
+    func set(field: String, value: String, id requestID: RequestID?, from requester: ConnectionOutput) throws(RequestFailure) {
+        eventLoop.preconditionInEventLoop()
+        let previous = state.form.index(of: field).map { state.values[$0].utf8.count } ?? 0
+        let growth = value.utf8.count - previous
+        if growth > 0, let refusal = services.sessionBytes.take(growth, peer: principal.key) {
+            throw .sessionMemory(refusal, limit: services.sessionBytes.limit, session: id)
+        }
+        do throws(FormError) {
+            try handle(.set(field: field, value: value), id: requestID, from: requester)
+        } catch {
+            services.sessionBytes.give(growth, peer: principal.key)
+            throw RequestFailure(error, form: formName, session: id)
+        }
+        if isClosed {
+            services.sessionBytes.give(growth, peer: principal.key)
+        } else {
+            services.sessionBytes.give(-growth, peer: principal.key)
+            heldBytes += growth
+        }
     }
 
     /// The operator paused sign-up, or opened it again (nil): a signup form tells every
@@ -347,6 +375,8 @@ final class Session: @unchecked Sendable {
         }
         owner = nil
         viewers.removeAll()
+        services.sessionBytes.give(heldBytes, peer: principal.key)
+        heldBytes = 0
         if detached.withLockedValue({ $0 }) != nil { services.directory.reattached(self) }
         services.directory.remove(id, owner: principal.owner, reason: reason)
     }

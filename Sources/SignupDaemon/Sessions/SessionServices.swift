@@ -20,6 +20,8 @@ struct SessionServices: Sendable {
     var resumeGrace: TimeAmount? = nil
     /// The time for sessions, budgets and idle timeouts.
     var clock = DaemonClock.system
+    /// The memory sessions hold, per owner (`--max-session-bytes`).
+    var sessionBytes = SessionBytes(limit: DaemonTuning.standard.maxSessionBytes)
 
     /// What operators scrape (issue 26).
     var metrics: DaemonMetrics { accounts.metrics }

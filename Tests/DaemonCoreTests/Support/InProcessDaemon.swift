@@ -118,7 +118,8 @@ final class InProcessDaemon: Sendable {
             checkBudget: CheckBudget(perUIDPerSecond: tuning.availabilityChecksPerUIDPerSecond, perSessionPerSecond: tuning.availabilityChecksPerSessionPerSecond),
             sessionIdleTimeout: tuning.sessionIdleSeconds.map { .seconds(Int64($0)) },
             resumeGrace: tuning.resumeGraceSeconds.map { .seconds(Int64($0)) },
-            clock: clock
+            clock: clock,
+            sessionBytes: SessionBytes(limit: tuning.maxSessionBytes)
         )
         // As SignupServer does: open sessions hear of a sign-up pause.
         services.tellSessionsOfPauses()
