@@ -59,8 +59,11 @@ public struct FormSession: Sendable, Codable, Equatable {
 
     /// The state that is stored (a handover) and compared: everything but `configuration`.
     /// `formIndex` stands for `form` in format version 3 (`HandoverFormTable`).
+    /// `valueBytes` stands for `values` in version 3: base64, 4/3 of the UTF-8 bytes
+    /// whatever they are (JSON wrote a control character as a 6-byte escape, and parsing
+    /// such a state made a restart take seconds).
     enum CodingKeys: String, CodingKey {
-        case form, formIndex, values, validations, phase, locale, lastResult, pendingCheck, pendingQuality, lastCheckID
+        case form, formIndex, values, valueBytes, validations, phase, locale, lastResult, pendingCheck, pendingQuality, lastCheckID
     }
 
     /// A stored state as decoded (`init(from:)`, in HandoverFormTable.swift).

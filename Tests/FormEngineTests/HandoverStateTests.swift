@@ -101,9 +101,29 @@ struct HandoverStateTests {
         // Version 2's copies: the definition 101 times.
         let definition = try JSONEncoder().encode(FormDefinition.signup).count
         let copies = [UInt8](try JSONEncoder().encode(many)).count
-        #expect(bytes.count <= copies - 100 * definition + 100 * 16)
+        // Each session's values are base64 (4/3 of their bytes) but carry no definition.
+        #expect(bytes.count <= copies - 100 * definition + 100 * 64)
         #expect(bytes.count > one)
         #expect(try HandoverCodec.decode(bytes) == many)
+    }
+
+    @Test("values travel as base64: control characters cost 4/3 of their bytes, not a 6-byte escape each")
+    func valuesAsBase64() throws {
+        var session = try midForm()
+        let controls = String(repeating: "\u{1}", count: 4096)
+        _ = try session.handle(.set(field: "password", value: controls), now: .zero)
+        _ = try session.handle(.set(field: "username", value: "bob\u{7}\u{1F600}"), now: .zero)
+        let state = HandoverState(
+            sessions: [.init(id: "00000000000000cc", form: session, seq: 2, owner: "c.1.1", views: [])],
+            connections: [.init(name: "c.1.1", sessions: ["00000000000000cc"])])
+        let bytes = try HandoverCodec.encode(state)
+        let baseline = try HandoverCodec.encode(try sample()).count
+        #expect(!String(decoding: bytes, as: UTF8.self).contains("\\u0001"))
+        #expect(bytes.count < baseline + 4096 * 4 / 3 + 1024)
+        let decoded = try HandoverCodec.decode(bytes)
+        #expect(decoded == state)
+        #expect(decoded.sessions[0].form.values.contains(controls))
+        #expect(decoded.sessions[0].form.values.contains("bob\u{7}\u{1F600}"))
     }
 
     @Test("over the limit, a neighbour loses its biggest sessions and everyone else keeps theirs; the connections are told")

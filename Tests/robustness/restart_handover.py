@@ -394,11 +394,16 @@ def fair():
     import grp
     import pwd
     unit_dir = "/run/systemd/system/signupd.service.d"
-    drop_in = unit_dir + "/50-fair-test.conf"
-    exec_start = next(line for line in open("/lib/systemd/system/signupd.service") if line.startswith("ExecStart="))
+    # Last by name: drop-ins apply in name order across /etc and /run, and an
+    # administrator's own (the boot test's override.conf) may set ExecStart= too.
+    drop_in = unit_dir + "/zz-fair-test.conf"
+    # The command line in force, options an administrator added included:
+    # "{ path=… ; argv[]=/usr/sbin/signupd --idle-exit 2 ; ignore_errors=no ; … }".
+    shown = systemctl("show", "-p", "ExecStart", "--value", "signupd.service").stdout
+    argv = shown.split("argv[]=", 1)[1].split(" ;", 1)[0].strip()
     os.makedirs(unit_dir, exist_ok=True)
     with open(drop_in, "w") as f:
-        f.write("[Service]\nExecStart=\n%s --max-carried-connections 8 --max-handover-bytes 1048576\n" % exec_start.strip())
+        f.write("[Service]\nExecStart=\nExecStart=%s --max-carried-connections 8 --max-handover-bytes 1048576\n" % argv)
     try:
         systemctl("daemon-reload")
         if systemctl("restart", "signupd.service").returncode != 0:

@@ -35,6 +35,40 @@ public final class HandoverFormTable: @unchecked Sendable {
     }
 }
 
+extension FormSession.PendingCheck {
+    private enum CodingKeys: String, CodingKey {
+        case id, field, value, valueBytes, deadline
+    }
+
+    /// Its value as base64 in version 3, like the session's values.
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(field, forKey: .field)
+        if encoder.userInfo[HandoverFormTable.key] is HandoverFormTable {
+            try container.encode(HandoverBytes(Array(value.utf8)), forKey: .valueBytes)
+        } else {
+            try container.encode(value, forKey: .value)
+        }
+        try container.encode(deadline, forKey: .deadline)
+    }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        id = try container.decode(UInt64.self, forKey: .id)
+        field = try container.decode(Int.self, forKey: .field)
+        if let bytes = try container.decodeIfPresent(HandoverBytes.self, forKey: .valueBytes) {
+            guard let text = String(validating: bytes.bytes, as: UTF8.self) else {
+                throw DecodingError.dataCorruptedError(forKey: .valueBytes, in: container, debugDescription: "a value is not UTF-8")
+            }
+            value = text
+        } else {
+            value = try container.decode(String.self, forKey: .value)
+        }
+        deadline = try container.decode(Moment.self, forKey: .deadline)
+    }
+}
+
 extension FormSession {
     /// The stored state, with its definition by index when a `HandoverFormTable` is in the
     /// coder's `userInfo` (format version 3) and as a copy otherwise (version 2).
@@ -42,10 +76,11 @@ extension FormSession {
         var container = encoder.container(keyedBy: CodingKeys.self)
         if let table = encoder.userInfo[HandoverFormTable.key] as? HandoverFormTable {
             try container.encode(table.index(of: form), forKey: .formIndex)
+            try container.encode(values.map { HandoverBytes(Array($0.utf8)) }, forKey: .valueBytes)
         } else {
             try container.encode(form, forKey: .form)
+            try container.encode(values, forKey: .values)
         }
-        try container.encode(values, forKey: .values)
         try container.encode(validations, forKey: .validations)
         try container.encode(phase, forKey: .phase)
         try container.encode(locale, forKey: .locale)
@@ -66,8 +101,19 @@ extension FormSession {
         } else {
             form = try container.decode(FormDefinition.self, forKey: .form)
         }
+        let values: [String]
+        if let bytes = try container.decodeIfPresent([HandoverBytes].self, forKey: .valueBytes) {
+            values = try bytes.map { value in
+                guard let text = String(validating: value.bytes, as: UTF8.self) else {
+                    throw DecodingError.dataCorruptedError(forKey: .valueBytes, in: container, debugDescription: "a value is not UTF-8")
+                }
+                return text
+            }
+        } else {
+            values = try container.decode([String].self, forKey: .values)
+        }
         self.init(
-            decoded: form, values: try container.decode([String].self, forKey: .values),
+            decoded: form, values: values,
             validations: try container.decode([Validation].self, forKey: .validations), phase: try container.decode(Phase.self, forKey: .phase),
             locale: try container.decode(String.self, forKey: .locale), lastResult: try container.decodeIfPresent(StoredResult.self, forKey: .lastResult),
             pendingCheck: try container.decodeIfPresent(PendingCheck.self, forKey: .pendingCheck),

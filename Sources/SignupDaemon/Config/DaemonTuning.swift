@@ -38,7 +38,7 @@ struct DaemonTuning: Sendable, Equatable {
     var carryIdleSeconds = 300
     /// The most the handover state may have; past it each user keeps a fair share of its
     /// sessions (`HandoverShare`). The next process reads up to `HandoverCodec.maxReadBytes`.
-    var maxHandoverBytes = 512 << 20
+    var maxHandoverBytes = 128 << 20
     /// Memory all sessions may hold (4 KiB each plus their values); past three quarters of
     /// it, an owner over its equal share gets no more (`SessionBytes`).
     var maxSessionBytes = 512 << 20

@@ -233,9 +233,10 @@ final class HandoverCoordinator: Sendable {
         // 5. Only what is consistent: a session whose owner's connection is not carried
         //    waits for `resume` in the next process (with a grace), like one whose owner dropped.
         let state = Self.state(frozen: frozen, connections: connections, names: names, keepDetached: services.resumeGrace.map { $0 > .zero } ?? false)
-        let sessions = state.sessions
+        var sessions = state.sessions.count
         do {
             let written = try HandoverCodec.encode(state, limit: stateLimit)
+            sessions -= written.leftOut.values.reduce(0, +)
             for (owner, count) in written.leftOut.sorted(by: { $0.key < $1.key }) {
                 logger.warning(
                     "\(owner)'s sessions were over their fair share of the handover state: \(count) of them end at this restart (their connections are told with closed)",
@@ -250,7 +251,7 @@ final class HandoverCoordinator: Sendable {
         }
         // Everything sent to systemd is in the store before this process exits.
         DescriptorStore.barrier()
-        return (sessions.count, connections.count)
+        return (sessions, connections.count)
     }
 
     /// A session as frozen (`Session.freezeForHandover`), with its id, owner and secret.

@@ -135,10 +135,10 @@ enum RequestFailure: Error, Equatable {
         case .sessionEndedBecause(let session, let reason): "session \(session) has ended (\(reason))"
         case .administratorsOnly(let what): "\(what) is for root and members of the administrators' group (--admin-group)"
         case .invalidCursor: "\"after\" must be the \"next\" of the previous sessions page, as the server sent it"
-        case .sessionMemory(.overShare(let share), let limit, _):
-            "your sessions hold more than your share (\(share) bytes) of the server's session memory (\(limit) bytes, --max-session-bytes); close sessions you do not need (the field keeps its previous value)"
-        case .sessionMemory(.full, let limit, _):
-            "the server's session memory (\(limit) bytes, --max-session-bytes) is taken; try again when sessions have ended (the field keeps its previous value)"
+        case .sessionMemory(.overShare(let share), let limit, let session):
+            "your sessions hold more than your share (\(share) bytes) of the server's session memory (\(limit) bytes, --max-session-bytes); close sessions you do not need\(session == nil ? "" : " (the field keeps its previous value)")"
+        case .sessionMemory(.full, let limit, let session):
+            "the server's session memory (\(limit) bytes, --max-session-bytes) is taken; try again when sessions have ended\(session == nil ? "" : " (the field keeps its previous value)")"
         }
     }
 
