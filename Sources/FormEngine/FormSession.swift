@@ -25,6 +25,8 @@ public struct FormSession: Sendable, Codable, Equatable {
 
     public let form: FormDefinition
     public private(set) var values: [String]
+    /// The UTF-8 bytes of all its values (what its session's memory counts).
+    public var valueBytes: Int { values.reduce(0) { $0 + $1.utf8.count } }
     public private(set) var validations: [Validation]
     public private(set) var phase = Phase.editing
     /// A signup or login is running.

@@ -52,6 +52,24 @@ import Testing
         #expect(budget.total == 300 && budget.held(by: 3) == 300)
     }
 
+    /// Typing takes the budget's lock only at a step's edge, and deleting gives steps back
+    /// only well below it: one byte at a time up to 10,000 and back down to nothing.
+    @Test func valuesAreReservedInStepsWithRoomToDelete() {
+        var reserved = 0
+        var changes: [Int] = []
+        for values in Array(0...10_000) + Array((0..<10_000).reversed()) {
+            let next = SessionBytesState.reservation(for: values, reserved: reserved)
+            #expect(next >= values && next % SessionBytesState.step == 0)
+            if next != reserved { changes.append(next) }
+            reserved = next
+        }
+        #expect(changes == [4096, 8192, 12288, 8192, 4096])
+        // A paste over several steps takes them at once; emptying a long value leaves one.
+        #expect(SessionBytesState.reservation(for: 9000, reserved: 0) == 12288)
+        #expect(SessionBytesState.reservation(for: 0, reserved: 12288) == 4096)
+        #expect(SessionBytesState.reservation(for: 0, reserved: 4096) == 4096)
+    }
+
     /// Over a connection: a neighbour that filled its share is refused longer values and new
     /// sessions with limit_exceeded; another uid opens and types; the neighbour's shorter
     /// values and closed sessions give memory back.
@@ -85,14 +103,22 @@ import Testing
         try await victim.send(#"{"op":"set","field":"password","value":"\#(long)"}"#)
         try await victim.send(#"{"op":"set","field":"repeatedPassword","value":"\#(long)"}"#)
         #expect(try await victim.sync().allSatisfy { $0.event != "error" })
-        // A shorter value gives memory back; a closed session all of it (the first
-        // connection's last session got both long values).
-        try await neighbours[0].send(#"{"op":"set","field":"password","value":"short"}"#)
+        // Over its share (a username that needs the next step is refused), a `set` the
+        // engine refuses anyway says why, not limit_exceeded.
+        try await neighbours[0].send(#"{"op":"set","field":"username","value":"\#(String(repeating: "u", count: 1000))"}"#)
+        try await neighbours[0].send(#"{"op":"set","field":"nickname","value":"\#(long)"}"#)
+        try await neighbours[0].send(#"{"op":"set","field":"password","value":"\#(long)x"}"#)
+        let codes = try await neighbours[0].sync().filter { $0.event == "error" }.compactMap { $0.string("code") }
+        #expect(codes == ["limit_exceeded", "unknown_field", "value_too_long"])
+        // Values emptied give their steps back, down to one step; a closed session all it
+        // holds (the first connection's last session got both long values: 2 steps).
+        try await neighbours[0].send(#"{"op":"set","field":"password","value":""}"#)
+        try await neighbours[0].send(#"{"op":"set","field":"repeatedPassword","value":""}"#)
         _ = try await neighbours[0].sync()
-        #expect(daemon.services.sessionBytes.held(by: 1000) == held - (4096 - 5))
+        #expect(daemon.services.sessionBytes.held(by: 1000) == held - 4096)
         try await neighbours[0].send(#"{"op":"close"}"#)
         _ = try await neighbours[0].sync()
-        #expect(daemon.services.sessionBytes.held(by: 1000) == held - (4096 - 5) - (4096 + 5 + 4096))
+        #expect(daemon.services.sessionBytes.held(by: 1000) == held - 4096 - (SessionBytesState.perSession + 4096))
         try await daemon.stop()
     }
 }

@@ -64,6 +64,11 @@ public enum HandoverCodec {
         let forms = [UInt8](try encoder.encode(table.forms))
         let untrimmed = [UInt8](try encoder.encode(state.connections))
         var sessionLimit = limit - headerBytes - 64 - forms.count - untrimmed.count
+        // Which connections hold each session, found once (not a search per session left out).
+        var holders: [String: [Int]] = [:]
+        for (index, connection) in state.connections.enumerated() {
+            for id in connection.sessions { holders[id, default: []].append(index) }
+        }
         for _ in 0..<4 {
             let keep = HandoverShare.keep(sizes: records.map { $0.count + 1 }, owners: owners, limit: sessionLimit)
             var connections = state.connections
@@ -72,7 +77,7 @@ public enum HandoverCodec {
                 let id = state.sessions[index].id
                 leftOut[owners[index], default: 0] += 1
                 let closed = ServerEvent.closed(session: id, reason: leftOutReason, id: nil).line
-                for holder in connections.indices where connections[holder].sessions.contains(id) {
+                for holder in holders[id] ?? [] {
                     connections[holder].sessions.removeAll { $0 == id }
                     connections[holder].unsent.bytes += closed
                 }

@@ -36,8 +36,8 @@ final class Session: @unchecked Sendable {
     /// The form's name; fixed at open, so readable from any thread.
     let formName: String
     private var state: FormSession
-    /// What it counts in `services.sessionBytes`: `SessionBytesState.perSession` plus its
-    /// values' bytes; given back when it ends.
+    /// What it counts in `services.sessionBytes`: `SessionBytesState.perSession` plus what
+    /// it reserves for its values (`SessionBytesState.reservation`); given back when it ends.
     private var heldBytes = SessionBytesState.perSession
     private var seq: UInt64 = 0
     /// The opener's hold (nil while detached: its connection dropped and nobody resumed it yet).
@@ -129,7 +129,7 @@ final class Session: @unchecked Sendable {
         // The idle time starts again in the new process.
         lastRequest = now
         checkBucket = services.checkBudget.sessionBucket(now: now)
-        heldBytes = SessionBytesState.perSession + state.values.reduce(0) { $0 + $1.utf8.count }
+        heldBytes = SessionBytesState.perSession + SessionBytesState.reservation(for: state.valueBytes, reserved: 0)
         services.sessionBytes.adopt(heldBytes, peer: principal.key)
         self.owner = owner.map { SessionHold(self, $0, isOwner: true) }
         viewers = views.map { SessionHold(self, $0, isOwner: false) }
@@ -208,12 +208,22 @@ final class Session: @unchecked Sendable {
         for effect in step.effects { perform(effect) }
     }
 
-    /// A client's `set`, within its owner's share of session memory (`SessionBytes`): a
-    /// longer value takes the difference first, a shorter one gives it back.
+    /// A client's `set`, within its owner's share of session memory (`SessionBytes`): values
+    /// that grow past their reservation take the next step first; ones that shrink well below
+    /// it give steps back. A `set` the engine refuses anyway (an unknown field, a value over
+    /// its cap) is refused for that, before any memory is asked for.
     func set(field: String, value: String, id requestID: RequestID?, from requester: ConnectionOutput) throws(RequestFailure) {
         eventLoop.preconditionInEventLoop()
-        let previous = state.form.index(of: field).map { state.values[$0].utf8.count } ?? 0
-        let growth = value.utf8.count - previous
+        guard let index = state.form.index(of: field), value.utf8.count <= state.form.inputByteCap(of: index) else {
+            do throws(FormError) { try handle(.set(field: field, value: value), id: requestID, from: requester) } catch {
+                throw RequestFailure(error, form: formName, session: id)
+            }
+            return
+        }
+        let values = state.valueBytes - state.values[index].utf8.count + value.utf8.count
+        let reserved = heldBytes - SessionBytesState.perSession
+        let reservation = SessionBytesState.reservation(for: values, reserved: reserved)
+        let growth = reservation - reserved
         if growth > 0, let refusal = services.sessionBytes.take(growth, peer: principal.key) {
             throw .sessionMemory(refusal, limit: services.sessionBytes.limit, session: id)
         }
@@ -224,6 +234,7 @@ final class Session: @unchecked Sendable {
             throw RequestFailure(error, form: formName, session: id)
         }
         if isClosed {
+            // `close` gave back what it held before this `set`.
             services.sessionBytes.give(growth, peer: principal.key)
         } else {
             services.sessionBytes.give(-growth, peer: principal.key)

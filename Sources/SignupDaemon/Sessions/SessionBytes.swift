@@ -15,6 +15,21 @@ import NIOConcurrencyHelpers
 struct SessionBytesState: Sendable {
     /// What a session holds besides its values: its engine, holds and timers.
     static let perSession = 4096
+    /// A session's values are reserved in steps of this many bytes, so a keystroke takes the
+    /// budget's lock only when its session's values cross a step (issue 29: a lock per
+    /// growing `set` cost a fifth of the throughput with 8 requests in flight).
+    static let step = 4096
+
+    /// What a session with `values` bytes of values should reserve for them, given that it
+    /// reserves `reserved` now: rounded up to a step when they grow past it; given back
+    /// down to a step above them only when they shrink more than a step below it, so a value
+    /// typed and deleted across a step's edge does not take the lock at every keystroke.
+    static func reservation(for values: Int, reserved: Int) -> Int {
+        let rounded = (values + step - 1) / step * step
+        if values > reserved { return rounded }
+        if reserved > rounded + step { return rounded + step }
+        return reserved
+    }
     let limit: Int
     let floor: Int
     private(set) var total = 0
