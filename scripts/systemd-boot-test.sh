@@ -456,6 +456,15 @@ HANDOVER="python3 $TESTS/restart_handover.py"
 out=$(ns_exec $HANDOVER carry 2>&1) || fail "only connections holding a session are stored: $out"
 out=$(ns_exec $HANDOVER fair 2>&1) || fail "the restart store shared fairly (issue 27): $out"
 fair_note=$(echo "$out" | tail -1)
+# --long (BOOT_TEST_LONG=1, from scripts/test.sh --long): the same two attacks at the sizes
+# of issue 27's trial under the packaged defaults: 17 uids x 256 connections take every
+# place; 5 uids x 256 x 16 maximal sessions make ~250 MB of state.
+if [ -n "${BOOT_TEST_LONG:-}" ]; then
+  for which in places state; do
+    out=$(ns_exec $HANDOVER fair-long $which 2>&1) || fail "the restart shared fairly at the trial's size ($which): $out"
+    fair_note="$fair_note; $(echo "$out" | tail -1)"
+  done
+fi
 out=$(ns_exec $HANDOVER restart 2>&1) || fail "sessions across systemctl restart: $out"
 handover_note=$(echo "$out" | tail -1)
 out=$(ns_exec env RESTART_COMMAND="DEBIAN_FRONTEND=noninteractive apt-get install -y -q --reinstall /run/sandbox-pkg/signupd_newer.deb" $HANDOVER restart 2>&1) || fail "sessions across a package upgrade: $out"

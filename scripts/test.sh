@@ -17,7 +17,8 @@
 #   6. robustness: hostile peers, faults, load, kill -9, and a 30-second fuzz run
 #   7. several hosts: three daemons in network namespaces on one PostgreSQL server
 #      (Tests/postgres/several_hosts.py; skips where namespaces or the server cannot run)
-#   8. with --long only: the robustness suite at full size and the Swift suite again under
+#   8. with --long only: the robustness suite at full size, the boot test's restart attacks at
+#      issue 27's trial sizes (restart_handover.py fair-long), and the Swift suite again under
 #      ThreadSanitizer and AddressSanitizer (each sanitizer build compiles every package again,
 #      PostgresNIO's TLS stack included: some 10 minutes each on 2 cores)
 #
@@ -92,7 +93,9 @@ grep -qE "Test run with [0-9]+ tests? .*passed" "$run/swift-test.log" || { echo 
 grep -q "^pgserver: PostgreSQL" "$run/swift-test.log" || echo "note: the PostgreSQL store was not tested (see the pgserver line above)"
 BIN=$(swift build --show-bin-path)
 scripts/check-units.sh "$BIN/signupd"
-scripts/systemd-boot-test.sh dist/signupd_*.deb
+boot_long=""
+if [ ${#long[@]} -gt 0 ]; then boot_long=1; fi
+BOOT_TEST_LONG=$boot_long scripts/systemd-boot-test.sh dist/signupd_*.deb
 python3 Tests/clients/third_party_client.py "$BIN/signupd"
 python3 Tests/clients/schema_property_test.py "$BIN/signupd" 2000
 python3 Tests/clients/swift_example_test.py "$BIN/signupd" "$(swift build --package-path examples/SwiftClient --show-bin-path)/signup-example"

@@ -31,6 +31,17 @@ inside its sandbox, as root), against the installed socket.
                                 whole; the neighbour keeps 7 connections carried and a fair
                                 share of its sessions, and its connections are told which
                                 sessions ended (closed, with why).
+  restart_handover.py fair-long [places|state]
+                                the same at the sizes of issue 27's trial, under the packaged
+                                defaults (4,096 places, 128 MiB of state), as --long runs it:
+                                places: 17 uids x 256 idle connections with one session each
+                                take every place (paced under the store's rate), then a
+                                victim opens a form; state: 5 uids x 256 connections x 16
+                                signup sessions with every field at its cap in control
+                                characters (~250 MB of state), then a victim. Either way the
+                                victim's form survives `systemctl restart` whole, without
+                                `bye`, and the old process hands over within its stop timeout
+                                (systemd never kills it); the times are printed.
   restart_handover.py bench N [M]  N open sessions, M per connection -> `systemctl restart`
                                 -> the time until a keystroke is answered.
 """
@@ -479,6 +490,92 @@ def fair():
         systemctl("restart", "signupd.service")
 
 
+def journal_times(pid, needle):
+    """The journal's times (seconds, float) of `pid`'s lines containing `needle`."""
+    out = subprocess.run(["journalctl", "_PID=%s" % pid, "-o", "short-unix", "--no-pager"],
+                         capture_output=True, text=True).stdout
+    return [float(line.split(" ", 1)[0]) for line in out.splitlines() if needle in line]
+
+
+def fair_long(which):
+    """Issue 27's restart attacks at the trial's sizes (see the module's help)."""
+    import grp
+    import resource
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    gid = grp.getgrnam("signupd-clients").gr_gid
+    if systemctl("restart", "signupd.service").returncode != 0:
+        fail("systemctl restart failed")
+    base = stored_descriptors()
+    neighbours = []
+    started = time.monotonic()
+    if which == "places":
+        # 17 uids open 256 connections each, one session on each, round robin: each uid
+        # within the store's rate (a burst of 64, then 16 a second) by pacing each round.
+        uids = [21000 + i for i in range(17)]
+        for round_ in range(256):
+            began = time.monotonic()
+            for uid in uids:
+                client = Client("uid %d #%d" % (uid, round_), as_user=(uid, gid))
+                client.send(op="open", form="login", id="open")
+                neighbours.append(client)
+            for client in neighbours[-len(uids):]:
+                client.until(lambda e: e.get("event") == "opened", "opened")
+            if round_ >= 60:
+                time.sleep(max(0.0, 1 / 15 - (time.monotonic() - began)))  # pacing, not synchronisation
+        wait_stored(base + 4096, "17 uids x 256 connections: every place")
+        what = "17 uids held 4,352 connections with a session each (all 4,096 places)"
+    else:
+        heavy = {"username": "\x02" * 1020, "password": "\x01" * 4096, "repeatedPassword": "\x01" * 4096}
+        uids = [22000 + i for i in range(5)]
+        for uid in uids:
+            for c in range(256):
+                client = Client("uid %d #%d" % (uid, c), as_user=(uid, gid))
+                for j in range(16):
+                    client.send(op="open", form="signup")
+                    for field, value in heavy.items():
+                        client.send(op="set", field=field, value=value)
+                client.send(op="ping", id="filled")
+                neighbours.append(client)
+                if len(neighbours) % 32 == 0:
+                    for waiting in neighbours[-32:]:
+                        waiting.until(lambda e: e.get("event") == "pong", "the neighbour's sessions filled")
+        what = "5 uids held 1,280 connections x 16 signup sessions, every field at its cap in control characters"
+    filled = time.monotonic() - started
+    victim = Client("victim")
+    victim.open_signup("hl%s" % TAG)
+    victim.contiguous = True
+    before = main_pid()
+    t0 = time.time()
+    if systemctl("restart", "signupd.service").returncode != 0:
+        fail("systemctl restart failed")
+    restarted = time.time() - t0
+    after = main_pid()
+    if after == before:
+        fail("the service was not restarted")
+    victim.send(op="set", field="repeatedPassword", value=PASSWORD, id="typed")
+    victim.until(lambda e: e.get("event") == "enabled" and e.get("value") is True, "submit enabled after the restart")
+    answered = time.time() - t0
+    if victim.byes:
+        fail("the victim got bye across the restart: %r" % victim.byes)
+    unit_log = subprocess.run(["journalctl", "-u", "signupd.service", "--since", "@%d" % int(t0), "-o", "cat", "--no-pager"],
+                              capture_output=True, text=True).stdout
+    if "timed out" in unit_log or "Killing process" in unit_log:
+        fail("systemd had to kill the old process: %s" % unit_log[-2000:])
+    handed = journal_times(before, "handed over to the next process")
+    carried = journal_times(after, "carried on from the previous process")
+    if not handed or not carried:
+        fail("the journal lacks the hand-over (%r) or the carry (%r)" % (handed, carried))
+    stop = subprocess.run(["systemctl", "show", "-p", "TimeoutStopUSec", "--value", "signupd.service"], capture_output=True, text=True).stdout.strip()
+    # "uid N's sessions were over their fair share of the handover state: K of them end …"
+    said = subprocess.run(["journalctl", "_PID=%s" % before, "-o", "cat", "--no-pager"], capture_output=True, text=True).stdout.splitlines()
+    shares = [int(line.split("handover state: ", 1)[1].split(" ", 1)[0]) for line in said if "over their fair share of the handover state: " in line]
+    for client in neighbours:
+        client.sock.close()
+    print("fair-long %s: %s (filled in %.0f s); the victim's form survived `systemctl restart` whole: the old process handed over %.2f s after the restart began (stop timeout %s), the new one carried on at %.2f s, the restart command returned at %.2f s, the victim's keystroke answered at %.2f s; %d sessions of %d uids over their share of the state left out"
+          % (which, what, filled, handed[0] - t0, stop, carried[0] - t0, restarted, answered, sum(shares), len(shares)))
+
+
 def wait_stored(count, what):
     for _ in range(100):
         if stored_descriptors() == count:
@@ -508,6 +605,8 @@ if __name__ == "__main__":
         carry()
     elif mode == "fair":
         fair()
+    elif mode == "fair-long":
+        fair_long(sys.argv[2] if len(sys.argv) > 2 else "state")
     elif mode == "bench":
         bench(int(sys.argv[2]), int(sys.argv[3]) if len(sys.argv) > 3 else 20)
     else:

@@ -166,7 +166,7 @@ struct FrontEndOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Bytes the state handed to the next process at a restart may have (sessions and what carried connections have in flight), 1 MiB to 1 GiB - 1 MiB. Past it, each user keeps a fair share of its sessions; the others end with a closed event. (default: \(DaemonTuning.standard.maxHandoverBytes))", valueName: "bytes"))
     var maxHandoverBytes: Int?
 
-    @Option(help: ArgumentHelp("Memory all sessions together may hold, 1 MiB to 64 GiB: 4 KiB for each session plus its values' bytes. Each user (uid, or front end's client) may always hold 64 KiB and never more than half of this; past three quarters of it, a user over its equal share is refused new sessions and longer values (limit_exceeded), and everyone is at this limit. (default: \(DaemonTuning.standard.maxSessionBytes))", valueName: "bytes"))
+    @Option(help: ArgumentHelp("Memory all sessions together may hold, 1 MiB to 64 GiB: 4 KiB for each session plus its values' bytes, reserved in 4 KiB steps. Each user (uid, or front end's client) may always hold 64 KiB and never more than half of this; past three quarters of it, a user over its equal share is refused new sessions and longer values (limit_exceeded), and everyone is at this limit. (default: \(DaemonTuning.standard.maxSessionBytes))", valueName: "bytes"))
     var maxSessionBytes: Int?
 
     @Option(help: ArgumentHelp("Failed logins for one name from all front-end clients together in an hour before clients that never logged in to that name are refused (clients that did keep their own allowance). (default: \(DaemonTuning.standard.loginBackstopPerHour))", valueName: "n"))

@@ -39,7 +39,7 @@ struct DaemonTuning: Sendable, Equatable {
     /// The most the handover state may have; past it each user keeps a fair share of its
     /// sessions (`HandoverShare`). The next process reads up to `HandoverCodec.maxReadBytes`.
     var maxHandoverBytes = 128 << 20
-    /// Memory all sessions may hold (4 KiB each plus their values); past three quarters of
+    /// Memory all sessions may hold (4 KiB each plus their values, in 4 KiB steps); past three quarters of
     /// it, an owner over its equal share gets no more (`SessionBytes`).
     var maxSessionBytes = 512 << 20
     /// Connections one client of a trusted front end may hold (a browser needs a few).
