@@ -15,6 +15,7 @@ tools=.build/bench-tools
 mkdir -p "$tools"
 cc -O2 -Wall -o "$tools/ndjson-echo" "$BENCH_SRC/ndjson-echo.c"
 cc -O2 -Wall -o "$tools/ndjson-load" "$BENCH_SRC/ndjson-load.c"
+cc -O2 -Wall -o "$tools/argon2-rate" "$BENCH_SRC/argon2-rate.c" -lsodium -lpthread
 exec python3 scripts/bench/run.py --signupd "$("${release[@]}" --show-bin-path)/signupd" \
-  --echo "$tools/ndjson-echo" --load "$tools/ndjson-load" \
+  --echo "$tools/ndjson-echo" --load "$tools/ndjson-load" --argon2 "$tools/argon2-rate" \
   --rounds "${ROUNDS:-3}" --duration "${DURATION:-5}" --seed-accounts "${SEED:-1000000}" --plot docs/latency-curve.svg
