@@ -84,6 +84,8 @@ import Testing
     @Test(arguments: [
         (#""limit":0"#, #""limit" must be 1 to 500 (the default is 100)"#),
         (#""limit":501"#, #""limit" must be 1 to 500 (the default is 100)"#),
+        (#""limit":100000000000000000000"#, #""limit" must be 1 to 500 (the default is 100)"#),
+        (#""limit":2.5"#, #""limit" must be 1 to 500 (the default is 100)"#),
         (#""limit":"10""#, #""limit" must be an integer, not string"#),
         (#""after":"""#, #""after" must be the "next" of the previous page"#),
         (#""after":7"#, #""after" must be a string, not number"#),

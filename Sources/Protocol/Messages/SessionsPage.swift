@@ -28,10 +28,11 @@ extension JSONMembers where Failure == RequestError {
     /// `limit` and `after` of a `sessions` request, checked: 1 to `maxLimit`, and a
     /// non-empty cursor no longer than `maxCursorBytes`.
     func sessionsPage() throws(RequestError) -> SessionsPage {
+        let outOfRange = failure("limit", .invalid("\"limit\" must be 1 to \(SessionsPage.maxLimit) (the default is \(SessionsPage.defaultLimit))"))
+        // A number past 64 bits (10^20) or with a fraction is a number out of range, not "not an integer".
+        if case .number = object["limit"], object["limit"]?.int64Value == nil { throw outOfRange }
         let limit = try optionalInt("limit")
-        if let limit, !(1...SessionsPage.maxLimit).contains(limit) {
-            throw failure("limit", .invalid("\"limit\" must be 1 to \(SessionsPage.maxLimit) (the default is \(SessionsPage.defaultLimit))"))
-        }
+        if let limit, !(1...SessionsPage.maxLimit).contains(limit) { throw outOfRange }
         let after = try optionalString("after")
         if let after, after.isEmpty || after.utf8.count > SessionsPage.maxCursorBytes {
             throw failure("after", .invalid("\"after\" must be the \"next\" of the previous page"))
