@@ -14,7 +14,9 @@ public struct ConfigError: Error, Sendable, Equatable, CustomStringConvertible {
         self.message = message
     }
 
-    public var description: String { "\(file):\(line):\(column): \(message)" }
+    /// `file:line:column: message`, or `file: message` for a problem with the file as a whole
+    /// (line 0: it cannot be read, its mode is unsafe).
+    public var description: String { line > 0 ? "\(file):\(line):\(column): \(message)" : "\(file): \(message)" }
 }
 
 /// One meaningful line of a form or message file: `[section]` or `key = value`.
