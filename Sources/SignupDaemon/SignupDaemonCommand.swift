@@ -160,6 +160,7 @@ public struct SignupDaemonCommand: AsyncParsableCommand {
             checkBudget: CheckBudget(perUIDPerSecond: configuration.availabilityChecksPerUIDPerSecond, perSessionPerSecond: configuration.availabilityChecksPerSessionPerSecond),
             sessionIdleTimeout: configuration.sessionIdleSeconds.map { .seconds(Int64($0)) },
             resumeGrace: configuration.resumeGraceSeconds.map { .seconds(Int64($0)) },
+            maxViewsPerSession: configuration.maxViewsPerSession,
             sessionBytes: SessionBytes(limit: configuration.maxSessionBytes)
         )
         // One notifier for the process: its messages leave in the order they were asked for.

@@ -38,6 +38,39 @@ import Testing
         try await daemon.stop()
     }
 
+    /// Every change of a session is written to each connection attached: their number is
+    /// capped (`--max-views-per-session`), so one request cannot cost thousands of writes
+    /// outside its uid's share. A view that leaves makes room.
+    @Test func viewsPerSessionAreCappedAndAViewLeavingMakesRoom() async throws {
+        let daemon = try InProcessDaemon { $0.maxViewsPerSession = 3 }
+        let opener = try await daemon.connect()
+        try await opener.send(#"{"op":"open","form":"login"}"#)
+        let session = try #require(try await opener.next("opened").match.string("session"))
+        _ = try await opener.sync()
+        var views: [TestClient] = []
+        for _ in 0..<3 {
+            let view = try await daemon.connect()
+            try await view.send(#"{"op":"attach","session":"\#(session)"}"#)
+            #expect(try await view.sync().first?.event == "attached")
+            views.append(view)
+        }
+        let fourth = try await daemon.connect()
+        try await fourth.send(#"{"op":"attach","session":"\#(session)","id":"a"}"#)
+        let refused = try #require(try await fourth.sync().first)
+        #expect(refused.event == "error" && refused.string("code") == "limit_exceeded" && refused["id"] == .string("a"))
+        #expect(refused.string("message") == "session \(session) has 3 connections attached already, the most one session may have (--max-views-per-session)")
+        // The refused connection holds nothing: the opener's change reaches the three views only.
+        try await opener.send(#"{"op":"set","field":"username","value":"alice"}"#)
+        _ = try await opener.sync()
+        for view in views { #expect(try await view.sync().first?.string("field") == "username") }
+        #expect(try await fourth.written().isEmpty)
+        try await views[0].send(#"{"op":"close"}"#)
+        _ = try await views[0].sync()
+        try await fourth.send(#"{"op":"attach","session":"\#(session)"}"#)
+        #expect(try await fourth.sync().first?.event == "attached")
+        try await daemon.stop()
+    }
+
     /// A login session opened on one connection and attached from another.
     private func openedAndAttached() async throws -> (InProcessDaemon, opener: TestClient, viewer: TestClient, session: String) {
         let daemon = try InProcessDaemon()

@@ -166,6 +166,9 @@ struct FrontEndOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Bytes the state handed to the next process at a restart may have (sessions and what carried connections have in flight), 1 MiB to 1 GiB - 1 MiB. Past it, each user keeps a fair share of its sessions; the others end with a closed event. (default: \(DaemonTuning.standard.maxHandoverBytes))", valueName: "bytes"))
     var maxHandoverBytes: Int?
 
+    @Option(help: ArgumentHelp("Connections that may attach to one session besides the one that opened it, 0 to 1024; an attach past it is refused (limit_exceeded). Every change of a session is written to each. (default: \(DaemonTuning.standard.maxViewsPerSession))", valueName: "n"))
+    var maxViewsPerSession: Int?
+
     @Option(help: ArgumentHelp("Memory all sessions together may hold, 1 MiB to 64 GiB: 4 KiB for each session plus its values' bytes, reserved in 4 KiB steps. Each user (uid, or front end's client) may always hold 64 KiB and never more than half of this; past three quarters of it, a user over its equal share is refused new sessions and longer values (limit_exceeded), and everyone is at this limit. (default: \(DaemonTuning.standard.maxSessionBytes))", valueName: "bytes"))
     var maxSessionBytes: Int?
 
@@ -179,6 +182,7 @@ struct FrontEndOptions: ParsableArguments {
         if let maxCarriedConnections { tuning.maxCarriedConnections = maxCarriedConnections }
         if let maxHandoverBytes { tuning.maxHandoverBytes = maxHandoverBytes }
         if let maxSessionBytes { tuning.maxSessionBytes = maxSessionBytes }
+        if let maxViewsPerSession { tuning.maxViewsPerSession = maxViewsPerSession }
         if let loginBackstopPerHour { tuning.loginBackstopPerHour = loginBackstopPerHour }
         if let maxResumableSessionsPerUser { tuning.maxResumableSessionsPerUser = maxResumableSessionsPerUser }
     }
@@ -209,6 +213,7 @@ struct FrontEndOptions: ParsableArguments {
         if let resumeGrace { try checkRange("--resume-grace", resumeGrace, 0...3600) }
         if let maxCarriedConnections { try checkRange("--max-carried-connections", maxCarriedConnections, 1...65_536) }
         if let maxSessionBytes { try checkRange("--max-session-bytes", maxSessionBytes, 1_048_576...68_719_476_736) }
+        if let maxViewsPerSession { try checkRange("--max-views-per-session", maxViewsPerSession, 0...1024) }
         if let maxHandoverBytes { try checkRange("--max-handover-bytes", maxHandoverBytes, 1_048_576...(HandoverCodec.maxReadBytes - 1_048_576)) }
         if let loginBackstopPerHour { try checkRange("--login-backstop-per-hour", loginBackstopPerHour, 1...1_000_000) }
         if let maxResumableSessionsPerUser { try checkRange("--max-resumable-sessions-per-user", maxResumableSessionsPerUser, 1...1_000_000) }

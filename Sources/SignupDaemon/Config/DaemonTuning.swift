@@ -39,6 +39,10 @@ struct DaemonTuning: Sendable, Equatable {
     /// The most the handover state may have; past it each user keeps a fair share of its
     /// sessions (`HandoverShare`). The next process reads up to `HandoverCodec.maxReadBytes`.
     var maxHandoverBytes = 128 << 20
+    /// Connections that may attach to one session besides its opener: each event of the
+    /// session is written to every one, so an unbounded number made one request cost a
+    /// thousand writes outside its uid's share (issue 27's fresh eyes).
+    var maxViewsPerSession = 8
     /// Memory all sessions may hold (4 KiB each plus their values, in 4 KiB steps); past three quarters of
     /// it, an owner over its equal share gets no more (`SessionBytes`).
     var maxSessionBytes = 512 << 20

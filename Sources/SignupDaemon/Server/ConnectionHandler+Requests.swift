@@ -165,10 +165,17 @@ extension ConnectionHandler {
         holds.append(hold)
         hasHeldSession = true
         storeForHandover(output: output)
+        let maxViews = shared.services.maxViewsPerSession
         answerOnLoop(of: session, id: id, output: output) { session throws(RequestFailure) in
             guard !session.isClosed else {
                 hold.end()
                 throw .sessionEnded(sessionID)
+            }
+            // Counted here, on the session's loop, where views join: two attaches at once
+            // cannot both take the last place.
+            guard session.views < maxViews else {
+                hold.end()
+                throw .viewsPerSession(limit: maxViews, session: sessionID)
             }
             session.subscribe(hold)
             output.deliver(.attached(session: session.id, form: session.formName, locale: session.locale, id: id))

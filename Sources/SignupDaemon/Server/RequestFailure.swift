@@ -27,6 +27,8 @@ enum RequestFailure: Error, Equatable {
     case hashQueueFullForUser(limit: Int, session: String)
     case hashQueueFull(limit: Int, session: String)
     case sessionsPerConnection(limit: Int)
+    /// The session has `--max-views-per-session` connections attached already.
+    case viewsPerSession(limit: Int, session: String)
     case tooManyConnections(limit: Int)
     case tooManyConnectionsForUser(uid: UInt32, limit: Int)
     /// The uid opens connections faster than `--max-connects-per-user-per-second`.
@@ -88,7 +90,7 @@ enum RequestFailure: Error, Equatable {
         case .notReady: .notReady
         case .finished: .finished
         case .tooManyRequests, .hashQueueFullForUser, .hashQueueFull, .connectingTooFast: .rateLimited
-        case .sessionsPerConnection, .tooManyConnections, .tooManyConnectionsForUser, .draining, .sessionMemory: .limitExceeded
+        case .sessionsPerConnection, .viewsPerSession, .tooManyConnections, .tooManyConnectionsForUser, .draining, .sessionMemory: .limitExceeded
         case .shuttingDown: .shuttingDown
         case .invalidToken: .invalidToken
         case .storeUnavailable: .storeUnavailable
@@ -117,6 +119,7 @@ enum RequestFailure: Error, Equatable {
             "too many signups and logins in progress for your uid (at most \(limit)); submit again when one has finished"
         case .hashQueueFull(let limit, _): "too many signups and logins in progress (at most \(limit)); submit again shortly"
         case .sessionsPerConnection(let limit): "at most \(limit) sessions per connection"
+        case .viewsPerSession(let limit, let session): "session \(session) has \(limit) connections attached already, the most one session may have (--max-views-per-session)"
         case .tooManyConnections(let limit): "too many connections (limit \(limit))"
         case .tooManyConnectionsForUser(let uid, let limit): "too many connections for uid \(uid) (limit \(limit))"
         case .connectingTooFast(let uid, let perSecond): "uid \(uid) connects too fast (limit \(perSecond) a second)"
@@ -154,7 +157,7 @@ enum RequestFailure: Error, Equatable {
         case .unknownField(_, _, let session), .valueTooLong(_, _, let session), .alreadyHeld(let session), .notHeld(let session), .noSuchSession(let session),
             .sessionEnded(let session), .otherUsersSession(let session), .notReady(let session), .finished(let session),
             .wrongResumeSecret(let session), .sessionEndedBecause(let session, _),
-            .hashQueueFullForUser(_, let session), .hashQueueFull(_, let session):
+            .hashQueueFullForUser(_, let session), .hashQueueFull(_, let session), .viewsPerSession(_, let session):
             session
         case .tooManyRequests(let session), .shuttingDown(let session), .sessionMemory(_, _, let session): session
         default: nil

@@ -20,6 +20,9 @@ struct SessionServices: Sendable {
     var resumeGrace: TimeAmount? = nil
     /// The time for sessions, budgets and idle timeouts.
     var clock = DaemonClock.system
+    /// Connections that may attach to one session besides its opener
+    /// (`--max-views-per-session`): every event of a session is written to each of them.
+    var maxViewsPerSession = DaemonTuning.standard.maxViewsPerSession
     /// The memory sessions hold, per owner (`--max-session-bytes`).
     var sessionBytes = SessionBytes(limit: DaemonTuning.standard.maxSessionBytes)
 

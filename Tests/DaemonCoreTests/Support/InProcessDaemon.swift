@@ -119,6 +119,7 @@ final class InProcessDaemon: Sendable {
             sessionIdleTimeout: tuning.sessionIdleSeconds.map { .seconds(Int64($0)) },
             resumeGrace: tuning.resumeGraceSeconds.map { .seconds(Int64($0)) },
             clock: clock,
+            maxViewsPerSession: tuning.maxViewsPerSession,
             sessionBytes: SessionBytes(limit: tuning.maxSessionBytes)
         )
         // As SignupServer does: open sessions hear of a sign-up pause.
