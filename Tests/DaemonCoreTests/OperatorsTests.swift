@@ -172,6 +172,28 @@ struct LogSummaryTests {
         #expect(bobSummary?.message.contains("1 more like it not logged separately") == true)
     }
 
+    @Test("a summary names every account its left-out lines named: guesses at one account hide among failures at others no more")
+    func summariesNameTheAccounts() {
+        let harness = SummaryHarness()
+        let names = ["mdum1", "mdum2", "mdum3", "vic", "vic", "vic", "vic", "vic", "mdum4"]
+        for (i, name) in names.enumerated() {
+            harness.summary.log(.notice, "login failed", peer: 1004, metadata: ["uid": "1004", "user": "\(name)"], now: Self.t0 + .seconds(Int64(i)))
+        }
+        harness.summary.flush(now: Self.t0 + .seconds(61))
+        let summary = harness.logged.last
+        #expect(summary?.metadata["repeated"] == "6")
+        #expect(summary?.metadata["user"] == .array([.string("vic"), .string("mdum4")]))
+        #expect(summary.map { JournalLogHandler.plain($0.metadata["user"]!) } == #""vic, mdum4""#)
+        // Past `maxNamed` accounts they are counted, so a summary stays one bounded line.
+        let many = SummaryHarness(firstLines: 0)
+        for i in 0..<(LogSummary.maxNamed + 5) {
+            many.summary.log(.notice, "login failed (no such account)", peer: 1004, metadata: ["name": "zq\(i)"], now: Self.t0)
+        }
+        many.summary.flush(now: Self.t0 + .seconds(61))
+        if case .array(let listed) = many.logged.last?.metadata["name"] { #expect(listed.count == LogSummary.maxNamed) } else { Issue.record("no list of names") }
+        #expect(many.logged.last?.metadata["name_not_named"] == "5")
+    }
+
     @Test("two events of one peer are tallied separately")
     func eventsAreSeparate() {
         let harness = SummaryHarness()

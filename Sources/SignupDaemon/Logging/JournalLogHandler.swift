@@ -33,7 +33,13 @@ struct JournalLogHandler: LogHandler {
             "CODE_FUNC=\(event.function)",
         ]
         for key in keys {
-            fields.append("SIGNUPD_\(Self.fieldName(key))=\(merged[key]!)")
+            // A list is one field per element (journald allows a field more than once):
+            // `journalctl SIGNUPD_USER=vic` matches a summary naming vic among others.
+            if case .array(let values) = merged[key]! {
+                for value in values { fields.append("SIGNUPD_\(Self.fieldName(key))=\(value)") }
+            } else {
+                fields.append("SIGNUPD_\(Self.fieldName(key))=\(merged[key]!)")
+            }
         }
         Self.send(fields)
     }
@@ -48,7 +54,7 @@ struct JournalLogHandler: LogHandler {
     /// be read as more than one value — it holds `,`, `=`, `(`, `)` or a quote, or is empty —
     /// so that a client's name cannot write `uid=0` into someone else's line.
     static func plain(_ value: Logger.MetadataValue) -> String {
-        let text = "\(value)"
+        let text = if case .array(let values) = value { values.map { "\($0)" }.joined(separator: ", ") } else { "\(value)" }
         guard text.isEmpty || text.contains(where: { ",=()\"".contains($0) }) else { return text }
         return "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
     }

@@ -9,7 +9,10 @@ import NIOCore
 /// the daemon's once-a-second housekeeping, or the peer's next such event).
 ///
 /// Every line names who: uid, pid, a front end's client and address, the session, in the
-/// journal's fields and in its plain text (`Principal.logMetadata`).
+/// journal's fields and in its plain text (`Principal.logMetadata`). A summary also names
+/// every account its left-out lines named (`user`, `name`; up to `maxNamed` of each, as a
+/// list: one journal field per name), so that `journalctl SIGNUPD_USER=vic` finds guesses
+/// at vic hidden among failures at other accounts (issue 27's fresh eyes).
 final class LogSummary: Sendable {
     private struct Key: Hashable {
         var event: String
@@ -22,7 +25,15 @@ final class LogSummary: Sendable {
         var left = 0
         /// The newest left-out event's metadata: the summary names who, as the lines did.
         var metadata: Logger.Metadata = [:]
+        /// The accounts the left-out events named, per metadata key, in first-seen order.
+        var named: [String: [String]] = [:]
+        /// Left-out events whose account did not fit in `named`, per key.
+        var unnamed: [String: Int] = [:]
     }
+    /// The metadata keys that name an account.
+    static let accountKeys = ["user", "name"]
+    /// Accounts one summary names, per key; past it they are counted.
+    static let maxNamed = 32
     private let tallies = NIOLockedValueBox<[Key: Tally]>([:])
     private let logger: Logger
     private let metrics: DaemonMetrics?
@@ -62,6 +73,16 @@ final class LogSummary: Sendable {
             }
             tally.left += 1
             tally.metadata = metadata
+            for key in Self.accountKeys {
+                guard let value = metadata[key] else { continue }
+                let name = "\(value)"
+                if tally.named[key, default: []].contains(name) { continue }
+                if tally.named[key, default: []].count < Self.maxNamed {
+                    tally.named[key, default: []].append(name)
+                } else {
+                    tally.unnamed[key, default: 0] += 1
+                }
+            }
             return false
         }
         if let (tally, key) = summary { say(tally, key) }
@@ -87,6 +108,10 @@ final class LogSummary: Sendable {
         var metadata = tally.metadata
         metadata["repeated"] = "\(tally.left)"
         metadata["within_seconds"] = "\(window.nanoseconds / 1_000_000_000)"
+        for (key, names) in tally.named {
+            metadata[key] = .array(names.map { .string($0) })
+            if let more = tally.unnamed[key] { metadata["\(key)_not_named"] = "\(more)" }
+        }
         let what = key.peer == Self.crowd ? "\(key.event), from many peers" : key.event
         logger.log(level: tally.level, "\(what): \(tally.left) more like it not logged separately", metadata: metadata)
     }
