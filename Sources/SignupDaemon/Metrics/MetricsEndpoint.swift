@@ -18,7 +18,8 @@ import Glibc
 /// A scrape renders the registry after sampling the levels (connections, sessions, queue
 /// depth). Scrapers are local users: one must not keep the others out, nor make the daemon
 /// buffer for it. At most `maxConnections` at once and `maxConnectionsPerUID` of one uid
-/// (`SO_PEERCRED`; root is never refused); each request must arrive whole within
+/// (`SO_PEERCRED`; root is never refused; when all are taken, a uid holding two fewer than
+/// the biggest holder takes that holder's oldest place: `ScrapeSlots`); each request must arrive whole within
 /// `requestDeadline` of the connection or of the last answer (a trickled header does not
 /// buy time), and a scraper that does not read its answers is closed once
 /// `maxUnreadBytes` wait for it. A request head larger than NIO's limit is refused by NIO.
@@ -29,8 +30,12 @@ final class MetricsEndpoint: Sendable {
     }
 
     private let channels = NIOLockedValueBox<[Channel]>([])
-    /// Scrape connections open, in all and per uid.
-    private let open = NIOLockedValueBox((total: 0, byUID: [UInt32: Int]()))
+    /// Scrape connections open, in all and per uid, and the channels to close when one
+    /// gives its place.
+    private let open = NIOLockedValueBox((
+        slots: ScrapeSlots<ObjectIdentifier>(total: MetricsEndpoint.maxConnections, perUID: MetricsEndpoint.maxConnectionsPerUID),
+        channels: [ObjectIdentifier: Channel]()
+    ))
     private let render: @Sendable (_ openMetrics: Bool) -> [UInt8]
     private let logger: Logger
     static let maxConnections = 64
@@ -50,18 +55,23 @@ final class MetricsEndpoint: Sendable {
             .childChannelOption(.writeBufferWaterMark, value: .init(low: Self.maxUnreadBytes / 2, high: Self.maxUnreadBytes))
             .childChannelInitializer { [self] channel in
                 let uid = Self.peerUID(of: channel)
-                let admitted = open.withLockedValue { open in
-                    let mine = uid.map { open.byUID[$0, default: 0] } ?? 0
-                    guard uid == 0 || (open.total < Self.maxConnections && mine < Self.maxConnectionsPerUID) else { return false }
-                    open.total += 1
-                    if let uid { open.byUID[uid] = mine + 1 }
-                    return true
+                let id = ObjectIdentifier(channel)
+                let (admission, displaced): (ScrapeSlots<ObjectIdentifier>.Admission, Channel?) = open.withLockedValue { open in
+                    let admission = open.slots.admit(id, uid: uid)
+                    guard admission != .refused else { return (admission, nil) }
+                    open.channels[id] = channel
+                    guard case .admittedInPlaceOf(let oldest) = admission else { return (admission, nil) }
+                    return (admission, open.channels.removeValue(forKey: oldest))
                 }
-                guard admitted else { return channel.close() }
+                guard admission != .refused else { return channel.close() }
+                if let displaced {
+                    logger.notice("metrics socket full: a scraper of the uid holding the most gave its place", metadata: ["uid": "\(uid.map(String.init) ?? "?")"])
+                    displaced.close(promise: nil)
+                }
                 channel.closeFuture.whenComplete { [open] _ in
                     open.withLockedValue { open in
-                        open.total -= 1
-                        if let uid { open.byUID[uid] = open.byUID[uid].map { $0 > 1 ? $0 - 1 : nil } ?? nil }
+                        open.slots.release(id, uid: uid)
+                        open.channels[id] = nil
                     }
                 }
                 return channel.eventLoop.makeCompletedFuture {
