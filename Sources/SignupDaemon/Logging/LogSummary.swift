@@ -17,6 +17,11 @@ final class LogSummary: Sendable {
     private struct Key: Hashable {
         var event: String
         var peer: PeerKey
+        /// The existing account the event concerns (`user`): a failed login at one account
+        /// is its own kind, so guesses at vic cannot hide among failures at a peer's own
+        /// dummy accounts however many it makes (issue 27's fresh eyes, twice). Such events
+        /// cost a password hash each, so their lines are bounded by the hash queue's share.
+        var account: String?
     }
     private struct Tally {
         var level: Logger.Level
@@ -59,7 +64,7 @@ final class LogSummary: Sendable {
         guard logger.logLevel <= level else { return }
         var summary: (Tally, Key)?
         let write: Bool = tallies.withLockedValue { tallies in
-            var key = Key(event: event, peer: peer)
+            var key = Key(event: event, peer: peer, account: metadata["user"].map { "\($0)" })
             if tallies[key] == nil, tallies.count >= Self.maxTallies { key.peer = Self.crowd }
             var tally = tallies[key] ?? Tally(level: level, started: now)
             if now - tally.started >= window {
