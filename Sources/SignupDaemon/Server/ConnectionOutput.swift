@@ -137,15 +137,8 @@ final class ConnectionOutput: EventLoopConfined, @unchecked Sendable {
         case run(@Sendable () -> Void)
         case replyComplete
     }
-    /// Posted and not yet handled; whether a task or a turn to handle them is pending; and
-    /// whether the connection was told to end for falling too far behind.
-    private let inbox = Mutex<(items: [Posted], queued: Bool, dropped: Bool)>(([], false, false))
-    /// Items a connection may have posted and not handled; past it, it is ended as one over
-    /// the buffer budget (a view that cannot keep up with its session's fan-out).
-    static let maxPosted = 16_384
-    /// This loop's shares (set when the connection is active): what other threads post is
-    /// handled within its uid's share, like its requests. Nil: at once.
-    @LoopConfined var turns: FairTurns? = nil
+    /// Posted and not yet handled, and whether a task to handle them is queued on the loop.
+    private let inbox = Mutex<(items: [Posted], queued: Bool)>(([], false))
 
     /// One task on the loop for whatever other threads post before it runs, not one per
     /// event: a session on another loop with views everywhere made a task per event per
@@ -153,33 +146,26 @@ final class ConnectionOutput: EventLoopConfined, @unchecked Sendable {
     /// a loop from everyone's input for seconds (issue 27's fresh eyes). Handled as a batch:
     /// one write for all of it.
     private func post(_ item: Posted) {
-        let (first, behind) = inbox.withLock { inbox in
+        let first = inbox.withLock { inbox in
             inbox.items.append(item)
             defer { inbox.queued = true }
-            let behind = inbox.items.count > Self.maxPosted && !inbox.dropped
-            if behind { inbox.dropped = true }
-            return (!inbox.queued, behind)
+            return !inbox.queued
         }
         if first { eventLoop.execute { self.handlePosted() } }
-        if behind { dropForBudget() }
     }
 
-    /// Handles what was posted, within the uid's share of this loop (`FairTurns`): the rest
-    /// waits for its next turn, with a poll before it. One uid's fan-out to views on this
-    /// loop is then its share's worth of work, not everyone's wait (issue 27's fresh eyes).
-    /// `all`: everything at once, whatever the share (the handover saves what is sent).
-    func handlePosted(all: Bool = false) {
-        eventLoop.preconditionInEventLoop()
+    private func handlePosted() {
         let items = inbox.withLock { inbox in
-            defer { inbox.items = [] }
+            defer {
+                inbox.items = []
+                inbox.queued = false
+            }
             return inbox.items
         }
-        let share = all ? nil : turns?.share(of: principal.key, upTo: items.count)
-        var handled = 0
         var delivered = false
         batch {
-            while handled < items.count, share?.allows(handled) ?? true {
-                switch items[handled] {
+            for item in items {
+                switch item {
                 case .event(let event, let after):
                     enqueue(event)
                     delivered = true
@@ -187,22 +173,9 @@ final class ConnectionOutput: EventLoopConfined, @unchecked Sendable {
                 case .run(let body): body()
                 case .replyComplete: tell(.replyComplete)
                 }
-                handled += 1
             }
         }
-        if let share, let turns { turns.spend(share, lines: handled) }
         if delivered, reportsDeliveries { tell(.delivered) }
-        let waiting = inbox.withLock { inbox in
-            inbox.items = Array(items[handled...]) + inbox.items
-            if inbox.items.isEmpty { inbox.queued = false }
-            return !inbox.items.isEmpty
-        }
-        guard waiting else { return }
-        if handled < items.count, let turns {
-            turns.waitForTurn(ObjectIdentifier(self), peer: principal.key) { [self] in handlePosted() }
-        } else {
-            eventLoop.execute { self.handlePosted() }
-        }
     }
 
     /// Sends `event` now, whatever the batch, and closes the connection: the last words
