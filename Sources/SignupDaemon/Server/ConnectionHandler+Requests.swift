@@ -256,7 +256,7 @@ extension ConnectionHandler {
                     handler.holds.append(hold)
                     handler.storeForHandover(output: output)
                 }
-                output.perform(taken)
+                if output.eventLoop.inEventLoop { taken() } else { output.eventLoop.execute(taken) }
             } catch {
                 if case .wrongResumeSecret = error {
                     // A guess: it costs what a name lookup does (the enumeration budget).

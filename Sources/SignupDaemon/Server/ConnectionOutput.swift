@@ -100,7 +100,7 @@ final class ConnectionOutput: EventLoopConfined, @unchecked Sendable {
                 if reportsDeliveries { tell(.delivered) }
             }
         } else {
-            post(.event(event, then: nil))
+            eventLoop.execute { self.deliver(event) }
         }
     }
 
@@ -111,71 +111,21 @@ final class ConnectionOutput: EventLoopConfined, @unchecked Sendable {
             deliver(event)
             after()
         } else {
-            post(.event(event, then: after))
+            eventLoop.execute {
+                self.deliver(event)
+                after()
+            }
         }
     }
 
     /// Says, from any thread, that the awaited answer is complete. From another loop it
-    /// is queued behind the earlier `deliver`s to this connection, so it runs after them.
+    /// is queued behind that loop's earlier `deliver`s to this connection, so it runs after them.
     func replyComplete() {
         if eventLoop.inEventLoop {
             tell(.replyComplete)
         } else {
-            post(.replyComplete)
+            eventLoop.execute { self.tell(.replyComplete) }
         }
-    }
-
-    /// Runs `body` on this connection's loop: at once there, else in order with the
-    /// deliveries other threads queued for it before.
-    func perform(_ body: @escaping @Sendable () -> Void) {
-        if eventLoop.inEventLoop { body() } else { post(.run(body)) }
-    }
-
-    /// What other threads send this connection, in the order they sent it.
-    private enum Posted: Sendable {
-        case event(ServerEvent, then: (@Sendable () -> Void)?)
-        case run(@Sendable () -> Void)
-        case replyComplete
-    }
-    /// Posted and not yet handled, and whether a task to handle them is queued on the loop.
-    private let inbox = Mutex<(items: [Posted], queued: Bool)>(([], false))
-
-    /// One task on the loop for whatever other threads post before it runs, not one per
-    /// event: a session on another loop with views everywhere made a task per event per
-    /// view, and NIO runs every queued task before it polls again, so one uid's fan-out kept
-    /// a loop from everyone's input for seconds (issue 27's fresh eyes). Handled as a batch:
-    /// one write for all of it.
-    private func post(_ item: Posted) {
-        let first = inbox.withLock { inbox in
-            inbox.items.append(item)
-            defer { inbox.queued = true }
-            return !inbox.queued
-        }
-        if first { eventLoop.execute { self.handlePosted() } }
-    }
-
-    private func handlePosted() {
-        let items = inbox.withLock { inbox in
-            defer {
-                inbox.items = []
-                inbox.queued = false
-            }
-            return inbox.items
-        }
-        var delivered = false
-        batch {
-            for item in items {
-                switch item {
-                case .event(let event, let after):
-                    enqueue(event)
-                    delivered = true
-                    after?()
-                case .run(let body): body()
-                case .replyComplete: tell(.replyComplete)
-                }
-            }
-        }
-        if delivered, reportsDeliveries { tell(.delivered) }
     }
 
     /// Sends `event` now, whatever the batch, and closes the connection: the last words
