@@ -45,35 +45,22 @@ import Testing
         #expect(state.observe(rss: 260 * mib, load: 100) == .trim)
     }
 
-    @Test func sessionsThatEndAfterTheTrimAreTrimmedByAFollowUp() {
-        // The first trim came while half the flood was still closing; when the rest had
-        // closed the load was already below any peak worth halving.
-        var state = MemoryReturnState(margin: 16 * mib)
-        _ = state.observe(rss: 50 * mib, load: 2)
-        _ = state.observe(rss: 76 * mib, load: 4352)
-        #expect(state.observe(rss: 76 * mib, load: 2100) == .trim)
-        state.trimmed(rss: 74 * mib, load: 100)
-        #expect(state.observe(rss: 74 * mib, load: 0) == .none)
-        #expect(state.observe(rss: 74 * mib, load: 0) == .none)
-        #expect(state.observe(rss: 74 * mib, load: 0) == .trim)
-        state.trimmed(rss: 55 * mib, load: 0)
-        // Back near its lowest: nothing more to give.
-        for _ in 0..<50 { #expect(state.observe(rss: 55 * mib, load: 0) == .none) }
-    }
-
-    /// The first trim left the set just under the margin above its lowest (CI: 68 MiB, lowest
-    /// 51, 17 MiB of free heap kept): the follow-ups still come, down to half the margin.
-    @Test func aFirstTrimThatLeftItJustUnderTheMarginStillGetsItsFollowUps() {
+    /// The first trim came while half the flood was still closing; when the rest had closed
+    /// the load was already below any peak worth halving: a follow-up trims what they freed.
+    /// Also when the first trim left the set just under the margin above its lowest (CI: 68
+    /// MiB, lowest 51, 17 MiB of free heap kept): follow-ups go on down to half the margin.
+    @Test(arguments: [74, 66])
+    func sessionsThatEndAfterTheTrimAreTrimmedByAFollowUp(afterFirstTrim: Int) {
         var state = MemoryReturnState(margin: 16 * mib)
         _ = state.observe(rss: 51 * mib, load: 2)
         _ = state.observe(rss: 76 * mib, load: 4352)
         #expect(state.observe(rss: 76 * mib, load: 2100) == .trim)
-        state.trimmed(rss: 66 * mib, load: 100)
-        #expect(state.observe(rss: 66 * mib, load: 0) == .none)
-        #expect(state.observe(rss: 66 * mib, load: 0) == .none)
-        #expect(state.observe(rss: 66 * mib, load: 0) == .trim)
+        state.trimmed(rss: afterFirstTrim * mib, load: 100)
+        #expect(state.observe(rss: afterFirstTrim * mib, load: 0) == .none)
+        #expect(state.observe(rss: afterFirstTrim * mib, load: 0) == .none)
+        #expect(state.observe(rss: afterFirstTrim * mib, load: 0) == .trim)
         state.trimmed(rss: 56 * mib, load: 0)
-        // Within half the margin of its lowest: nothing more.
+        // Within half the margin of its lowest: nothing more to give.
         for _ in 0..<50 { #expect(state.observe(rss: 56 * mib, load: 0) == .none) }
     }
 

@@ -9,7 +9,7 @@ usage: store_fairness.py path/to/signupd [--long] [--postgres]   (root only; use
   default: 64 flooding connections, 60 checks each phase; --long: 400 connections, 300 checks
   --postgres: against the PostgreSQL server scripts/with-postgres.sh starts
   (SIGNUPD_TEST_POSTGRES_URL, _PASSWORD_FILE), in a database of its own (the trial before
-  the fix: 1.4 -> 108 ms); skipped when no server is given
+  the fix: 1.4 -> 108 ms), within 4x + 10 ms; skipped when no server is given
 """
 import json
 import os
@@ -105,7 +105,11 @@ try:
     flood.wait()
     print("  root's availability checks: idle p50 %.2f ms p90 %.2f ms; while nobody floods verify from %d connections p50 %.2f ms p90 %.2f ms"
           % (idle[0], idle[1], FLOODERS, loaded[0], loaded[1]))
-    checks.check(loaded[0] <= idle[0] * 4 + 3, "root's median check stays within 4x + 3 ms of idle: %.2f vs %.2f ms" % (loaded[0], idle[0]))
+    # PostgreSQL: each check is a network round trip through the pool, and a debug build
+    # (the test command's) spends several ms of its own per call under load: 10 ms of
+    # slack there (the trial before the fix: 1.4 -> 108 ms), 3 ms on SQLite.
+    slack = 10 if "--postgres" in sys.argv else 3
+    checks.check(loaded[0] <= idle[0] * 4 + slack, "root's median check stays within 4x + %d ms of idle: %.2f vs %.2f ms" % (slack, loaded[0], idle[0]))
 finally:
     checks.check(daemon.stop() == 0, "daemon exits 0")
 checks.done()
