@@ -111,5 +111,8 @@ try:
     slack = 10 if "--postgres" in sys.argv else 3
     checks.check(loaded[0] <= idle[0] * 4 + slack, "root's median check stays within 4x + %d ms of idle: %.2f vs %.2f ms" % (slack, loaded[0], idle[0]))
 finally:
-    checks.check(daemon.stop() == 0, "daemon exits 0")
+    status = daemon.stop()
+    if status != 0:
+        print("  the daemon's log ends:\n" + "\n".join(daemon.log().splitlines()[-400:]))
+    checks.check(status == 0, "daemon exits 0 (it exited %s)" % status)
 checks.done()

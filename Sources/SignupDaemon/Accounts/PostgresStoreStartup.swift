@@ -86,7 +86,7 @@ enum PostgresStoreStartup {
         logger.info("account store", metadata: ["database": "\(url.redacted)", "poolSize": "\(settings.poolSize)"])
         return PostgresAccountStore(
             client: PostgresClient(configuration: client, eventLoopGroup: eventLoopGroup, backgroundLogger: logger),
-            timeout: settings.timeout, probe: PostgresProbe(url: url, group: eventLoopGroup, timeout: settings.timeout), timers: eventLoopGroup,
+            timeout: settings.timeout, probe: PostgresProbe(url: url, timeout: settings.timeout), timers: eventLoopGroup,
             logger: logger
         )
     }
