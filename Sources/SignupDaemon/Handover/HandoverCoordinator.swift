@@ -303,6 +303,8 @@ final class HandoverCoordinator: Sendable {
     private static func attempt(_ entry: Entry) -> Attempt {
         let handler = entry.handler.value
         guard handler.output?.channel.isActive == true, handler.handover.name != nil else { return .gone }
+        // What other loops sent it and its share had not reached yet goes with it.
+        handler.output?.handlePosted(all: true)
         return handler.handOver().map { .saved($0) } ?? .waiting
     }
 

@@ -256,7 +256,7 @@ extension ConnectionHandler {
                     handler.holds.append(hold)
                     handler.storeForHandover(output: output)
                 }
-                if output.eventLoop.inEventLoop { taken() } else { output.eventLoop.execute(taken) }
+                output.perform(taken)
             } catch {
                 if case .wrongResumeSecret = error {
                     // A guess: it costs what a name lookup does (the enumeration budget).

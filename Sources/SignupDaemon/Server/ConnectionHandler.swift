@@ -107,6 +107,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
         )
         self.output = output
         output.bufferBudget = shared.bufferBudget
+        output.turns = turns
         let registry = shared.services.registry
         let now = shared.services.clock.now()
         // Handover (issue 16): a connection carried over from the previous process was

@@ -100,7 +100,7 @@ final class ConnectionOutput: EventLoopConfined, @unchecked Sendable {
                 if reportsDeliveries { tell(.delivered) }
             }
         } else {
-            eventLoop.execute { self.deliver(event) }
+            post(.event(event, then: nil))
         }
     }
 
@@ -111,20 +111,97 @@ final class ConnectionOutput: EventLoopConfined, @unchecked Sendable {
             deliver(event)
             after()
         } else {
-            eventLoop.execute {
-                self.deliver(event)
-                after()
-            }
+            post(.event(event, then: after))
         }
     }
 
     /// Says, from any thread, that the awaited answer is complete. From another loop it
-    /// is queued behind that loop's earlier `deliver`s to this connection, so it runs after them.
+    /// is queued behind the earlier `deliver`s to this connection, so it runs after them.
     func replyComplete() {
         if eventLoop.inEventLoop {
             tell(.replyComplete)
         } else {
-            eventLoop.execute { self.tell(.replyComplete) }
+            post(.replyComplete)
+        }
+    }
+
+    /// Runs `body` on this connection's loop: at once there, else in order with the
+    /// deliveries other threads queued for it before.
+    func perform(_ body: @escaping @Sendable () -> Void) {
+        if eventLoop.inEventLoop { body() } else { post(.run(body)) }
+    }
+
+    /// What other threads send this connection, in the order they sent it.
+    private enum Posted: Sendable {
+        case event(ServerEvent, then: (@Sendable () -> Void)?)
+        case run(@Sendable () -> Void)
+        case replyComplete
+    }
+    /// Posted and not yet handled; whether a task or a turn to handle them is pending; and
+    /// whether the connection was told to end for falling too far behind.
+    private let inbox = Mutex<(items: [Posted], queued: Bool, dropped: Bool)>(([], false, false))
+    /// Items a connection may have posted and not handled; past it, it is ended as one over
+    /// the buffer budget (a view that cannot keep up with its session's fan-out).
+    static let maxPosted = 16_384
+    /// This loop's shares (set when the connection is active): what other threads post is
+    /// handled within its uid's share, like its requests. Nil: at once.
+    @LoopConfined var turns: FairTurns? = nil
+
+    /// One task on the loop for whatever other threads post before it runs, not one per
+    /// event: a session on another loop with views everywhere made a task per event per
+    /// view, and NIO runs every queued task before it polls again, so one uid's fan-out kept
+    /// a loop from everyone's input for seconds (issue 27's fresh eyes). Handled as a batch:
+    /// one write for all of it.
+    private func post(_ item: Posted) {
+        let (first, behind) = inbox.withLock { inbox in
+            inbox.items.append(item)
+            defer { inbox.queued = true }
+            let behind = inbox.items.count > Self.maxPosted && !inbox.dropped
+            if behind { inbox.dropped = true }
+            return (!inbox.queued, behind)
+        }
+        if first { eventLoop.execute { self.handlePosted() } }
+        if behind { dropForBudget() }
+    }
+
+    /// Handles what was posted, within the uid's share of this loop (`FairTurns`): the rest
+    /// waits for its next turn, with a poll before it. One uid's fan-out to views on this
+    /// loop is then its share's worth of work, not everyone's wait (issue 27's fresh eyes).
+    /// `all`: everything at once, whatever the share (the handover saves what is sent).
+    func handlePosted(all: Bool = false) {
+        eventLoop.preconditionInEventLoop()
+        let items = inbox.withLock { inbox in
+            defer { inbox.items = [] }
+            return inbox.items
+        }
+        let share = all ? nil : turns?.share(of: principal.key, upTo: items.count)
+        var handled = 0
+        var delivered = false
+        batch {
+            while handled < items.count, share?.allows(handled) ?? true {
+                switch items[handled] {
+                case .event(let event, let after):
+                    enqueue(event)
+                    delivered = true
+                    after?()
+                case .run(let body): body()
+                case .replyComplete: tell(.replyComplete)
+                }
+                handled += 1
+            }
+        }
+        if let share, let turns { turns.spend(share, lines: handled) }
+        if delivered, reportsDeliveries { tell(.delivered) }
+        let waiting = inbox.withLock { inbox in
+            inbox.items = Array(items[handled...]) + inbox.items
+            if inbox.items.isEmpty { inbox.queued = false }
+            return !inbox.items.isEmpty
+        }
+        guard waiting else { return }
+        if handled < items.count, let turns {
+            turns.waitForTurn(ObjectIdentifier(self), peer: principal.key) { [self] in handlePosted() }
+        } else {
+            eventLoop.execute { self.handlePosted() }
         }
     }
 
