@@ -5,7 +5,8 @@ send 40 locale requests a second each; root's ping and set round trips idle vs u
 A measurement, not a check (ROBUSTNESS.md, issue 27's fresh eyes); root only.
 usage: view_fanout.py path/to/signupd SESSIONS VIEWS SECONDS [signupd options...]
   PINGONLY=1: the victim sends ping only; OWN=1: the connections open sessions of their own
-  (the control); NICE=1: the attacker runs at nice 19.
+  (the control); NICE=1: the attacker runs at nice 19; UIDS=N: N attackers, uids 65534
+  down, each with SESSIONS x VIEWS (helper-22: three uids hurt where one did not).
 """
 import json, os, socket, subprocess, sys, tempfile, time, selectors
 BIN, SESSIONS, VIEWS, DUR = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])
@@ -67,10 +68,13 @@ while time.time() < end:
         try: key.fileobj.recv(1 << 20)
         except (BlockingIOError, OSError): pass
 '''
-a = subprocess.Popen(([] if os.environ.get("NICE") is None else ["nice", "-n", "19"]) + ["setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups", sys.executable, "-c", attack, sock, str(SESSIONS), str(VIEWS), str(DUR + 30)], stdout=subprocess.PIPE, text=True)
-print(a.stdout.readline().strip(), flush=True)
+attackers = []
+for uid in range(65534, 65534 - int(os.environ.get("UIDS", "1")), -1):
+    attackers.append(subprocess.Popen(([] if os.environ.get("NICE") is None else ["nice", "-n", "19"]) + ["setpriv", "--reuid", str(uid), "--regid", str(uid), "--clear-groups", sys.executable, "-c", attack, sock, str(SESSIONS), str(VIEWS), str(DUR + 30)], stdout=subprocess.PIPE, text=True))
+    print("uid %d: %s" % (uid, attackers[-1].stdout.readline().strip()), flush=True)
 time.sleep(2)
 under = measure()
 alive = p.poll() is None
-a.kill(); p.kill()
+for a in attackers: a.kill()
+p.kill()
 print("victim set+ping p50/p99/max ms: idle %.2f/%.2f/%.2f; under attack %.2f/%.2f/%.2f; daemon alive: %s" % (idle + under + (alive,)))

@@ -325,9 +325,20 @@ extension ConnectionHandler {
     ) {
         let elsewhere = !session.eventLoop.inEventLoop
         if elsewhere { state.awaitReply() }
-        Self.onLoop(of: session) { session in
+        onLoop(of: session) { session in
             defer { if elsewhere { output.replyComplete() } }
             Self.answer(id, output: output) { () throws(RequestFailure) in try body(session) }
+        }
+    }
+
+    /// Runs `body` on the session's event loop for this connection's uid: at once when that
+    /// is this thread, else within the uid's share of that loop, after what it asked there
+    /// before (`LoopWork`).
+    func onLoop(of session: Session, _ body: @escaping @Sendable (Session) -> Void) {
+        if session.eventLoop.inEventLoop {
+            body(session)
+        } else {
+            shared.fairTurns.work(on: session.eventLoop).post(for: principalKey) { body(session) }
         }
     }
 
@@ -362,7 +373,8 @@ extension ConnectionHandler {
         }
     }
 
-    /// Runs `body` on the session's event loop: at once when that is this thread.
+    /// Runs `body` on the session's event loop: at once when that is this thread. The
+    /// daemon's own work (not a connection's: that is `onLoop(of:_:)`, shared per uid).
     static func onLoop(of session: Session, _ body: @escaping @Sendable (Session) -> Void) {
         if session.eventLoop.inEventLoop {
             body(session)

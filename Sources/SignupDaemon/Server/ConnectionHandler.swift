@@ -163,7 +163,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
         // Handover (issue 16): leaves the file descriptor store, unless handed over (then
         // the sessions stay as they were saved: no unsubscribing).
         if forgetForHandover(output) {
-            for hold in holds where !hold.hasEnded { Self.onLoop(of: hold.session) { $0.unsubscribe(hold, dropped: dropped) } }
+            for hold in holds where !hold.hasEnded { onLoop(of: hold.session) { $0.unsubscribe(hold, dropped: dropped) } }
             holds.removeAll()
         }
         if case .release(deregister: true) = action { shared.services.registry.remove(output, key: output.principal.key) }

@@ -200,4 +200,16 @@ final class FairTurnsByLoop: Sendable {
             return turns
         }
     }
+
+    private let workByLoop = NIOLockedValueBox([ObjectIdentifier: LoopWork]())
+
+    /// The loop's queue of work other loops ask of it for a uid (`LoopWork`); from any thread.
+    func work(on eventLoop: EventLoop) -> LoopWork {
+        workByLoop.withLockedValue { byLoop in
+            if let work = byLoop[ObjectIdentifier(eventLoop)] { return work }
+            let work = LoopWork(eventLoop: eventLoop, turns: self)
+            byLoop[ObjectIdentifier(eventLoop)] = work
+            return work
+        }
+    }
 }
