@@ -100,6 +100,7 @@ public struct SignupDaemonCommand: AsyncParsableCommand {
     }
 
     private func serve(logger: Logger) async throws {
+        var startup = StartupStages()
         signal(SIGPIPE, SIG_IGN)
         // Whatever signupd creates is private to its user, whatever umask it was started
         // under; the socket gets --socket-mode explicitly once bound.
@@ -108,10 +109,13 @@ public struct SignupDaemonCommand: AsyncParsableCommand {
         let (inherited, stored) = try SystemdListenFDs.take()
         var configuration = try makeConfiguration(inherited: inherited)
         FileLimit.fit(&configuration, logger: logger)
+        startup.finished("options")
         let lastGood = configuration.lastGoodFormsPath.map(LastGoodForms.init(path:))
         let formLibrary = try FormStartup.load(configuration.formDirectories, lastGood: lastGood, now: Int64(wallClockSeconds()), logger: logger)
+        startup.finished("forms")
 
         let group = MultiThreadedEventLoopGroup(numberOfThreads: configuration.eventLoopThreads)
+        startup.finished("event loops")
         let store: any AccountStore
         // The PostgreSQL pool runs as the group's first service, so it stops last.
         var storeServices: [ServiceGroupConfiguration.ServiceConfiguration] = []
@@ -129,11 +133,18 @@ public struct SignupDaemonCommand: AsyncParsableCommand {
                 logger.notice("made \(file) private (mode 0600): it was readable by others")
             }
         }
-        if !(store is PostgresAccountStore) { await Self.logKeptCollisions(in: store, logger: logger) }
+        startup.finished("store")
+        if !(store is PostgresAccountStore) {
+            await Self.logKeptCollisions(in: store, logger: logger)
+            startup.finished("collisions")
+        }
         let accounts = AccountService(
             store: store, configuration: configuration, logger: logger,
             sharedLoginFailures: (store as? PostgresAccountStore).map { PostgresLoginFailures(store: $0) }
         )
+        startup.finished("accounts")
+        let formConfiguration = Self.formConfiguration(configuration, logger: logger)
+        startup.finished("password quality")
         if let url = configuration.availabilityURL {
             logger.info("availability service", metadata: [
                 "service": "\(url.isHTTPS ? "https" : "http")://\(url.hostHeader)",
@@ -149,7 +160,7 @@ public struct SignupDaemonCommand: AsyncParsableCommand {
             http: configuration.availabilityURL.map {
                 HTTPAvailabilityClient(template: $0, timeout: configuration.availabilityTimeout, tls: configuration.availabilityTLS, group: group, logger: logger)
             },
-            formConfiguration: Self.formConfiguration(configuration, logger: logger),
+            formConfiguration: formConfiguration,
             forms: formLibrary,
             registry: ConnectionRegistry(
                 maxConnections: configuration.maxConnections, maxConnectionsPerUID: configuration.maxConnectionsPerUID,
@@ -177,7 +188,8 @@ public struct SignupDaemonCommand: AsyncParsableCommand {
                 inherited: stored, logger: logger, budget: CarryBudget(maxTotal: configuration.maxCarriedConnections),
                 idleAfter: .seconds(Int64(configuration.carryIdleSeconds)), stateLimit: configuration.maxHandoverBytes)
             : nil
-        let server = SignupServer(configuration: configuration, services: services, group: group, notifier: notifier, logger: logger, handover: handover)
+        startup.finished("services")
+        let server = SignupServer(configuration: configuration, services: services, group: group, notifier: notifier, logger: logger, handover: handover, startup: startup)
         let restarts = await HandoverSignal.start(server)
         defer { restarts.cancel() }
         let serviceGroup = ServiceGroup(

@@ -22,6 +22,8 @@ final class SignupServer: Service {
     private let stop = StopSignal()
     /// Carries sessions across restarts (issue 16); nil when not under systemd.
     private let handover: HandoverCoordinator?
+    /// How long the start took so far, per stage; `run` adds its own and logs them with `serving`.
+    private let startup: StartupStages
     private let handedOverBox = NIOLockedValueBox(false)
     /// Whether this process ended by handing its sessions to the next one: it then exits
     /// with `handedOverExitStatus`, so that a hand-over nobody asked systemd for (a SIGUSR1
@@ -30,8 +32,12 @@ final class SignupServer: Service {
     /// The unit lists it in SuccessExitStatus= and RestartForceExitStatus= (EX_TEMPFAIL).
     static let handedOverExitStatus: Int32 = 75
 
-    init(configuration: DaemonConfiguration, services: SessionServices, group: MultiThreadedEventLoopGroup, notifier: ServiceNotifier, logger: Logger, handover: HandoverCoordinator? = nil) {
+    init(
+        configuration: DaemonConfiguration, services: SessionServices, group: MultiThreadedEventLoopGroup, notifier: ServiceNotifier, logger: Logger,
+        handover: HandoverCoordinator? = nil, startup: StartupStages = StartupStages()
+    ) {
         self.configuration = configuration
+        self.startup = startup
         self.services = services
         self.group = group
         self.notifier = notifier
@@ -50,16 +56,23 @@ final class SignupServer: Service {
         // Sign-up paused by an operator (issue 26): known before the first session opens.
         await services.signupPause.refresh()
         services.tellSessionsOfPauses()
+        var startup = self.startup
+        startup.finished("pause")
         let (serverChannel, context) = try await bind()
+        startup.finished("socket")
         // Handover (issue 16): what the previous process left, restored before READY=1.
-        if let handover { await restore(from: handover, context: context) }
+        if let handover {
+            await restore(from: handover, context: context)
+            startup.finished("handover")
+        }
         let loop = group.next()
         let metrics = await serveMetrics()
         // Every host sharing a PostgreSQL store hears of a pause within a second.
         let pausePolling = services.accounts.store is PostgresAccountStore ? services.signupPause.startPolling(on: loop) : nil
         let lastStatus = NIOLockedValueBox(statusLine())
         notifier.ready(status: lastStatus.withLockedValue { $0 })
-        logger.info("serving", metadata: ["socket": "\(socketDescription)", "pid": "\(getpid())"])
+        startup.finished("ready")
+        logger.info("serving", metadata: ["socket": "\(socketDescription)", "pid": "\(getpid())", "startup": "\(startup.description)"])
 
         let memory = MemoryReturn(logger: logger)
         // Once a second: refresh STATUS= when it changed, check for idle exit, and give memory

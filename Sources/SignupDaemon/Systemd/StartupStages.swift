@@ -1,0 +1,38 @@
+/// How long each stage of the start took, from the command's first step to `serving`
+/// (issue 29: socket activation pays the start after every idle exit, so it is measured
+/// per stage). The `serving` log line carries it; `scripts/bench/cold_start.py` reads it.
+/// The time before (exec, the dynamic loader, the Swift runtime) is the bench's
+/// connect → `hello` less this total.
+struct StartupStages: Sendable {
+    private let began: ContinuousClock.Instant
+    private var last: ContinuousClock.Instant
+    private(set) var stages: [(name: String, took: Duration)] = []
+
+    init(now: ContinuousClock.Instant = .now) {
+        began = now
+        last = now
+    }
+
+    /// Ends the stage named `name` now.
+    mutating func finished(_ name: String, now: ContinuousClock.Instant = .now) {
+        stages.append((name, now - last))
+        last = now
+    }
+
+    /// From the first step to the end of the last stage.
+    var total: Duration { last - began }
+
+    /// "12.31 ms: forms 3.10, store 2.20, …", stages in the order they ran, in ms.
+    var description: String {
+        "\(Self.milliseconds(total)) ms: " + stages.map { "\($0.name) \(Self.milliseconds($0.took))" }.joined(separator: ", ")
+    }
+
+    static func milliseconds(_ duration: Duration) -> String {
+        let (seconds, attoseconds) = duration.components
+        // In steps of 0.01 ms (10^13 attoseconds).
+        let hundredths = seconds * 100_000 + attoseconds / 10_000_000_000_000
+        let whole = hundredths / 100
+        let fraction = hundredths % 100
+        return "\(whole).\(fraction < 10 ? "0" : "")\(fraction)"
+    }
+}
