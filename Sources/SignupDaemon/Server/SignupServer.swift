@@ -115,6 +115,7 @@ final class SignupServer: Service {
             notifier.stopping(status: "handing over \(services.directory.count) sessions and \(services.registry.connectionCount) connections")
             try? await serverChannel.close()
             let carried = await handover.handOver(services: services, drain: drain, loop: loop)
+            await closeConnections()
             logger.notice("handed over to the next process", metadata: ["sessions": "\(carried.sessions)", "connections": "\(carried.connections)"])
             handedOverBox.withLockedValue { $0 = true }
             housekeeping.cancel()
@@ -135,6 +136,22 @@ final class SignupServer: Service {
         pruning.cancel()
         watchdog?.cancel()
         logger.info("stopped", metadata: ["signups": "\(services.accounts.counts.signups)", "logins": "\(services.accounts.counts.logins)"])
+    }
+
+    /// Closes every connection still open (after a handover: those not carried) and waits
+    /// until what their closing asks of other loops (a view leaving its session) has run,
+    /// while every loop still runs. Left to the loops' shutdown, a connection closed on a
+    /// loop still running asked it of a loop already stopped: 87 "Cannot schedule tasks on an
+    /// EventLoop that has already shut down" in one restart under a views attack (helper-22),
+    /// which NIO says will become a crash.
+    private func closeConnections() async {
+        let outputs = services.registry.allConnections
+        for output in outputs { output.channel.close(promise: nil) }
+        for output in outputs { try? await output.channel.closeFuture.get() }
+        // Twice round every loop: the closes' work posted elsewhere, then what that posted.
+        for _ in 0..<2 {
+            for loop in group.makeIterator() { try? await loop.submit {}.get() }
+        }
     }
 
     /// Handover (issue 16): takes over the previous process's sessions and connections.
