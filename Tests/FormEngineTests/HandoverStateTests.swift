@@ -126,6 +126,14 @@ struct HandoverStateTests {
         #expect(decoded.sessions[0].form.values.contains("bob\u{7}\u{1F600}"))
     }
 
+    /// `state` written within a quarter of its whole size, and read back.
+    private func encodedInAQuarter(_ state: HandoverState) throws -> (HandoverCodec.Written, HandoverState) {
+        let limit = try HandoverCodec.encode(state).count / 4
+        let written = try HandoverCodec.encode(state, limit: limit)
+        #expect(written.bytes.count <= limit)
+        return (written, try HandoverCodec.decode(written.bytes))
+    }
+
     @Test("over the limit, a neighbour loses its biggest sessions and everyone else keeps theirs; the connections are told")
     func fairShareOfTheLimit() throws {
         var state = HandoverState()
@@ -141,11 +149,7 @@ struct HandoverStateTests {
         state.sessions.append(.init(id: "00000000000000ff", form: try midForm(), seq: 9, owner: "c.v", views: ["c.n"], uid: 1001))
         state.connections[1].sessions.append("00000000000000ff")
         state.connections[0].sessions.append("00000000000000ff")
-        let everything = try HandoverCodec.encode(state).count
-        let limit = everything / 4
-        let written = try HandoverCodec.encode(state, limit: limit)
-        #expect(written.bytes.count <= limit)
-        let decoded = try HandoverCodec.decode(written.bytes)
+        let (written, decoded) = try encodedInAQuarter(state)
         // The victim's session is whole, on its connection and as the neighbour's view.
         #expect(decoded.sessions.last == state.sessions.last)
         #expect(decoded.connections[1].sessions == ["00000000000000ff"])
@@ -160,11 +164,46 @@ struct HandoverStateTests {
         #expect(decoded.connections[1].unsent.bytes.isEmpty)
     }
 
-    @Test("a state that cannot fit even without its sessions is a typed error")
+    @Test("a state that cannot fit even without its sessions and connections is a typed error")
     func tooLargeEvenWithoutSessions() throws {
-        var state = try sample()
-        state.connections[2].unsent = HandoverBytes(Array(repeating: 0x41, count: 4096))
-        #expect(throws: HandoverStateError.tooLarge(limit: 2048)) { try HandoverCodec.encode(state, limit: 2048) }
+        let state = try sample()
+        #expect(throws: HandoverStateError.tooLarge(limit: 200)) { try HandoverCodec.encode(state, limit: 200) }
+    }
+
+    @Test("over the limit, a neighbour's connections with the most in flight are not carried, its sessions on them wait for resume, and everyone else keeps everything")
+    func bytesInFlightAreSharedFairly() throws {
+        var state = HandoverState()
+        let heavy = Array(repeating: UInt8(ascii: "x"), count: 64 * 1024)
+        // The neighbour: 16 connections, each owning a session and holding 64 KiB it has not read.
+        for index in 0..<16 {
+            let id = String(format: "%016x", index)
+            state.connections.append(.init(name: "c.n\(index)", sessions: [id], unsent: heavy, uid: 1000))
+            state.sessions.append(.init(id: id, form: try midForm(), seq: 1, owner: "c.n\(index)", views: [], uid: 1000))
+        }
+        // The victim: one connection, its session, and a view of it on one of the neighbour's.
+        state.connections.append(.init(name: "c.v", sessions: ["00000000000000ff"], unsent: Array("{\"event\":\"pong\"}\n".utf8), uid: 1001))
+        state.sessions.append(.init(id: "00000000000000ff", form: try midForm(), seq: 9, owner: "c.v", views: ["c.n0"], uid: 1001))
+        state.connections[0].sessions.append("00000000000000ff")
+        // Before, a state whose connections alone passed the limit was not written at all:
+        // every connection, the victim's included, was closed by the next process.
+        let (written, decoded) = try encodedInAQuarter(state)
+        // The victim's connection and session are whole.
+        #expect(decoded.connections.first { $0.name == "c.v" } == state.connections.last)
+        let victim = try #require(decoded.sessions.first { $0.id == "00000000000000ff" })
+        #expect(victim.form == state.sessions.last?.form && victim.owner == "c.v")
+        // The neighbour kept some connections, not all; every session of its is kept, those
+        // whose connection was left out waiting for resume; nothing names a left-out connection.
+        let carried = decoded.connections.filter { $0.uid == 1000 }
+        #expect(carried.count > 0 && carried.count < 16)
+        #expect(written.connectionsLeftOut == ["uid 1000": 16 - carried.count])
+        #expect(written.leftOut.isEmpty)
+        #expect(decoded.sessions.count == 17)
+        let names = Set(decoded.connections.map(\.name))
+        for session in decoded.sessions where session.uid == 1000 {
+            if let owner = session.owner { #expect(names.contains(owner)) } else { #expect(session.detachedNanoseconds == 0) }
+        }
+        #expect(victim.views.allSatisfy(names.contains))
+        #expect(decoded.sessions.contains { $0.owner == nil })
     }
 
     @Test("the engine's phase travels: a submitting session stays submitting, a finished one finished")

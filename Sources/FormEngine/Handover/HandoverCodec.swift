@@ -40,70 +40,106 @@ public enum HandoverCodec {
     public static let leftOutReason = "restart: its user's sessions were over their fair share of what a restart carries"
     static let headerBytes = 24
 
-    /// What `encode(_:limit:)` wrote, and who lost which sessions to the limit.
+    /// What `encode(_:limit:)` wrote, and who lost which sessions and connections to the limit.
     public struct Written: Sendable {
         public var bytes: [UInt8]
         /// Sessions left out, by owner ("uid N", or "uid N client C").
         public var leftOut: [String: Int]
+        /// Connections not carried, by owner: their bytes in flight were over its share.
+        public var connectionsLeftOut: [String: Int] = [:]
     }
 
     public static func encode(_ state: HandoverState) throws -> [UInt8] {
         try encode(state, limit: .max).bytes
     }
 
-    /// The state in at most `limit` bytes: every session if they fit, else each owner's fair
-    /// share (`HandoverShare`); the connections of a session left out get its `closed`.
+    /// The state in at most `limit` bytes: everything if it fits, else each owner's fair
+    /// share (`HandoverShare`) of its sessions and of its connections' bytes in flight
+    /// (unsent output, unhandled input), so that no user's traffic can take the others'
+    /// places: a connection left out is not carried (the next process says `bye` on it)
+    /// and the sessions it owned wait for `resume`; the connections holding a session
+    /// left out get its `closed`.
     public static func encode(_ state: HandoverState, limit: Int) throws -> Written {
         let table = HandoverFormTable()
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         encoder.userInfo[HandoverFormTable.key] = table
-        // Each session once: its size decides whether it fits, and the payload is made of these.
+        // Each record once: its size decides whether it fits, and the payload is made of these.
         let records = try state.sessions.map { [UInt8](try encoder.encode($0)) }
-        let owners = state.sessions.map(owner)
+        let connectionRecords = try state.connections.map { [UInt8](try encoder.encode($0)) }
+        let owners = state.sessions.map(owner) + state.connections.map(owner)
+        let sizes = (records + connectionRecords).map { $0.count + 1 }
         let forms = [UInt8](try encoder.encode(table.forms))
-        let untrimmed = [UInt8](try encoder.encode(state.connections))
-        var sessionLimit = limit - headerBytes - 64 - forms.count - untrimmed.count
+        var budget = limit - headerBytes - 64 - forms.count
         // Which connections hold each session, found once (not a search per session left out).
         var holders: [String: [Int]] = [:]
         for (index, connection) in state.connections.enumerated() {
             for id in connection.sessions { holders[id, default: []].append(index) }
         }
         for _ in 0..<4 {
-            let keep = HandoverShare.keep(sizes: records.map { $0.count + 1 }, owners: owners, limit: sessionLimit)
+            let keep = HandoverShare.keep(sizes: sizes, owners: owners, limit: budget)
+            let keptSession = keep[..<records.count]
+            let keptConnection = Array(keep[records.count...])
             var connections = state.connections
             var leftOut: [String: Int] = [:]
-            for index in keep.indices where !keep[index] {
+            var connectionsLeftOut: [String: Int] = [:]
+            var dropped = Set<String>()
+            for index in connections.indices where !keptConnection[index] {
+                dropped.insert(connections[index].name)
+                connectionsLeftOut[owners[records.count + index], default: 0] += 1
+            }
+            for index in records.indices where !keptSession[index] {
                 let id = state.sessions[index].id
                 leftOut[owners[index], default: 0] += 1
                 let closed = ServerEvent.closed(session: id, reason: leftOutReason, id: nil).line
-                for holder in holders[id] ?? [] {
+                for holder in holders[id] ?? [] where keptConnection[holder] {
                     connections[holder].sessions.removeAll { $0 == id }
                     connections[holder].unsent.bytes += closed
                 }
             }
-            var payload: [UInt8] = Array(#"{"connections":"#.utf8)
-            payload += leftOut.isEmpty ? untrimmed : [UInt8](try encoder.encode(connections))
-            payload += Array(#","forms":"#.utf8) + forms + Array(#","sessions":["#.utf8)
+            var payload: [UInt8] = Array(#"{"connections":["#.utf8)
             var first = true
-            for index in records.indices where keep[index] {
+            for index in connections.indices where keptConnection[index] {
                 if !first { payload.append(UInt8(ascii: ",")) }
                 first = false
-                payload += records[index]
+                payload += connections[index] == state.connections[index] ? connectionRecords[index] : [UInt8](try encoder.encode(connections[index]))
+            }
+            payload += Array(#"],"forms":"#.utf8) + forms + Array(#","sessions":["#.utf8)
+            first = true
+            for index in records.indices where keptSession[index] {
+                if !first { payload.append(UInt8(ascii: ",")) }
+                first = false
+                var session = state.sessions[index]
+                // Its owner's or views' connection is not carried: waits for `resume`, or goes on without the view.
+                if let owner = session.owner, dropped.contains(owner) {
+                    session.owner = nil
+                    session.detachedNanoseconds = session.detachedNanoseconds ?? 0
+                }
+                session.views.removeAll { dropped.contains($0) }
+                payload += session == state.sessions[index] ? records[index] : [UInt8](try encoder.encode(session))
             }
             payload += Array("]}".utf8)
             let total = headerBytes + payload.count
-            if total <= limit { return Written(bytes: framed(payload), leftOut: leftOut) }
-            // The closed events made the connections bigger: fit the sessions in less.
-            sessionLimit -= total - limit
+            if total <= limit { return Written(bytes: framed(payload), leftOut: leftOut, connectionsLeftOut: connectionsLeftOut) }
+            // The closed events made the connections bigger: fit the rest in less.
+            budget -= total - limit
         }
         throw HandoverStateError.tooLarge(limit: limit)
     }
 
     /// Whom a session is charged to in `HandoverShare`.
     static func owner(of session: HandoverState.SessionRecord) -> String {
-        let uid = session.uid.map { "uid \($0)" } ?? "uid ?"
-        return session.client.map { "\(uid) client \($0)" } ?? uid
+        owner(uid: session.uid, client: session.client)
+    }
+
+    /// Whom a connection's bytes in flight are charged to: the same owner as its sessions.
+    static func owner(of connection: HandoverState.ConnectionRecord) -> String {
+        owner(uid: connection.uid, client: connection.client)
+    }
+
+    private static func owner(uid: UInt32?, client: String?) -> String {
+        let uid = uid.map { "uid \($0)" } ?? "uid ?"
+        return client.map { "\(uid) client \($0)" } ?? uid
     }
 
     private static func framed(_ payload: [UInt8]) -> [UInt8] {

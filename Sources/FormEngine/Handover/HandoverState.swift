@@ -98,11 +98,15 @@ public struct HandoverState: Sendable, Codable, Equatable {
         /// The client a trusted front end named on it (`client` op), and its address.
         public var client: String?
         public var address: String?
+        /// Its peer's uid: whom its bytes in flight are charged to when the state does not all
+        /// fit (`HandoverCodec`). Absent in states written before it was recorded.
+        public var uid: UInt32?
 
         public init(
             name: String, sessions: [String], lines: [PendingLine] = [], partial: [UInt8] = [], discarding: Bool = false, unsent: [UInt8] = [],
-            client: String? = nil, address: String? = nil
+            client: String? = nil, address: String? = nil, uid: UInt32? = nil
         ) {
+            self.uid = uid
             self.client = client
             self.address = address
             self.name = name

@@ -107,7 +107,7 @@ extension ConnectionHandler {
         let record = HandoverState.ConnectionRecord(
             name: name, sessions: liveHolds.map(\.session.id), lines: lines,
             partial: framer.partial, discarding: framer.discarding, unsent: unsent,
-            client: output.principal.client, address: output.principal.address?.text
+            client: output.principal.client, address: output.principal.address?.text, uid: output.principal.uid
         )
         handover.handedOver = true
         output.channel.close(promise: nil)

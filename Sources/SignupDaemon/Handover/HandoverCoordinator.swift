@@ -234,6 +234,7 @@ final class HandoverCoordinator: Sendable {
         //    waits for `resume` in the next process (with a grace), like one whose owner dropped.
         let state = Self.state(frozen: frozen, connections: connections, names: names, keepDetached: services.resumeGrace.map { $0 > .zero } ?? false)
         var sessions = state.sessions.count
+        var carriedConnections = connections.count
         do {
             let written = try HandoverCodec.encode(state, limit: stateLimit)
             sessions -= written.leftOut.values.reduce(0, +)
@@ -242,6 +243,12 @@ final class HandoverCoordinator: Sendable {
                     "\(owner)'s sessions were over their fair share of the handover state: \(count) of them end at this restart (their connections are told with closed)",
                     metadata: ["sessions": "\(count)", "limit": "\(stateLimit)"])
             }
+            for (owner, count) in written.connectionsLeftOut.sorted(by: { $0.key < $1.key }) {
+                logger.warning(
+                    "\(owner)'s connections held more in flight (unsent output, unhandled input) than its fair share of the handover state: \(count) of them are not carried (the next process says bye restarted; the sessions they opened wait for resume)",
+                    metadata: ["connections": "\(count)", "limit": "\(stateLimit)"])
+            }
+            carriedConnections -= written.connectionsLeftOut.values.reduce(0, +)
             let fd = try DescriptorStore.sealedMemfd(written.bytes)
             DescriptorStore.remove(DescriptorStore.stateName)
             DescriptorStore.add(fd, name: DescriptorStore.stateName)
@@ -251,7 +258,7 @@ final class HandoverCoordinator: Sendable {
         }
         // Everything sent to systemd is in the store before this process exits.
         DescriptorStore.barrier()
-        return (sessions, connections.count)
+        return (sessions, carriedConnections)
     }
 
     /// A session as frozen (`Session.freezeForHandover`), with its id, owner and secret.
