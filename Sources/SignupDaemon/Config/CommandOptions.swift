@@ -163,7 +163,7 @@ struct FrontEndOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Connections carried across a restart (systemd's file descriptor store), all users together, 1 to 65536; signupd.service's FileDescriptorStoreMax= (4097) must be larger: raise it in the same drop-in. When they are all taken, a user holding fewer takes a place from the user holding the most (its least recently used connection), then a connection idle for \(DaemonTuning.standard.carryIdleSeconds / 60) minutes gives its place. (default: \(DaemonTuning.standard.maxCarriedConnections))", valueName: "n"))
     var maxCarriedConnections: Int?
 
-    @Option(help: ArgumentHelp("Bytes the state handed to the next process at a restart may have (sessions and what carried connections have in flight), 1 MiB to 1 GiB - 1 MiB. Past it, each user keeps a fair share of its sessions; the others end with a closed event. (default: \(DaemonTuning.standard.maxHandoverBytes))", valueName: "bytes"))
+    @Option(help: ArgumentHelp("Bytes the state handed to the next process at a restart may have (sessions and what carried connections have in flight), 1 MiB to 1 GiB - 1 MiB. Past it, each user keeps a fair share of its sessions and of its connections' bytes in flight; the other sessions end with a closed event, the other connections get bye restarted. (default: \(DaemonTuning.standard.maxHandoverBytes))", valueName: "bytes"))
     var maxHandoverBytes: Int?
 
     @Option(help: ArgumentHelp("Connections that may attach to one session besides the one that opened it, 0 to 1024; an attach past it is refused (limit_exceeded). Every change of a session is written to each. (default: \(DaemonTuning.standard.maxViewsPerSession))", valueName: "n"))
