@@ -143,44 +143,40 @@ import Testing
     }
 
     /// A connection whose request waits for an answer from elsewhere (a token check against
-    /// a stalled store) is saved once that answer has been sent, not before; one whose answer
-    /// does not come within a second is not saved (a restart closes it).
+    /// a stalled store) is saved once that answer has been sent, not before, by a look again
+    /// in the answer's own callback as the coordinator does (helper-23: completing the waiters
+    /// inside the hooks' mutation aborted the old process with an exclusivity violation); one
+    /// whose answer does not come within a second is not saved (a restart closes it).
     @Test func aConnectionAwaitingAnAnswerIsSavedOnceItCame() async throws {
         let store = StalledStore()
         let daemon = try InProcessDaemon(store: .custom(store))
         let token = String(repeating: "A", count: LoginTokens.encodedLength)
-        /// Sends a token check the store holds, then starts the connection's handover.
-        func verifyThenHandOver(_ client: TestClient, name: String) async throws -> EventLoopFuture<Void> {
+        /// Sends a token check the store holds, then starts the connection's handover: once
+        /// the answer came (or a second passed), it is saved if it can be.
+        func verifyThenHandOver(_ client: TestClient, name: String) async throws -> EventLoopFuture<HandoverState.ConnectionRecord?> {
             try await client.send(#"{"op":"verify","token":"\#(token)","id":7}"#)
             let channel = client.channel
-            return try await daemon.loop.executeInContext { () throws -> EventLoopFuture<Void> in
+            return try await daemon.loop.executeInContext { () throws -> EventLoopFuture<HandoverState.ConnectionRecord?> in
                 let handler = try channel.pipeline.syncOperations.handler(type: ConnectionHandler.self)
                 handler.handover.name = name
                 handler.pauseForHandover()
                 #expect(handler.handOver() == nil, "the answer is still awaited")
-                return handler.whenReplied(within: .seconds(1))
-            }
-        }
-        func handOver(_ client: TestClient) async throws -> HandoverState.ConnectionRecord? {
-            let channel = client.channel
-            return try await daemon.loop.executeInContext { () throws -> HandoverState.ConnectionRecord? in
-                try channel.pipeline.syncOperations.handler(type: ConnectionHandler.self).handOver()
+                // What `HandoverCoordinator.attempt` does: read the hooks, then save.
+                return handler.whenReplied(within: .seconds(1)).assumeIsolated().map { handler.handover.name == nil ? nil : handler.handOver() }.nonisolated()
             }
         }
 
         let answered = try await daemon.connect()
-        let replied = try await verifyThenHandOver(answered, name: "c.test.1")
+        let saved = try await verifyThenHandOver(answered, name: "c.test.1")
         store.gate.signal()  // the check is answered
-        try await replied.get()
+        #expect(try await saved.get()?.name == "c.test.1")
         let answer = try await answered.next()
         #expect(answer.string("code") == "invalid_token" && answer["id"] == .number("7"))
-        #expect(try await handOver(answered)?.name == "c.test.1")
 
         let unanswered = try await daemon.connect()
         let timedOut = try await verifyThenHandOver(unanswered, name: "c.test.2")
         await daemon.advance(by: .seconds(1))
-        try await timedOut.get()
-        #expect(try await handOver(unanswered) == nil)
+        #expect(try await timedOut.get() == nil)
         store.gate.signal()
         try await daemon.stop()
     }

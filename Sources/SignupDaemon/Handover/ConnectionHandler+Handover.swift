@@ -16,9 +16,14 @@ struct HandoverHooks {
     var replyWaiters: [EventLoopPromise<Void>] = []
 
     /// The awaited answer came, or the connection is gone: the handover may look again.
-    mutating func replied() {
-        for waiter in replyWaiters { waiter.succeed() }
-        replyWaiters.removeAll()
+    /// Returns the waiters for the caller to complete once this mutation has ended: their
+    /// callbacks read these hooks (`HandoverCoordinator.attempt`), and completed in here
+    /// they made an exclusivity violation that aborted the old process in a restart under a
+    /// views attack (helper-23; views waiting their turn for a session on another loop made
+    /// a connection awaiting its answer at the handover common).
+    mutating func takeReplyWaiters() -> [EventLoopPromise<Void>] {
+        defer { replyWaiters.removeAll() }
+        return replyWaiters
     }
 }
 

@@ -151,7 +151,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
 
     func channelInactive(context: ChannelHandlerContext) {
         idleTimer?.cancel()
-        handover.replied()
+        for waiter in handover.takeReplyWaiters() { waiter.succeed() }
         guard let output else { return }
         // The client went away (it closed or reset its socket, or half-closed it and its
         // work is done), not a close the daemon decided: its sessions wait for `resume`.
@@ -325,9 +325,13 @@ final class ConnectionHandler: ChannelDuplexHandler {
     private func outputSaid(_ event: ConnectionOutputEvent) {
         switch event {
         case .replyComplete:
-            // The awaited answer has been delivered: the requests that waited behind it run now.
-            handover.replied()
-            if state.replied() == .drain { drain() }
+            // The awaited answer has been delivered: the requests that waited behind it run
+            // now. A handover waiting for it looks again once the state machine knows (it
+            // saves the connection then; told before, it found the answer still awaited and
+            // left the connection out).
+            let action = state.replied()
+            for waiter in handover.takeReplyWaiters() { waiter.succeed() }
+            if action == .drain { drain() }
         case .delivered:
             // Once the events published with this one are out too (a result and its
             // `busy: false` are delivered one by one): decided on the next tick.
