@@ -136,7 +136,7 @@ public struct SignupDaemonCommand: AsyncParsableCommand {
         startup.finished("store")
         if !(store is PostgresAccountStore) {
             await Self.logKeptCollisions(in: store, logger: logger)
-            startup.finished("collisions")
+            startup.finished("kept collisions")
         }
         let accounts = AccountService(
             store: store, configuration: configuration, logger: logger,

@@ -13,7 +13,7 @@ import Testing
         #expect(stages.stages.map(\.name) == ["options", "forms", "ready"])
         #expect(stages.stages.map(\.took) == [.microseconds(480), .microseconds(3_050), .microseconds(8_477)])
         #expect(stages.total == .milliseconds(12) + .microseconds(7))
-        #expect(stages.description == "12.00 ms: options 0.48, forms 3.05, ready 8.47")
+        #expect(stages.description == "12.00 ms: options 0.48 ms, forms 3.05 ms, ready 8.47 ms")
     }
 
     @Test(arguments: [

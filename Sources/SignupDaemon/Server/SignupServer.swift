@@ -57,7 +57,7 @@ final class SignupServer: Service {
         await services.signupPause.refresh()
         services.tellSessionsOfPauses()
         var startup = self.startup
-        startup.finished("pause")
+        startup.finished("signup pause")
         let (serverChannel, context) = try await bind()
         startup.finished("socket")
         // Handover (issue 16): what the previous process left, restored before READY=1.

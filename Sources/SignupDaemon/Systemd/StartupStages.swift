@@ -22,9 +22,9 @@ struct StartupStages: Sendable {
     /// From the first step to the end of the last stage.
     var total: Duration { last - began }
 
-    /// "12.31 ms: forms 3.10, store 2.20, …", stages in the order they ran, in ms.
+    /// "12.31 ms: forms 3.10 ms, store 2.20 ms, …", stages in the order they ran.
     var description: String {
-        "\(Self.milliseconds(total)) ms: " + stages.map { "\($0.name) \(Self.milliseconds($0.took))" }.joined(separator: ", ")
+        "\(Self.milliseconds(total)) ms: " + stages.map { "\($0.name) \(Self.milliseconds($0.took)) ms" }.joined(separator: ", ")
     }
 
     static func milliseconds(_ duration: Duration) -> String {
