@@ -100,7 +100,7 @@ public struct SignupDaemonCommand: AsyncParsableCommand {
     }
 
     private func serve(logger: Logger) async throws {
-        var startup = StartupStages()
+        var startup = TimedStages()
         signal(SIGPIPE, SIG_IGN)
         // Whatever signupd creates is private to its user, whatever umask it was started
         // under; the socket gets --socket-mode explicitly once bound.

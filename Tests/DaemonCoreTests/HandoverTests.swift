@@ -41,7 +41,8 @@ import Testing
         let new = try InProcessDaemon()
         // A machine's monotonic clock has run a while by any restart; the virtual one starts at 0.
         await new.advance(by: .seconds(3600))
-        let carried = await HandoverCoordinator.carryOn(restored, handlers: [:], outputs: [:], services: new.services, group: new.loop)
+        var stages = TimedStages()
+        let carried = await HandoverCoordinator.carryOn(restored, handlers: [:], outputs: [:], services: new.services, group: new.loop, stages: &stages)
         #expect(carried.sessions == 1)
         // Another uid cannot have it; its owner can, with the secret, and the value is there.
         let stranger = try await new.connect(uid: 1001)
@@ -115,7 +116,9 @@ import Testing
             let handler = try adopted.pipeline.syncOperations.handler(type: ConnectionHandler.self)
             return (NIOLoopBound(handler, eventLoop: adopted.eventLoop), try #require(handler.output))
         }
-        let carried = await HandoverCoordinator.carryOn(restored, handlers: [record.name: handler], outputs: [record.name: output], services: new.services, group: new.loop)
+        var stages = TimedStages()
+        let carried = await HandoverCoordinator.carryOn(
+            restored, handlers: [record.name: handler], outputs: [record.name: output], services: new.services, group: new.loop, stages: &stages)
         #expect(carried.sessions == 1 && carried.connections == 1)
         #expect(new.services.directory.count == 1)
         #expect(new.services.registry.connectionCount == 1)

@@ -20,8 +20,9 @@ extension HandoverCoordinator {
 
     /// In a new process, before READY=1: takes what the previous one left in the store.
     /// Connections it saved carry on with their sessions; any other stored connection (after
-    /// a crash, or with a state that cannot be read) gets `bye` and is closed.
-    func restore(context: ConnectionHandler.Context, group: EventLoopGroup) async -> Restored {
+    /// a crash, or with a state that cannot be read) gets `bye` and is closed. `stages` gets
+    /// how long each step took.
+    func restore(context: ConnectionHandler.Context, group: EventLoopGroup, stages: inout TimedStages) async -> Restored {
         let stored = takeInherited()
         for (name, fd) in stored.unknown {
             DescriptorStore.remove(name)
@@ -33,7 +34,10 @@ extension HandoverCoordinator {
         var reason = "restarted"
         if let fd = stored.state {
             do throws(HandoverStateError) {
-                state = try HandoverCodec.decode(try DescriptorStore.readSealed(fd))
+                let bytes = try DescriptorStore.readSealed(fd)
+                stages.finished("read")
+                state = try HandoverCodec.decode(bytes)
+                stages.finished("decode")
             } catch {
                 reason = "restarted: the previous process's state could not be read (\(error.reason))"
                 context.logger.error("handover state not used: connections are closed", metadata: ["reason": "\(error.reason)"])
@@ -75,8 +79,8 @@ extension HandoverCoordinator {
             outputs[record.name] = output
             handlers[record.name] = handler
         }
-
-        let carried = await Self.carryOn(state, handlers: handlers, outputs: outputs, services: context.services, group: group)
+        stages.finished("connections")
+        let carried = await Self.carryOn(state, handlers: handlers, outputs: outputs, services: context.services, group: group, stages: &stages)
         return .carried(sessions: carried.sessions, connections: carried.connections)
     }
 
@@ -85,7 +89,7 @@ extension HandoverCoordinator {
     /// Returns how many sessions and connections carry on.
     static func carryOn(
         _ state: HandoverState, handlers: [String: NIOLoopBound<ConnectionHandler>], outputs: [String: ConnectionOutput], services: SessionServices,
-        group: EventLoopGroup
+        group: EventLoopGroup, stages: inout TimedStages
     ) async -> (sessions: Int, connections: Int) {
         // A session whose owning connection is not here waits for `resume` (if the record
         // says who owns it and resuming is on); else it ends, as before.
@@ -112,15 +116,18 @@ extension HandoverCoordinator {
             return (session: session, holds: Dictionary(holds, uniquingKeysWith: { first, _ in first }))
         }
         let sessions = Dictionary(restored.map { ($0.session.id, $0.holds) }, uniquingKeysWith: { first, _ in first })
+        stages.finished("sessions")
         // The sessions carry on first (checks that were in flight run again), then the
         // connections handle the requests that waited, and read again.
         _ = await onTheirLoops(restored.map(\.session), loop: \.eventLoop) { $0.resumeAfterHandover() }
+        stages.finished("checks")
         let resuming = state.connections.compactMap { record in
             handlers[record.name].flatMap { handler in
                 outputs[record.name].map { (handler: handler, output: $0, held: record.sessions.compactMap { sessions[$0]?[record.name] }) }
             }
         }
         _ = await onTheirLoops(resuming, loop: \.output.eventLoop) { $0.handler.value.resumeAfterHandover(holds: $0.held) }
+        stages.finished("requests")
         return (sessions.count, handlers.count)
     }
 

@@ -197,8 +197,9 @@ final class HandoverCoordinator: Sendable {
     // MARK: The old process hands over
 
     /// Saves every session and connection and puts the state into the store. Returns how
-    /// many sessions and connections were handed over.
-    func handOver(services: SessionServices, drain: ShutdownDrain, loop: EventLoop) async -> (sessions: Int, connections: Int) {
+    /// many sessions and connections were handed over, and how long each step took.
+    func handOver(services: SessionServices, drain: ShutdownDrain, loop: EventLoop) async -> (sessions: Int, connections: Int, stages: TimedStages) {
+        var stages = TimedStages()
         // 1. No more requests: what clients send now waits in their sockets. A connection
         //    not in the store is not carried whatever happens: it closes now, not at the end,
         //    so that it is not served meanwhile (helper-23: 2,200 such connections of a views
@@ -208,9 +209,11 @@ final class HandoverCoordinator: Sendable {
             output.channel.close(promise: nil)
         }
         await onEveryConnection { $0.pauseForHandover() }
+        stages.finished("pause")
         // 2. Running signups and logins finish and are answered: the shutdown drain, up to
         //    its `bye` (same grace period).
         await drain.begin(on: loop).finishWork()
+        stages.finished("drain")
         // 3. Sessions stop where they are; events they sent before are queued to their
         //    connections' loops ahead of step 4.
         let frozen = await onTheirLoops(services.directory.all, loop: \.eventLoop) { session -> Frozen in
@@ -220,6 +223,7 @@ final class HandoverCoordinator: Sendable {
                 detachedFor: saved.detachedFor, principal: session.principal, resume: session.resumeSecret
             )
         }
+        stages.finished("freeze")
         // 4. Connections: their unhandled input and unsent output, then close (systemd keeps them).
         var connections: [HandoverState.ConnectionRecord] = []
         var names: [ObjectIdentifier: String] = [:]
@@ -237,6 +241,7 @@ final class HandoverCoordinator: Sendable {
                 names[ObjectIdentifier(entry.output)] = entry.name
             }
         }
+        stages.finished("connections")
         // 5. Only what is consistent: a session whose owner's connection is not carried
         //    waits for `resume` in the next process (with a grace), like one whose owner dropped.
         let state = Self.state(frozen: frozen, connections: connections, names: names, keepDetached: services.resumeGrace.map { $0 > .zero } ?? false)
@@ -244,6 +249,7 @@ final class HandoverCoordinator: Sendable {
         var carriedConnections = connections.count
         do {
             let written = try HandoverCodec.encode(state, limit: stateLimit)
+            stages.finished("encode")
             sessions -= written.leftOut.values.reduce(0, +)
             for (owner, count) in written.leftOut.sorted(by: { $0.key < $1.key }) {
                 logger.warning(
@@ -265,7 +271,8 @@ final class HandoverCoordinator: Sendable {
         }
         // Everything sent to systemd is in the store before this process exits.
         DescriptorStore.barrier()
-        return (sessions, carriedConnections)
+        stages.finished("store")
+        return (sessions, carriedConnections, stages)
     }
 
     /// A session as frozen (`Session.freezeForHandover`), with its id, owner and secret.

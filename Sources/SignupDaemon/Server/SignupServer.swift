@@ -23,7 +23,7 @@ final class SignupServer: Service {
     /// Carries sessions across restarts (issue 16); nil when not under systemd.
     private let handover: HandoverCoordinator?
     /// How long the start took so far, per stage; `run` adds its own and logs them with `serving`.
-    private let startup: StartupStages
+    private let startup: TimedStages
     private let handedOverBox = NIOLockedValueBox(false)
     /// Whether this process ended by handing its sessions to the next one: it then exits
     /// with `handedOverExitStatus`, so that a hand-over nobody asked systemd for (a SIGUSR1
@@ -34,7 +34,7 @@ final class SignupServer: Service {
 
     init(
         configuration: DaemonConfiguration, services: SessionServices, group: MultiThreadedEventLoopGroup, notifier: ServiceNotifier, logger: Logger,
-        handover: HandoverCoordinator? = nil, startup: StartupStages = StartupStages()
+        handover: HandoverCoordinator? = nil, startup: TimedStages = TimedStages()
     ) {
         self.configuration = configuration
         self.startup = startup
@@ -116,7 +116,9 @@ final class SignupServer: Service {
             try? await serverChannel.close()
             let carried = await handover.handOver(services: services, drain: drain, loop: loop)
             await closeConnections()
-            logger.notice("handed over to the next process", metadata: ["sessions": "\(carried.sessions)", "connections": "\(carried.connections)"])
+            logger.notice(
+                "handed over to the next process",
+                metadata: ["sessions": "\(carried.sessions)", "connections": "\(carried.connections)", "took": "\(carried.stages.description)"])
             handedOverBox.withLockedValue { $0 = true }
             housekeeping.cancel()
             pruning.cancel()
@@ -156,14 +158,14 @@ final class SignupServer: Service {
 
     /// Handover (issue 16): takes over the previous process's sessions and connections.
     private func restore(from handover: HandoverCoordinator, context: ConnectionHandler.Context) async {
-        let started = ContinuousClock.now
-        switch await handover.restore(context: context, group: group) {
+        var stages = TimedStages()
+        switch await handover.restore(context: context, group: group, stages: &stages) {
         case .nothing:
             break
         case .carried(let sessions, let connections):
-            let took = ContinuousClock.now - started
+            let took = stages.total
             services.metrics.carried(sessions: sessions, seconds: Double(took.components.seconds) + Double(took.components.attoseconds) / 1e18)
-            logger.notice("carried on from the previous process", metadata: ["sessions": "\(sessions)", "connections": "\(connections)", "took": "\(ContinuousClock.now - started)"])
+            logger.notice("carried on from the previous process", metadata: ["sessions": "\(sessions)", "connections": "\(connections)", "took": "\(stages.description)"])
         case .closed(let connections, let reason):
             logger.notice("closed the previous process's connections", metadata: ["connections": "\(connections)", "reason": "\(reason)"])
         }

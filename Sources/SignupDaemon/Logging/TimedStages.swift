@@ -1,9 +1,9 @@
-/// How long each stage of the start took, from the command's first step to `serving`
-/// (issue 29: socket activation pays the start after every idle exit, so it is measured
-/// per stage). The `serving` log line carries it; `scripts/bench/cold_start.py` reads it.
-/// The time before (exec, the dynamic loader, the Swift runtime) is the bench's
-/// connect → `hello` less this total.
-struct StartupStages: Sendable {
+/// How long each stage of something took (issue 29: what users wait for is measured per
+/// stage). The start's stages, from the command's first step to `serving`, are the
+/// `serving` line's `startup=`; the time before them (exec, the dynamic loader, the Swift
+/// runtime) is the bench's connect → `hello` less their total. A restart's are the old
+/// process's `handed over` line and the new one's `carried on` line (`took=`).
+struct TimedStages: Sendable {
     private let began: ContinuousClock.Instant
     private var last: ContinuousClock.Instant
     private(set) var stages: [(name: String, took: Duration)] = []

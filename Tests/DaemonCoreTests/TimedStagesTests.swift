@@ -3,10 +3,10 @@ import Testing
 @testable import SignupDaemonCore
 
 /// The start's stages as the `serving` line reports them (issue 29's cold start).
-@Suite struct StartupStagesTests {
+@Suite struct TimedStagesTests {
     @Test func eachStageIsTheTimeSinceTheLastAndTheTotalTheirSum() {
         let start = ContinuousClock.now
-        var stages = StartupStages(now: start)
+        var stages = TimedStages(now: start)
         stages.finished("options", now: start + .microseconds(480))
         stages.finished("forms", now: start + .microseconds(3_530))
         stages.finished("ready", now: start + .milliseconds(12) + .microseconds(7))
@@ -21,6 +21,6 @@ import Testing
         (.seconds(2) + .microseconds(500), "2000.50"),
     ])
     func millisecondsHaveTwoDecimals(duration: Duration, text: String) {
-        #expect(StartupStages.milliseconds(duration) == text)
+        #expect(TimedStages.milliseconds(duration) == text)
     }
 }
