@@ -59,13 +59,13 @@ struct HandoverStateTests {
 
     @Test("another format version is refused by number, version 1 (busy/finished flags) included")
     func wrongVersion() throws {
-        #expect(HandoverCodec.version == 3)
-        for other: UInt8 in [1, 4] {
+        #expect(HandoverCodec.version == 4)
+        for other: UInt8 in [1, 5] {
             var bytes = try HandoverCodec.encode(try sample())
             bytes[8] = other
             #expect(throws: HandoverStateError.unsupportedVersion(UInt32(other))) { try HandoverCodec.decode(bytes) }
         }
-        #expect(HandoverStateError.unsupportedVersion(4).reason.contains("version 4 is not supported (this signupd reads versions 2 to 3)"))
+        #expect(HandoverStateError.unsupportedVersion(5).reason.contains("version 5 is not supported (this signupd reads versions 2 to 4)"))
     }
 
     @Test("a version-2 state (each session with its own copy of its form) is still read: an upgrade carries its sessions")
@@ -81,6 +81,83 @@ struct HandoverStateTests {
         withUnsafeBytes(of: CRC32C.checksum(payload).littleEndian) { bytes.append(contentsOf: $0) }
         bytes += payload
         #expect(try HandoverCodec.decode(bytes) == state)
+    }
+
+    @Test("a version-3 state (JSON, forms stored once) is still read: an upgrade from the last release carries its sessions")
+    func versionThreeIsRead() throws {
+        let state = try sample()
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        encoder.userInfo[HandoverFormTable.key] = HandoverFormTable()
+        let payload = [UInt8](try encoder.encode(state))
+        #expect(String(decoding: payload, as: UTF8.self).contains(#""formIndex":0"#))
+        let bytes = Self.framed(payload, version: 3)
+        #expect(try HandoverCodec.decode(bytes) == state)
+    }
+
+    /// A header of `version` over `payload`, written here independently of the codec.
+    private static func framed(_ payload: [UInt8], version: UInt32) -> [UInt8] {
+        var bytes = HandoverCodec.magic
+        withUnsafeBytes(of: version.littleEndian) { bytes.append(contentsOf: $0) }
+        withUnsafeBytes(of: UInt64(payload.count).littleEndian) { bytes.append(contentsOf: $0) }
+        withUnsafeBytes(of: crc32c(payload).littleEndian) { bytes.append(contentsOf: $0) }
+        return bytes + payload
+    }
+
+    @Test("damage behind a valid checksum is a typed error or a consistent state, never a trap: every byte changed, every cut")
+    func damagedPayloadNeverTraps() throws {
+        var state = try sample()
+        state.sessions[0].uid = 1000
+        state.sessions[0].client = "web 7"
+        state.sessions[0].resume = "r3sum3"
+        state.connections[0].uid = 1000
+        let bytes = try HandoverCodec.encode(state)
+        let payload = Array(bytes[24...])
+        // The records, after the form definitions (JSON, parsed by Foundation), and the definitions' length.
+        var reader = BinaryReader(payload)
+        let forms = try reader.span("forms")
+        var refused = 0
+        var read = 0
+        for offset in Array(0..<forms.lowerBound) + Array(forms.upperBound..<payload.count) {
+            for value: UInt8 in [0x00, 0x01, 0x7F, 0x80, 0xFF, payload[offset] ^ 0x01] where value != payload[offset] {
+                var damaged = payload
+                damaged[offset] = value
+                do {
+                    let decoded = try HandoverCodec.decode(Self.framed(damaged, version: 4))
+                    try decoded.validate()
+                    read += 1
+                } catch {
+                    refused += 1
+                }
+            }
+        }
+        for cut in Array(0..<forms.lowerBound) + Array(stride(from: forms.upperBound, to: payload.count, by: 1)) {
+            #expect(throws: HandoverStateError.self) { try HandoverCodec.decode(Self.framed(Array(payload.prefix(cut)), version: 4)) }
+        }
+        // Most damage is caught; some (a letter of a value, a seq) reads as another consistent state.
+        #expect(refused > read)
+        #expect(read > 0)
+    }
+
+    @Test("a record must use exactly its own bytes")
+    func recordLengthsAreExact() throws {
+        let state = HandoverState(connections: [.init(name: "c.1.1", sessions: [])])
+        var writer = BinaryWriter()
+        writer.data(Array("[]".utf8))  // no form definitions
+        writer.varint(1)
+        var record = BinaryWriter()
+        state.connections[0].write(to: &record)
+        writer.data(record.bytes + [0])  // one byte more than the record holds
+        writer.varint(0)
+        #expect(throws: HandoverStateError.malformed("connection c.1.1's record: 1 bytes left over")) {
+            try HandoverCodec.decode(Self.framed(writer.bytes, version: 4))
+        }
+        var exact = BinaryWriter()
+        exact.data(Array("[]".utf8))
+        exact.varint(1)
+        exact.data(record.bytes)
+        exact.varint(0)
+        #expect(try HandoverCodec.decode(Self.framed(exact.bytes, version: 4)) == state)
     }
 
     @Test("each form definition is stored once, however many sessions use it")
@@ -101,13 +178,13 @@ struct HandoverStateTests {
         // Version 2's copies: the definition 101 times.
         let definition = try JSONEncoder().encode(FormDefinition.signup).count
         let copies = [UInt8](try JSONEncoder().encode(many)).count
-        // Each session's values are base64 (4/3 of their bytes) but carry no definition.
+        // Each session's values are stored as they are, and carry no definition.
         #expect(bytes.count <= copies - 100 * definition + 100 * 64)
         #expect(bytes.count > one)
         #expect(try HandoverCodec.decode(bytes) == many)
     }
 
-    @Test("values travel as base64: control characters cost 4/3 of their bytes, not a 6-byte escape each")
+    @Test("values travel as their bytes: control characters cost a byte each, not a 6-byte escape")
     func valuesAsBase64() throws {
         var session = try midForm()
         let controls = String(repeating: "\u{1}", count: 4096)
@@ -119,7 +196,7 @@ struct HandoverStateTests {
         let bytes = try HandoverCodec.encode(state)
         let baseline = try HandoverCodec.encode(try sample()).count
         #expect(!String(decoding: bytes, as: UTF8.self).contains("\\u0001"))
-        #expect(bytes.count < baseline + 4096 * 4 / 3 + 1024)
+        #expect(bytes.count < baseline + 4096 + 1024)
         let decoded = try HandoverCodec.decode(bytes)
         #expect(decoded == state)
         #expect(decoded.sessions[0].form.values.contains(controls))
@@ -258,7 +335,7 @@ struct HandoverStateTests {
         #expect(throws: HandoverStateError.self) { try HandoverCodec.decode(try HandoverCodec.encode(orphan)) }
     }
 
-    @Test("a valid header over a payload that is not JSON is malformed")
+    @Test("a valid header over a payload that is not a state is malformed")
     func notJSON() throws {
         let payload = Array("not json".utf8)
         var bytes = HandoverCodec.magic

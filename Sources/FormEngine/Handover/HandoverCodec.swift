@@ -1,18 +1,19 @@
 import FoundationEssentials
 import SignupProtocol
 
-/// The handover state's byte format, version 3:
+/// The handover state's byte format, version 4:
 ///
 ///     offset  size  field
 ///     0       8     magic "SGNDHOVR"
-///     8       4     format version, little-endian (3)
+///     8       4     format version, little-endian (4)
 ///     12      8     payload length in bytes, little-endian
 ///     20      4     CRC-32C of the payload, little-endian
-///     24      n     payload: the `HandoverState` as JSON
+///     24      n     payload (below)
 ///
 /// The checksum catches a damaged or truncated state (it is not a signature: the memfd is
 /// sealed and private to the service). Reading never traps: anything that is not exactly
-/// a version-2 state of the stated length and checksum is a `HandoverStateError`.
+/// a state of a readable version, of the stated length and checksum, is a
+/// `HandoverStateError`.
 ///
 /// Version 2: a session's engine state carries its `FormSession.Phase` (editing, submitting,
 /// finished) where version 1 had the flags `busy`, `finished` and `enabled`, and a session
@@ -25,15 +26,23 @@ import SignupProtocol
 /// signupd that wrote them carries its sessions); a version-2 signupd refuses a version-3
 /// state, so a downgrade says `bye`.
 ///
+/// Version 4 (issue 29): the payload is binary (`BinaryWriter`: LEB128 varints, byte strings
+/// as a length and the bytes): the form definitions as JSON (a few, stored once), then the
+/// connections' records and the sessions' records, each a count and then each record with its
+/// length (`HandoverState+Binary.swift`). Versions 2 and 3 were JSON through `Codable`, and
+/// encoding and parsing them was most of a restart's time at 10,000 sessions. States of
+/// versions 2 and 3 are still read; a version-3 signupd refuses a version-4 state, so a
+/// downgrade says `bye`.
+///
 /// A state is written within a limit (`encode(_:limit:)`, `--max-handover-bytes`): when the
 /// sessions do not all fit, each owner keeps a fair share (`HandoverShare`), and the
 /// connections holding a session left out are told so by a `closed` event at the end of
 /// their unsent output.
 public enum HandoverCodec {
     public static let magic: [UInt8] = Array("SGNDHOVR".utf8)
-    public static let version: UInt32 = 3
+    public static let version: UInt32 = 4
     /// The versions this signupd reads.
-    public static let readableVersions: ClosedRange<UInt32> = 2...3
+    public static let readableVersions: ClosedRange<UInt32> = 2...4
     /// The largest state a process reads; a writer stays within its own, smaller limit.
     public static let maxReadBytes = 1 << 30
     /// The `reason` of the `closed` event a session left out of a state gets.
@@ -61,14 +70,13 @@ public enum HandoverCodec {
     /// left out get its `closed`.
     public static func encode(_ state: HandoverState, limit: Int) throws -> Written {
         let table = HandoverFormTable()
+        // Each record once: its size decides whether it fits, and the payload is made of these.
+        let records = state.sessions.map { record(of: $0, forms: table) }
+        let connectionRecords = state.connections.map(record(of:))
+        let owners = state.sessions.map(owner) + state.connections.map(owner)
+        let sizes = (records + connectionRecords).map { $0.count + varintSize($0.count) }
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
-        encoder.userInfo[HandoverFormTable.key] = table
-        // Each record once: its size decides whether it fits, and the payload is made of these.
-        let records = try state.sessions.map { [UInt8](try encoder.encode($0)) }
-        let connectionRecords = try state.connections.map { [UInt8](try encoder.encode($0)) }
-        let owners = state.sessions.map(owner) + state.connections.map(owner)
-        let sizes = (records + connectionRecords).map { $0.count + 1 }
         let forms = [UInt8](try encoder.encode(table.forms))
         var budget = limit - headerBytes - 64 - forms.count
         // Which connections hold each session, found once (not a search per session left out).
@@ -97,18 +105,14 @@ public enum HandoverCodec {
                     connections[holder].unsent.bytes += closed
                 }
             }
-            var payload: [UInt8] = Array(#"{"connections":["#.utf8)
-            var first = true
+            var payload = BinaryWriter(capacity: headerBytes + min(limit, sizes.reduce(forms.count + 32, +)))
+            payload.data(forms)
+            payload.varint(keptConnection.lazy.filter { $0 }.count)
             for index in connections.indices where keptConnection[index] {
-                if !first { payload.append(UInt8(ascii: ",")) }
-                first = false
-                payload += connections[index] == state.connections[index] ? connectionRecords[index] : [UInt8](try encoder.encode(connections[index]))
+                payload.data(connections[index] == state.connections[index] ? connectionRecords[index] : record(of: connections[index]))
             }
-            payload += Array(#"],"forms":"#.utf8) + forms + Array(#","sessions":["#.utf8)
-            first = true
+            payload.varint(keptSession.lazy.filter { $0 }.count)
             for index in records.indices where keptSession[index] {
-                if !first { payload.append(UInt8(ascii: ",")) }
-                first = false
                 var session = state.sessions[index]
                 // Its owner's or views' connection is not carried: waits for `resume`, or goes on without the view.
                 if let owner = session.owner, dropped.contains(owner) {
@@ -116,15 +120,36 @@ public enum HandoverCodec {
                     session.detachedNanoseconds = session.detachedNanoseconds ?? 0
                 }
                 session.views.removeAll { dropped.contains($0) }
-                payload += session == state.sessions[index] ? records[index] : [UInt8](try encoder.encode(session))
+                payload.data(session == state.sessions[index] ? records[index] : record(of: session, forms: table))
             }
-            payload += Array("]}".utf8)
-            let total = headerBytes + payload.count
-            if total <= limit { return Written(bytes: framed(payload), leftOut: leftOut, connectionsLeftOut: connectionsLeftOut) }
+            let total = headerBytes + payload.bytes.count
+            if total <= limit { return Written(bytes: framed(payload.bytes), leftOut: leftOut, connectionsLeftOut: connectionsLeftOut) }
             // The closed events made the connections bigger: fit the rest in less.
             budget -= total - limit
         }
         throw HandoverStateError.tooLarge(limit: limit)
+    }
+
+    private static func record(of session: HandoverState.SessionRecord, forms: HandoverFormTable) -> [UInt8] {
+        var writer = BinaryWriter(capacity: 256)
+        session.write(to: &writer, forms: forms)
+        return writer.bytes
+    }
+
+    private static func record(of connection: HandoverState.ConnectionRecord) -> [UInt8] {
+        var writer = BinaryWriter(capacity: 64 + connection.unsent.bytes.count + connection.partial.bytes.count)
+        connection.write(to: &writer)
+        return writer.bytes
+    }
+
+    private static func varintSize(_ value: Int) -> Int {
+        var size = 1
+        var rest = UInt(value) >> 7
+        while rest > 0 {
+            size += 1
+            rest >>= 7
+        }
+        return size
     }
 
     /// Whom a session is charged to in `HandoverShare`.
@@ -163,16 +188,49 @@ public enum HandoverCodec {
         guard length == available else { throw .malformed("\(available - length) bytes after the payload") }
         let payload = bytes[headerBytes...]
         guard UInt32(read(bytes, at: 20, count: 4)) == CRC32C.checksum(payload) else { throw .checksumMismatch }
-        let state: HandoverState
+        let state = version >= 4 ? try decodeBinary(bytes) : try decodeJSON(payload)
+        try state.validate()
+        return state
+    }
+
+    /// Versions 2 and 3: the payload is JSON.
+    private static func decodeJSON(_ payload: ArraySlice<UInt8>) throws(HandoverStateError) -> HandoverState {
         do {
             let decoder = JSONDecoder()
             decoder.userInfo[HandoverFormTable.key] = HandoverFormTable()
-            state = try decoder.decode(HandoverState.self, from: Data(payload))
+            return try decoder.decode(HandoverState.self, from: Data(payload))
         } catch {
             throw .malformed("the payload does not decode: \(error)")
         }
-        try state.validate()
-        return state
+    }
+
+    /// Version 4: the form definitions (JSON, a few), then each connection's and each
+    /// session's record, each with its length, which it must use exactly.
+    private static func decodeBinary(_ bytes: [UInt8]) throws(HandoverStateError) -> HandoverState {
+        var reader = BinaryReader(bytes, from: headerBytes)
+        let formBytes = try reader.span("the form definitions")
+        let forms: [FormDefinition]
+        do {
+            forms = try JSONDecoder().decode([FormDefinition].self, from: Data(bytes[formBytes]))
+        } catch {
+            throw .malformed("the form definitions do not decode: \(error)")
+        }
+        let connections = try reader.array("the connections") { reader throws(HandoverStateError) in
+            let range = try reader.span("a connection's record")
+            var record = BinaryReader(bytes, from: range.lowerBound, to: range.upperBound)
+            let connection = try HandoverState.ConnectionRecord(reading: &record)
+            try record.finished("connection \(connection.name)'s record")
+            return connection
+        }
+        let sessions = try reader.array("the sessions") { reader throws(HandoverStateError) in
+            let range = try reader.span("a session's record")
+            var record = BinaryReader(bytes, from: range.lowerBound, to: range.upperBound)
+            let session = try HandoverState.SessionRecord(reading: &record, forms: forms)
+            try record.finished("session \(session.id)'s record")
+            return session
+        }
+        try reader.finished("the payload")
+        return HandoverState(sessions: sessions, connections: connections)
     }
 
     private static func append<Value: FixedWidthInteger>(_ value: Value, to bytes: inout [UInt8]) {
