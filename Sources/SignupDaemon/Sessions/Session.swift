@@ -48,7 +48,9 @@ final class Session: @unchecked Sendable {
     /// When a connection last sent the session a request (`--session-idle-timeout`), and
     /// the one timer that looks at it: rescheduled when it fires early, not per request.
     private var lastRequest: NIODeadline
-    private var idleTask: Scheduled<Void>?
+    /// Its idle check, on its loop's `LoopTimers` (a NIO task per session made every end of a
+    /// session search all the others').
+    private var idleCheck: LoopTimers.Token?
     /// Set while the check deadline's tick is fed: a check it cancels timed out.
     private var timingOut = false
     /// The availability check in flight (at most one per session) and the newest value
@@ -158,7 +160,7 @@ final class Session: @unchecked Sendable {
         eventLoop.preconditionInEventLoop()
         closedFlag.set()
         deadlineTask?.cancel()
-        idleTask?.cancel()
+        cancelIdleCheck()
         graceTask?.cancel()
         checkInFlight?.cancellation.cancel()
         let now = services.clock.now()
@@ -365,7 +367,7 @@ final class Session: @unchecked Sendable {
         guard !isClosed else { return }
         closedFlag.set()
         deadlineTask?.cancel()
-        idleTask?.cancel()
+        cancelIdleCheck()
         graceTask?.cancel()
         checkInFlight?.cancellation.cancel()
         budgetWait?.cancel()
@@ -396,7 +398,8 @@ final class Session: @unchecked Sendable {
     /// without a request: then it ends, saying why; else it looks again when it could.
     private func scheduleIdleCheck(after delay: TimeAmount?) {
         guard let delay, let timeout = services.sessionIdleTimeout else { return }
-        idleTask = eventLoop.scheduleTask(in: delay) { [self] in
+        idleCheck = services.loopTimers.timers(on: eventLoop).schedule(in: delay) { [self] in
+            idleCheck = nil
             guard !isClosed else { return }
             // A signup or login being worked on is no abandoned form: its result is owed.
             if state.busy { lastRequest = services.clock.now() }
@@ -408,6 +411,12 @@ final class Session: @unchecked Sendable {
                 scheduleIdleCheck(after: timeout - quiet)
             }
         }
+    }
+
+    private func cancelIdleCheck() {
+        guard let idleCheck else { return }
+        services.loopTimers.timers(on: eventLoop).cancel(idleCheck)
+        self.idleCheck = nil
     }
 
     private func publish(_ events: [SessionEvent], id requestID: RequestID?, requester: ConnectionOutput?) {

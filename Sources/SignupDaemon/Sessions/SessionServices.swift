@@ -25,6 +25,8 @@ struct SessionServices: Sendable {
     var maxViewsPerSession = DaemonTuning.standard.maxViewsPerSession
     /// The memory sessions hold, per owner (`--max-session-bytes`).
     var sessionBytes = SessionBytes(limit: DaemonTuning.standard.maxSessionBytes)
+    /// Each loop's timers for its sessions' idle checks (one NIO task per loop, not per session).
+    var loopTimers = LoopTimersByLoop()
 
     /// What operators scrape (issue 26).
     var metrics: DaemonMetrics { accounts.metrics }
