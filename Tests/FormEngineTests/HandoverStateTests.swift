@@ -139,6 +139,31 @@ struct HandoverStateTests {
         #expect(read > 0)
     }
 
+    @Test("a thousand sessions, read on every core, come back in order; a bad record far in is still a typed error")
+    func manySessionsReadInParallel() throws {
+        var state = HandoverState(connections: [.init(name: "c.1.1", sessions: [])])
+        for index in 0..<1000 {
+            var form = try midForm()
+            _ = try form.handle(.set(field: "password", value: "pw \(index)"), now: .zero)
+            let id = String(format: "%016x", index)
+            state.sessions.append(.init(id: id, form: form, seq: UInt64(index), owner: "c.1.1", views: [], uid: 1000))
+            state.connections[0].sessions.append(id)
+        }
+        let bytes = try HandoverCodec.encode(state)
+        #expect(try HandoverCodec.decode(bytes) == state)
+        // The 900th session's id made 17 bytes long: its record no longer parses.
+        var payload = Array(bytes[24...])
+        let id = Array(String(format: "%016x", 900).utf8)
+        let at = try #require(payload.indices.first { payload[$0] == 16 && Array(payload[($0 + 1)..<min(payload.count, $0 + 17)]) == id })
+        payload[at] = 17
+        #expect {
+            try HandoverCodec.decode(Self.framed(payload, version: 4))
+        } throws: { error in
+            guard case .malformed = error as? HandoverStateError else { return false }
+            return true
+        }
+    }
+
     @Test("a record must use exactly its own bytes")
     func recordLengthsAreExact() throws {
         let state = HandoverState(connections: [.init(name: "c.1.1", sessions: [])])

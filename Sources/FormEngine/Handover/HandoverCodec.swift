@@ -1,3 +1,4 @@
+import Dispatch
 import FoundationEssentials
 import SignupProtocol
 
@@ -130,6 +131,31 @@ public enum HandoverCodec {
         throw HandoverStateError.tooLarge(limit: limit)
     }
 
+    /// The sessions' records, read on every core at once (a restart of 10,000 sessions waits
+    /// for this): each core reads a contiguous run of them; the first error, by position, is thrown.
+    private static func decodeSessions(_ bytes: [UInt8], at ranges: [Range<Int>], forms: [FormDefinition]) throws(HandoverStateError) -> [HandoverState.SessionRecord] {
+        let chunks = ranges.count < 512 ? 1 : min(ProcessInfo.processInfo.activeProcessorCount, 8)
+        let perChunk = (ranges.count + chunks - 1) / max(1, chunks)
+        let results = ChunkResults<Result<[HandoverState.SessionRecord], HandoverStateError>>(count: chunks, initial: .success([]))
+        DispatchQueue.concurrentPerform(iterations: chunks) { chunk in
+            let run = ranges[min(ranges.count, chunk * perChunk)..<min(ranges.count, (chunk + 1) * perChunk)]
+            results.set(chunk) {
+                Result { () throws(HandoverStateError) in
+                    try run.map { range throws(HandoverStateError) in
+                        var record = BinaryReader(bytes, from: range.lowerBound, to: range.upperBound)
+                        let session = try HandoverState.SessionRecord(reading: &record, forms: forms)
+                        try record.finished("session \(session.id)'s record")
+                        return session
+                    }
+                }
+            }
+        }
+        var sessions: [HandoverState.SessionRecord] = []
+        sessions.reserveCapacity(ranges.count)
+        for result in results.all { sessions += try result.get() }
+        return sessions
+    }
+
     private static func record(of session: HandoverState.SessionRecord, forms: HandoverFormTable) -> [UInt8] {
         var writer = BinaryWriter(capacity: 256)
         session.write(to: &writer, forms: forms)
@@ -222,13 +248,8 @@ public enum HandoverCodec {
             try record.finished("connection \(connection.name)'s record")
             return connection
         }
-        let sessions = try reader.array("the sessions") { reader throws(HandoverStateError) in
-            let range = try reader.span("a session's record")
-            var record = BinaryReader(bytes, from: range.lowerBound, to: range.upperBound)
-            let session = try HandoverState.SessionRecord(reading: &record, forms: forms)
-            try record.finished("session \(session.id)'s record")
-            return session
-        }
+        let sessionRanges = try reader.array("the sessions") { reader throws(HandoverStateError) in try reader.span("a session's record") }
+        let sessions = try decodeSessions(bytes, at: sessionRanges, forms: forms)
         try reader.finished("the payload")
         return HandoverState(sessions: sessions, connections: connections)
     }
@@ -242,6 +263,30 @@ public enum HandoverCodec {
         for index in (0..<count).reversed() { value = value << 8 | UInt64(bytes[offset + index]) }
         return value
     }
+}
+
+/// One slot per chunk of a `concurrentPerform`: each iteration writes only its own slot, and
+/// the slots are read after it returned (which waits for every iteration).
+/// (A buffer, not an array property: two threads modifying one stored array at once trap
+/// the exclusivity check, even on different elements.)
+private final class ChunkResults<Value>: @unchecked Sendable {
+    private let slots: UnsafeMutableBufferPointer<Value>
+
+    init(count: Int, initial: Value) {
+        slots = .allocate(capacity: count)
+        slots.initialize(repeating: initial)
+    }
+
+    deinit {
+        slots.deinitialize()
+        slots.deallocate()
+    }
+
+    func set(_ index: Int, _ make: () -> Value) {
+        slots[index] = make()
+    }
+
+    var all: [Value] { Array(slots) }
 }
 
 /// Why a handover state cannot be used. `reason` is what clients are told in `bye`.

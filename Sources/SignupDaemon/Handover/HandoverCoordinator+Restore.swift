@@ -63,21 +63,28 @@ extension HandoverCoordinator {
         }
         guard let state else { return .closed(connections: closedCount, reason: reason) }
 
-        var outputs: [String: ConnectionOutput] = [:]
-        var handlers: [String: NIOLoopBound<ConnectionHandler>] = [:]
-        for (record, future) in adopting {
-            guard let channel = try? await future.get() else {
+        // Every adoption at once, then each loop's connections in one task on it (a hop
+        // per connection, awaited in turn, was 75-100 ms of a 625-connection restart).
+        var adopted: [(record: HandoverState.ConnectionRecord, channel: Channel)] = []
+        let results = try? await EventLoopFuture.whenAllComplete(adopting.map(\.future), on: group.next()).get()
+        for ((record, _), result) in zip(adopting, results ?? []) {
+            guard case .success(let channel) = result else {
                 DescriptorStore.remove(record.name)
                 continue
             }
-            let found = try? await channel.eventLoop.submit { () -> (ConnectionOutput, NIOLoopBound<ConnectionHandler>)? in
-                guard let handler = try? channel.pipeline.syncOperations.handler(type: ConnectionHandler.self), let output = handler.output,
-                      handler.handover.restoring != nil, channel.isActive else { return nil }
-                return (output, NIOLoopBound(handler, eventLoop: channel.eventLoop))
-            }.get()
-            guard let (output, handler) = found ?? nil else { continue }
-            outputs[record.name] = output
-            handlers[record.name] = handler
+            adopted.append((record, channel))
+        }
+        let found = await onTheirLoops(adopted, loop: \.channel.eventLoop) { item -> (name: String, output: ConnectionOutput, handler: NIOLoopBound<ConnectionHandler>)? in
+            let channel = item.channel
+            guard let handler = try? channel.pipeline.syncOperations.handler(type: ConnectionHandler.self), let output = handler.output,
+                  handler.handover.restoring != nil, channel.isActive else { return nil }
+            return (item.record.name, output, NIOLoopBound(handler, eventLoop: channel.eventLoop))
+        }
+        var outputs: [String: ConnectionOutput] = [:]
+        var handlers: [String: NIOLoopBound<ConnectionHandler>] = [:]
+        for case let (name, output, handler)? in found {
+            outputs[name] = output
+            handlers[name] = handler
         }
         stages.finished("connections")
         let carried = await Self.carryOn(state, handlers: handlers, outputs: outputs, services: context.services, group: group, stages: &stages)
