@@ -3,6 +3,8 @@
 # then measures both side by side (scripts/bench/run.py) and prints a Markdown report.
 #   scripts/bench.sh                 # full run, about 6 minutes
 #   ROUNDS=1 DURATION=2 SEED=100000 scripts/bench.sh   # a quick look
+#   DEB=dist/signupd_0.1.0_amd64.deb scripts/bench.sh   # also the restart rows, through systemd
+#                                    # in a booted sandbox (scripts/bench/restart.sh; root)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -18,4 +20,5 @@ cc -O2 -Wall -o "$tools/ndjson-load" "$BENCH_SRC/ndjson-load.c"
 cc -O2 -Wall -o "$tools/argon2-rate" "$BENCH_SRC/argon2-rate.c" -lsodium -lpthread
 exec python3 scripts/bench/run.py --signupd "$("${release[@]}" --show-bin-path)/signupd" \
   --echo "$tools/ndjson-echo" --load "$tools/ndjson-load" --argon2 "$tools/argon2-rate" \
-  --rounds "${ROUNDS:-3}" --duration "${DURATION:-5}" --seed-accounts "${SEED:-1000000}" --plot docs/latency-curve.svg
+  --rounds "${ROUNDS:-3}" --duration "${DURATION:-5}" --seed-accounts "${SEED:-1000000}" --plot docs/latency-curve.svg \
+  --memory-return Tests/robustness/memory_return.py ${DEB:+--deb "$DEB"}

@@ -28,6 +28,8 @@ p.add_argument("--seed-accounts", type=int, default=1_000_000)
 p.add_argument("--cold-runs", type=int, default=15)
 p.add_argument("--argon2", help="../shared/bench/argon2-rate, built: the hashing anchor (issue 29)")
 p.add_argument("--plot", help="write the latency curve as SVG here")
+p.add_argument("--deb", help="the package (scripts/build-deb.sh): adds the restart rows, through systemd in a booted sandbox (scripts/bench/restart.sh)")
+p.add_argument("--memory-return", help="Tests/robustness/memory_return.py: adds the row of RSS after a flood")
 args = p.parse_args()
 HERE = os.path.dirname(os.path.abspath(__file__))
 work = tempfile.mkdtemp(prefix="signupd-bench-")
@@ -57,15 +59,15 @@ def wait_connectable(path, timeout=30):
 
 
 class Daemon:
-    def __init__(self, kind, db=None, extra=()):
+    def __init__(self, kind, db=None, extra=(), preexec=None):
         self.kind = kind
         self.sock = os.path.join(work, "%s-%d.sock" % (kind, time.monotonic_ns()))
         if kind == "anchor":
-            self.proc = subprocess.Popen([args.echo, self.sock], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            self.proc = subprocess.Popen([args.echo, self.sock], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=preexec)
         else:
             db = db or os.path.join(work, "db-%d.sqlite" % time.monotonic_ns())
             self.proc = subprocess.Popen([args.signupd, "--socket", self.sock, "--database", db, "--log-level", "error"] + FAST_ARGS + list(extra),
-                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=preexec)
         wait_connectable(self.sock)
 
     def rss_kib(self):
@@ -137,12 +139,18 @@ for n in (1, 10, 100, 1000, 10000):
     log("curve", n, point)
 
 
-# Memory of 10,000 idle open sessions.
-def held_memory(kind):
-    d = Daemon(kind)
+# Memory of idle open sessions: 10,000, and 100,000 (issue 29), one session per connection.
+def held_memory(kind, count):
+    import resource
+    def more_files():
+        resource.setrlimit(resource.RLIMIT_NOFILE, (count + 4096, count + 4096))
+    raised = ["--max-connections", str(count + 100), "--max-connections-per-user", str(count + 100),
+              "--max-connects-per-user-per-second", "1000000", "--max-session-bytes", str(1 << 40)]
+    d = Daemon(kind, extra=raised if kind == "signupd" and count > 10000 else (), preexec=more_files)
     try:
         base = d.rss_kib()
-        holder = subprocess.Popen([args.load, "-s", d.sock, "--hold", "-c", "10000", "-d", "10"], stdout=subprocess.PIPE, text=True)
+        holder = subprocess.Popen([args.load, "-s", d.sock, "--hold", "-c", str(count), "-d", "10"], stdout=subprocess.PIPE, text=True,
+                                  preexec_fn=more_files)
         line = holder.stdout.readline()
         assert line.startswith("ready"), line
         full = d.rss_kib()
@@ -151,15 +159,19 @@ def held_memory(kind):
         rest = holder.stdout.read()
         holder.wait()
         errors = int(re.search(r"errors=(\d+)", rest).group(1))
-        return (full - base) * 1024 / 10000, errors
+        return (full - base) * 1024 / count, errors
     finally:
         d.stop()
 
 
-mem = {kind: held_memory(kind) for kind in ("anchor", "signupd")}
+mem = {kind: held_memory(kind, 10000) for kind in ("anchor", "signupd")}
 rows.append(("10,000 idle open sessions: memory per session", mem["anchor"][0] / 1024, mem["signupd"][0] / 1024, "KiB",
              mem["signupd"][0] / mem["anchor"][0] if mem["anchor"][0] else float("nan"), "≤ 16 KiB each"))
 log("memory", mem)
+mem100k = {kind: held_memory(kind, 100000) for kind in ("anchor", "signupd")}
+rows.append(("100,000 idle open sessions: memory per session", mem100k["anchor"][0] / 1024, mem100k["signupd"][0] / 1024, "KiB",
+             mem100k["signupd"][0] / mem100k["anchor"][0] if mem100k["anchor"][0] else float("nan"), "≤ 8 KiB each"))
+log("memory 100k", mem100k)
 
 
 # Cold start under socket activation: connect to a not-yet-running daemon → hello.
@@ -243,6 +255,28 @@ rows.append(("keystroke round trip p99 while 32 signups hash their passwords", q
              busy["p99_us"] / quiet["p99_us"], "≤ 16 ms"))
 log(signups, logins, busy)
 
+# Memory after a flood (issue 29): 1,024 connections x 16 signup sessions with long values,
+# all closed; the resident set before the flood, and after it once it settled.
+if args.memory_return:
+    out = subprocess.run([sys.executable, args.memory_return, args.signupd, "--long"], capture_output=True, text=True).stdout
+    flood = re.search(r"RSS before the flood (\d+) KiB.*after it (\d+) KiB", out)
+    if flood:
+        before_kib, after_kib = int(flood.group(1)), int(flood.group(2))
+        rows.append(("resident set after a 1,024 × 16-session flood ended (anchor column: before it)", before_kib / 1024, after_kib / 1024, "MiB",
+                     after_kib / before_kib, "≤ 1.2×"))
+    else:
+        log("memory_return.py printed no figures:", out)
+
+# Restart through systemd (issue 29): median of 3 rounds per size, restart → first answered keystroke.
+if args.deb:
+    out = subprocess.run(["bash", os.path.join(HERE, "restart.sh"), args.deb, "1000", "10000"], capture_output=True, text=True).stdout
+    log(out)
+    for n, goal in ((1000, "≤ 0.2 s"), (10000, "≤ 1 s")):
+        taken = [float(m) for m in re.findall(r"restart n=%d round=\d+: bench: .*first keystroke answered ([0-9.]+) s" % n, out)]
+        if taken:
+            rows.append(("restart with %s open sessions through systemd → first answered keystroke, median (no anchor)" % format(n, ","),
+                         float("nan"), median(taken), "s", float("nan"), goal))
+
 if args.plot:
     sys.path.insert(0, HERE)
     from plot import latency_svg
@@ -256,9 +290,9 @@ print("Machine: %s, %d cores, %.0f GiB, Linux %s. Rounds: %d × %.0f s. Anchor: 
 print()
 print("| measure | anchor | signupd | unit | signupd ÷ anchor | target |")
 print("|---|---:|---:|---|---:|---|")
-fmt = lambda x: ("%.0f" % x) if x >= 100 else ("%.2f" % x)
+fmt = lambda x: "—" if x != x else ("%.0f" % x) if x >= 100 else ("%.2f" % x)
 for measure, a, s, unit, ratio, target in rows:
-    print("| %s | %s | %s | %s | %.2f | %s |" % (measure, fmt(a), fmt(s), unit, ratio, target))
+    print("| %s | %s | %s | %s | %s | %s |" % (measure, fmt(a), fmt(s), unit, "—" if ratio != ratio else "%.2f" % ratio, target))
 print()
 print("Signups and logins with the default Argon2id cost (2 passes, 64 MiB), 32 at once:")
 print()
