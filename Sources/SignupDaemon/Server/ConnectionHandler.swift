@@ -62,7 +62,9 @@ final class ConnectionHandler: ChannelDuplexHandler {
     /// `verify` and `logout`: a budget of their own (`DaemonTuning.tokenChecksPerSecond`).
     var tokenBudget: RequestBudget
     private var lastRequest: NIODeadline
-    private var idleTimer: Scheduled<Void>?
+    /// On the loop's `LoopTimers`, like sessions' idle checks: a NIO task per connection made
+    /// every close search all the others'.
+    private var idleTimer: LoopTimers.Token?
     /// Carrying this connection across a restart (issue 16; Handover/).
     var handover = HandoverHooks()
     /// Set between `handlerAdded` and `handlerRemoved`.
@@ -150,7 +152,8 @@ final class ConnectionHandler: ChannelDuplexHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        idleTimer?.cancel()
+        if let idleTimer { shared.services.loopTimers.timers(on: context.eventLoop).cancel(idleTimer) }
+        idleTimer = nil
         for waiter in handover.takeReplyWaiters() { waiter.succeed() }
         guard let output else { return }
         // The client went away (it closed or reset its socket, or half-closed it and its
@@ -276,7 +279,8 @@ final class ConnectionHandler: ChannelDuplexHandler {
     /// could next be true.
     private func armIdleTimer(context: ChannelHandlerContext, at from: NIODeadline) {
         guard let timeout = shared.idleConnectionTimeout else { return }
-        idleTimer = context.eventLoop.assumeIsolated().scheduleTask(deadline: from + timeout) { [self] in
+        idleTimer = shared.services.loopTimers.timers(on: context.eventLoop).schedule(at: from + timeout) { [self] in
+            idleTimer = nil
             guard let output, context.channel.isActive else { return }
             let due = lastRequest + timeout
             let now = shared.services.clock.now()
