@@ -72,7 +72,7 @@ public enum HandoverCodec {
     public static func encode(_ state: HandoverState, limit: Int) throws -> Written {
         let table = HandoverFormTable()
         // Each record once: its size decides whether it fits, and the payload is made of these.
-        let records = state.sessions.map { record(of: $0, forms: table) }
+        let records = sessionRecords(state.sessions, forms: table)
         let connectionRecords = state.connections.map(record(of:))
         let owners = state.sessions.map(owner) + state.connections.map(owner)
         let sizes = (records + connectionRecords).map { $0.count + varintSize($0.count) }
@@ -129,6 +129,20 @@ public enum HandoverCodec {
             budget -= total - limit
         }
         throw HandoverStateError.tooLarge(limit: limit)
+    }
+
+    /// The sessions' records, written on every core at once (each core a contiguous run, in
+    /// order); the form table is filled first, so that the cores only read it.
+    private static func sessionRecords(_ sessions: [HandoverState.SessionRecord], forms: HandoverFormTable) -> [[UInt8]] {
+        for session in sessions { _ = forms.index(of: session.form.form) }
+        let chunks = sessions.count < 512 ? 1 : min(ProcessInfo.processInfo.activeProcessorCount, 8)
+        let perChunk = (sessions.count + chunks - 1) / max(1, chunks)
+        let results = ChunkResults<[[UInt8]]>(count: chunks, initial: [])
+        DispatchQueue.concurrentPerform(iterations: chunks) { chunk in
+            let run = sessions[min(sessions.count, chunk * perChunk)..<min(sessions.count, (chunk + 1) * perChunk)]
+            results.set(chunk) { run.map { record(of: $0, forms: forms) } }
+        }
+        return results.all.flatMap { $0 }
     }
 
     /// The sessions' records, read on every core at once (a restart of 10,000 sessions waits

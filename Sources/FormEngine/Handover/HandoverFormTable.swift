@@ -4,8 +4,10 @@
 /// about 50 KB for the shipped signup form), and 65,536 carried sessions made a state over
 /// the gigabyte the next process reads.
 ///
-/// One table serves one encoding or decoding, on one thread: the codec puts it in the
-/// encoder's or decoder's `userInfo`; `FormSession`'s coding looks it up there.
+/// One table serves one encoding or decoding. Version 4 fills it on one thread before the
+/// sessions' records are written on several, which then only find definitions already in
+/// it (`HandoverCodec.sessionRecords`). Version 3's JSON coding used it on one thread, from
+/// the coder's `userInfo`.
 public final class HandoverFormTable: @unchecked Sendable {
     static let key = CodingUserInfoKey(rawValue: "signupd.handoverForms")!
 

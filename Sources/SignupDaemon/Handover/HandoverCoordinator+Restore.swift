@@ -101,7 +101,11 @@ extension HandoverCoordinator {
         // A session whose owning connection is not here waits for `resume` (if the record
         // says who owns it and resuming is on); else it ends, as before.
         let keepDetached = services.resumeGrace.map { $0 > .zero } ?? false
-        let owned = state.sessions.compactMap { record -> (record: HandoverState.SessionRecord, owner: ConnectionOutput?, principal: Principal, views: [ConnectionOutput], loop: EventLoop)? in
+        // Oldest first: each owner's index list is in opening order, so sessions added in that
+        // order are appended; in the state's order (a dictionary's), each was inserted into
+        // the middle of its owner's list, shifting the rest.
+        let oldestFirst = state.sessions.sorted { $0.ageNanoseconds > $1.ageNanoseconds }
+        let owned = oldestFirst.compactMap { record -> (record: HandoverState.SessionRecord, owner: ConnectionOutput?, principal: Principal, views: [ConnectionOutput], loop: EventLoop)? in
             let owner = record.owner.flatMap { outputs[$0] }
             let views = record.views.compactMap { outputs[$0] }
             guard let uid = record.uid ?? owner?.peer.uid else { return nil }
