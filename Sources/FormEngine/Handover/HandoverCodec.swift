@@ -93,6 +93,8 @@ public enum HandoverCodec {
             var leftOut: [String: Int] = [:]
             var connectionsLeftOut: [String: Int] = [:]
             var dropped = Set<String>()
+            // Connections told of a session left out: re-encoded (the rest use their record as made).
+            var told = Set<Int>()
             for index in connections.indices where !keptConnection[index] {
                 dropped.insert(connections[index].name)
                 connectionsLeftOut[owners[records.count + index], default: 0] += 1
@@ -104,24 +106,31 @@ public enum HandoverCodec {
                 for holder in holders[id] ?? [] where keptConnection[holder] {
                     connections[holder].sessions.removeAll { $0 == id }
                     connections[holder].unsent.bytes += closed
+                    told.insert(holder)
                 }
             }
             var payload = BinaryWriter(capacity: headerBytes + min(limit, sizes.reduce(forms.count + 32, +)))
             payload.data(forms)
             payload.varint(keptConnection.lazy.filter { $0 }.count)
             for index in connections.indices where keptConnection[index] {
-                payload.data(connections[index] == state.connections[index] ? connectionRecords[index] : record(of: connections[index]))
+                payload.data(told.contains(index) ? record(of: connections[index]) : connectionRecords[index])
             }
             payload.varint(keptSession.lazy.filter { $0 }.count)
             for index in records.indices where keptSession[index] {
+                // Its owner's or views' connection is not carried: waits for `resume`, or goes on
+                // without the view. (Known by looking, not by comparing with the original: a
+                // session's comparison includes its whole form definition.)
                 var session = state.sessions[index]
-                // Its owner's or views' connection is not carried: waits for `resume`, or goes on without the view.
+                guard !dropped.isEmpty, session.owner.map(dropped.contains) == true || session.views.contains(where: dropped.contains) else {
+                    payload.data(records[index])
+                    continue
+                }
                 if let owner = session.owner, dropped.contains(owner) {
                     session.owner = nil
                     session.detachedNanoseconds = session.detachedNanoseconds ?? 0
                 }
                 session.views.removeAll { dropped.contains($0) }
-                payload.data(session == state.sessions[index] ? records[index] : record(of: session, forms: table))
+                payload.data(record(of: session, forms: table))
             }
             let total = headerBytes + payload.bytes.count
             if total <= limit { return Written(bytes: framed(payload.bytes), leftOut: leftOut, connectionsLeftOut: connectionsLeftOut) }
