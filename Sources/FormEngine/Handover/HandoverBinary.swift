@@ -69,7 +69,7 @@ struct BinaryReader {
 
     var atEnd: Bool { position == end }
 
-    mutating func varint(_ what: String) throws(HandoverStateError) -> UInt64 {
+    mutating func varint(_ what: @autoclosure () -> String) throws(HandoverStateError) -> UInt64 {
         var value: UInt64 = 0
         var shift: UInt64 = 0
         while position < end {
@@ -80,73 +80,73 @@ struct BinaryReader {
             if byte < 0x80 { return value }
             shift += 7
         }
-        throw .malformed("\(what): a bad or cut number at byte \(position)")
+        throw .malformed("\(what()): a bad or cut number at byte \(position)")
     }
 
-    mutating func int(_ what: String) throws(HandoverStateError) -> Int {
-        let value = try varint(what)
-        guard value <= UInt64(Int.max) else { throw .malformed("\(what): \(value) is out of range") }
+    mutating func int(_ what: @autoclosure () -> String) throws(HandoverStateError) -> Int {
+        let value = try varint(what())
+        guard value <= UInt64(Int.max) else { throw .malformed("\(what()): \(value) is out of range") }
         return Int(value)
     }
 
-    mutating func signed(_ what: String) throws(HandoverStateError) -> Int64 {
-        let value = try varint(what)
+    mutating func signed(_ what: @autoclosure () -> String) throws(HandoverStateError) -> Int64 {
+        let value = try varint(what())
         return Int64(bitPattern: value >> 1) ^ -Int64(bitPattern: value & 1)
     }
 
-    mutating func uint32(_ what: String) throws(HandoverStateError) -> UInt32 {
-        let value = try varint(what)
-        guard let narrow = UInt32(exactly: value) else { throw .malformed("\(what): \(value) is out of range") }
+    mutating func uint32(_ what: @autoclosure () -> String) throws(HandoverStateError) -> UInt32 {
+        let value = try varint(what())
+        guard let narrow = UInt32(exactly: value) else { throw .malformed("\(what()): \(value) is out of range") }
         return narrow
     }
 
-    mutating func byte(_ what: String) throws(HandoverStateError) -> UInt8 {
-        guard position < end else { throw .malformed("\(what): cut short") }
+    mutating func byte(_ what: @autoclosure () -> String) throws(HandoverStateError) -> UInt8 {
+        guard position < end else { throw .malformed("\(what()): cut short") }
         defer { position += 1 }
         return bytes[position]
     }
 
-    mutating func bool(_ what: String) throws(HandoverStateError) -> Bool {
-        switch try byte(what) {
+    mutating func bool(_ what: @autoclosure () -> String) throws(HandoverStateError) -> Bool {
+        switch try byte(what()) {
         case 0: false
         case 1: true
-        case let other: throw .malformed("\(what): \(other) is not a flag")
+        case let other: throw .malformed("\(what()): \(other) is not a flag")
         }
     }
 
     /// How many elements follow, each at least `minimum` bytes: never more than the rest holds.
-    mutating func count(_ what: String, minimum: Int = 1) throws(HandoverStateError) -> Int {
-        let count = try int(what)
-        guard count <= (end - position) / max(1, minimum) else { throw .malformed("\(what): \(count) elements do not fit in \(end - position) bytes") }
+    mutating func count(_ what: @autoclosure () -> String, minimum: Int = 1) throws(HandoverStateError) -> Int {
+        let count = try int(what())
+        guard count <= (end - position) / max(1, minimum) else { throw .malformed("\(what()): \(count) elements do not fit in \(end - position) bytes") }
         return count
     }
 
-    mutating func data(_ what: String) throws(HandoverStateError) -> [UInt8] {
-        let range = try span(what)
+    mutating func data(_ what: @autoclosure () -> String) throws(HandoverStateError) -> [UInt8] {
+        let range = try span(what())
         return Array(bytes[range])
     }
 
     /// The bounds of a length-prefixed byte string, skipped over.
-    mutating func span(_ what: String) throws(HandoverStateError) -> Range<Int> {
-        let count = try self.count(what)
+    mutating func span(_ what: @autoclosure () -> String) throws(HandoverStateError) -> Range<Int> {
+        let count = try self.count(what())
         defer { position += count }
         return position..<(position + count)
     }
 
-    mutating func string(_ what: String) throws(HandoverStateError) -> String {
-        let range = try span(what)
+    mutating func string(_ what: @autoclosure () -> String) throws(HandoverStateError) -> String {
+        let range = try span(what())
         guard let text = bytes.withUnsafeBufferPointer({ String(validating: UnsafeBufferPointer(rebasing: $0[range]), as: UTF8.self) }) else {
-            throw .malformed("\(what) is not UTF-8")
+            throw .malformed("\(what()) is not UTF-8")
         }
         return text
     }
 
-    mutating func optional<Value>(_ what: String, _ read: (inout BinaryReader) throws(HandoverStateError) -> Value) throws(HandoverStateError) -> Value? {
-        try bool(what) ? try read(&self) : nil
+    mutating func optional<Value>(_ what: @autoclosure () -> String, _ read: (inout BinaryReader) throws(HandoverStateError) -> Value) throws(HandoverStateError) -> Value? {
+        try bool(what()) ? try read(&self) : nil
     }
 
-    mutating func array<Element>(_ what: String, _ read: (inout BinaryReader) throws(HandoverStateError) -> Element) throws(HandoverStateError) -> [Element] {
-        let count = try self.count(what)
+    mutating func array<Element>(_ what: @autoclosure () -> String, _ read: (inout BinaryReader) throws(HandoverStateError) -> Element) throws(HandoverStateError) -> [Element] {
+        let count = try self.count(what())
         var values: [Element] = []
         values.reserveCapacity(count)
         for _ in 0..<count { values.append(try read(&self)) }
@@ -154,7 +154,7 @@ struct BinaryReader {
     }
 
     /// The reader must have used every byte of its range.
-    func finished(_ what: String) throws(HandoverStateError) {
-        guard position == end else { throw .malformed("\(what): \(end - position) bytes left over") }
+    func finished(_ what: @autoclosure () -> String) throws(HandoverStateError) {
+        guard position == end else { throw .malformed("\(what()): \(end - position) bytes left over") }
     }
 }
