@@ -11,6 +11,33 @@ import Testing
 @Suite struct HandoverTests {
     private static let unsent = #"{"event":"pong","id":"unsent before the restart"}"# + "\n"
 
+    /// A restart that did not carry a peer's connections leaves no more of its sessions
+    /// waiting for `resume` than `--max-resumable-sessions-per-user`: the oldest end, as when
+    /// connections drop in one process (helper-24: 294 waited for one user after a restart,
+    /// and `status` counted 256 of them).
+    @Test func aRestartKeepsNoMoreSessionsWaitingThanTheLimit() async throws {
+        let new = try InProcessDaemon(tuned: { $0.maxResumableSessionsPerUser = 8 })
+        let signup = try #require(new.services.forms.library.form(named: "signup"))
+        var state = HandoverState()
+        for index in 0..<12 {
+            state.sessions.append(.init(
+                id: String(format: "%016x", index), form: FormSession(form: signup, locale: "en"), seq: 1,
+                ageNanoseconds: Int64(100 - index) * 1_000_000_000, owner: nil, views: [], uid: 1000, resume: "secret\(index)",
+                detachedNanoseconds: 0))
+        }
+        await new.advance(by: .seconds(3600))
+        var stages = TimedStages()
+        _ = await HandoverCoordinator.carryOn(state, handlers: [:], outputs: [:], services: new.services, group: new.loop, stages: &stages)
+        // The evicted ones end on their loop, after the restore.
+        try await new.loop.submit {}.get()
+        #expect(new.services.directory.detachedCount == 8)
+        #expect(new.services.directory.count == 8)
+        // The four oldest ended.
+        let left = Set(new.services.directory.all.map(\.id))
+        #expect(left == Set((4..<12).map { String(format: "%016x", $0) }))
+        try await new.stop()
+    }
+
     /// A session whose connection dropped before the restart (or was not carried) waits in
     /// the next process for the rest of its grace, secret and owner included (issue 23).
     @Test func aSessionWaitingForResumeWaitsInTheNextProcess() async throws {

@@ -141,7 +141,10 @@ final class Session: @unchecked Sendable {
             // The grace goes on from where it was (the restart's own time counted in).
             let gone = detachedFor ?? .zero
             detached.withLockedValue { $0 = now - gone }
-            _ = services.directory.detached(self)
+            // Within the same bound as in the old process: a restart that left a peer's
+            // connections behind must not leave it more sessions waiting (helper-24: 294
+            // waiting for one user after a restart, and `status` counting 256 of them).
+            closeOverDetachedLimit(services.directory.detached(self))
             scheduleGraceEnd(after: services.resumeGrace.map { max(.zero, $0 - gone) } ?? .zero)
         }
     }
@@ -301,14 +304,19 @@ final class Session: @unchecked Sendable {
             detached.withLockedValue { $0 = services.clock.now() }
             scheduleGraceEnd(after: grace)
             // A peer dropping connection after connection keeps a bounded number waiting.
-            let limit = services.directory.maxDetachedPerPeer
-            for oldest in services.directory.detached(self) {
-                ConnectionHandler.onLoop(of: oldest) { $0.close(reason: "abandoned: more than \(limit) sessions of this user were waiting to be resumed") }
-            }
+            closeOverDetachedLimit(services.directory.detached(self))
         } else {
             hold.end()
             viewers.removeAll { $0 === hold }
             viewCount.withLockedValue { $0 = viewers.count }
+        }
+    }
+
+    /// Ends the oldest waiting sessions a peer had over `maxDetachedPerPeer`, on their loops.
+    private func closeOverDetachedLimit(_ evicted: [Session]) {
+        let limit = services.directory.maxDetachedPerPeer
+        for oldest in evicted {
+            ConnectionHandler.onLoop(of: oldest) { $0.close(reason: "abandoned: more than \(limit) sessions of this user were waiting to be resumed") }
         }
     }
 
