@@ -205,8 +205,17 @@ final class HandoverCoordinator: Sendable {
         //    so that it is not served meanwhile (helper-23: 2,200 such connections of a views
         //    attack kept every step's round of the loops waiting; the hand-over took 5.9 s).
         let stored = Set(allEntries.map { ObjectIdentifier($0.output) })
+        var unstored: [PeerKey: Int] = [:]
         for output in services.registry.allConnections where !stored.contains(ObjectIdentifier(output)) {
+            unstored[output.principal.key, default: 0] += 1
             output.channel.close(promise: nil)
+        }
+        // Said, not only counted: which users' connections a restart does not carry (helper-24).
+        if !unstored.isEmpty {
+            let byUser = unstored.sorted { ($0.value, $0.key.description) > ($1.value, $1.key.description) }.prefix(8).map { "\($0.key) \($0.value)" }
+            logger.notice(
+                "a restart closes \(unstored.values.reduce(0, +)) connections that are not in systemd's file descriptor store; the sessions they opened wait for resume in the next process (with --resume-grace; at most --max-resumable-sessions-per-user each user)",
+                metadata: ["connections": "\(unstored.values.reduce(0, +))", "by": "\(byUser.joined(separator: ", "))\(unstored.count > 8 ? ", …" : "")"])
         }
         await onEveryConnection { $0.pauseForHandover() }
         stages.finished("pause")
