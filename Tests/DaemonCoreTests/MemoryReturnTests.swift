@@ -73,6 +73,33 @@ import Testing
         for _ in 0..<20 { #expect(state.observe(rss: 190 * mib, load: 450) == .none) }
     }
 
+    /// CI, 2026-11-27: the flood came in the daemon's first second, so the first look (one
+    /// second after start) was at 72 MiB, mid-flood, and counted as the lowest; at 74 MiB
+    /// after it nothing was 16 MiB above that, no trim came, and the set stayed at 1.49× for
+    /// 90 s. `MemoryReturn` now takes its first look at start.
+    @Test func aFloodInTheFirstSecondIsMeasuredAgainstTheStart() {
+        var state = MemoryReturnState(margin: 16 * mib)
+        _ = state.observe(rss: 51 * mib, load: 0)
+        _ = state.observe(rss: 72 * mib, load: 3861)
+        #expect(state.observe(rss: 74 * mib, load: 1, highest: 4353) == .trim)
+        // Without the look at start the same looks trim nothing.
+        var late = MemoryReturnState(margin: 16 * mib)
+        _ = late.observe(rss: 72 * mib, load: 3861)
+        #expect(late.observe(rss: 74 * mib, load: 1, highest: 4353) == .none)
+    }
+
+    /// The most load since the previous look counts: a flood that rose and ended between two
+    /// looks is still a flood.
+    @Test func aFloodBetweenTwoLooksIsStillAFlood() {
+        var state = MemoryReturnState(margin: 16 * mib)
+        _ = state.observe(rss: 51 * mib, load: 2)
+        #expect(state.observe(rss: 76 * mib, load: 0, highest: 4352) == .trim)
+        // Without the high-water mark the same looks trim nothing.
+        var blind = MemoryReturnState(margin: 16 * mib)
+        _ = blind.observe(rss: 51 * mib, load: 2)
+        #expect(blind.observe(rss: 76 * mib, load: 0) == .none)
+    }
+
     @Test func loadThatFallsWithoutMemoryToGiveIsLeftAlone() {
         var state = MemoryReturnState(margin: 16 * mib)
         _ = state.observe(rss: 30 * mib, load: 2)

@@ -45,6 +45,19 @@ import Testing
         return listed
     }
 
+    /// The memory-return looks see a flood that came and went between them.
+    @Test func theMostSessionsSinceTheLastLookIsKept() {
+        var index = SessionIndex<Item>()
+        index.insert(Item(Self.id(0), Self.alice, at: 100))
+        #expect(index.takeMostSinceLook() == 1)
+        for n in 1...40 { index.insert(Item(Self.id(n), Self.bob, at: 100 + UInt64(n))) }
+        for n in 1...40 { #expect(index.remove(Self.id(n)) != nil) }
+        #expect(index.count == 1)
+        #expect(index.takeMostSinceLook() == 41)
+        // The next interval starts at the count now.
+        #expect(index.takeMostSinceLook() == 1)
+    }
+
     @Test func addRemoveAndRestoreKeepTheCountsRight() {
         var index = SessionIndex<Item>()
         for n in 0..<5 { index.insert(Item(Self.id(n), Self.alice, at: 100 + UInt64(n))) }

@@ -36,8 +36,9 @@ def drain_until_pong(sock, reader, tag):
 
 def settle(what, predicate, seconds=90):
     """Polls the daemon's resident set until predicate holds (there is no event to wait for).
-    Generous: a debug build on a busy machine takes many seconds to close 4,096 sessions
-    (their timers are cancelled one by one), and the trims follow the load down."""
+    Generous: a debug build on a busy machine may take seconds to close 4,096 sessions, and
+    the trims follow the load down. The flood often comes within the daemon's first second,
+    before its first once-a-second look (CI, 2026-11-27): signupd takes that look at start."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         rss = daemon.rss_kib()

@@ -18,12 +18,15 @@ final class ConnectionRegistry: Sendable {
         var submitWaiters: [CheckedContinuation<Void, Never>] = []
         var connectionWaiters: [CheckedContinuation<Void, Never>] = []
         var acceptedTotal = 0
+        /// The most connections since the memory-return look last took it.
+        var mostSinceLook = 0
         /// Connect budgets of peers that connected recently; nil: unlimited.
         var connects: TokenBuckets<PeerKey>?
 
         mutating func add(_ output: ConnectionOutput, key: PeerKey) {
             let id = ObjectIdentifier(output)
             connections[id] = output
+            mostSinceLook = max(mostSinceLook, connections.count)
             byKey[key, default: []].insert(id)
             byUID[key.uid, default: 0] += 1
         }
@@ -177,6 +180,15 @@ final class ConnectionRegistry: Sendable {
     }
 
     var connectionCount: Int { state.withLockedValue { $0.connections.count } }
+
+    /// The most connections since the previous call (for the memory-return looks: a flood
+    /// between two looks still counts).
+    func takeMostConnectionsSinceLook() -> Int {
+        state.withLockedValue { state in
+            defer { state.mostSinceLook = state.connections.count }
+            return max(state.mostSinceLook, state.connections.count)
+        }
+    }
 
     var isDraining: Bool { state.withLockedValue { $0.draining } }
 

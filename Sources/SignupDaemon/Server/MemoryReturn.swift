@@ -46,9 +46,11 @@ struct MemoryReturnState: Sendable {
         case trim
     }
 
-    /// One look (the daemon's: once a second).
-    mutating func observe(rss: Int, load: Int) -> Action {
-        peakLoad = max(peakLoad, load)
+    /// One look (the daemon's: once a second). `highest` is the most load there was since
+    /// the previous look (nil: `load`): a flood that rose and ended between two looks is
+    /// still a flood.
+    mutating func observe(rss: Int, load: Int, highest: Int? = nil) -> Action {
+        peakLoad = max(peakLoad, load, highest ?? load)
         let lowest = min(lowestRSS ?? rss, rss)
         lowestRSS = lowest
         if looksSinceTrim < Int.max { looksSinceTrim += 1 }
@@ -85,14 +87,22 @@ final class MemoryReturn: Sendable {
     private let state: NIOLockedValueBox<MemoryReturnState>
     private let logger: Logger
 
+    /// Takes its first look now, at start: a flood in the first second (before the first
+    /// once-a-second look) is measured against the set before it, not against its own peak.
     init(logger: Logger, margin: Int = 16 << 20) {
-        state = NIOLockedValueBox(MemoryReturnState(margin: margin))
+        var first = MemoryReturnState(margin: margin)
+        if let rss = Self.residentBytes() { _ = first.observe(rss: rss, load: 0) }
+        state = NIOLockedValueBox(first)
         self.logger = logger
     }
 
-    func tick(load: @escaping @Sendable () -> Int) {
+    /// One look. `load` is the connections and sessions now; `highest`, the most of them
+    /// since the previous look (each count's high-water mark, taken and reset).
+    func tick(load: @escaping @Sendable () -> Int, highest: () -> Int) {
         guard let before = Self.residentBytes() else { return }
-        guard state.withLockedValue({ $0.observe(rss: before, load: load()) }) == .trim else { return }
+        let now = load()
+        let most = highest()
+        guard state.withLockedValue({ $0.observe(rss: before, load: now, highest: most) }) == .trim else { return }
         DispatchQueue.global(qos: .utility).async { [self] in
             malloc_trim(0)
             let after = Self.residentBytes() ?? before

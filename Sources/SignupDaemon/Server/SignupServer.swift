@@ -87,7 +87,8 @@ final class SignupServer: Service {
             }
             // Summaries of repeated log lines whose minute is over.
             services.reporting.log.flush()
-            memory.tick { [services] in services.registry.connectionCount + services.directory.count }
+            memory.tick(load: { [services] in services.registry.connectionCount + services.directory.count },
+                        highest: { services.registry.takeMostConnectionsSinceLook() + services.directory.takeMostSinceLook() })
         }
         // Expired tokens are deleted soon after start, then hourly.
         let pruning = loop.scheduleRepeatedTask(initialDelay: .seconds(5), delay: .hours(1)) { [services] _ in

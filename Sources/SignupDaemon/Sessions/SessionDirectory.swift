@@ -54,6 +54,9 @@ final class SessionDirectory: Sendable {
 
     var count: Int { sessions.withLockedValue { $0.count } }
 
+    /// The most live sessions since the previous call (for the memory-return looks).
+    func takeMostSinceLook() -> Int { sessions.withLockedValue { $0.takeMostSinceLook() } }
+
     /// Registers a session under a fresh random id and returns it.
     func add(_ make: (String) -> Session) -> Session {
         sessions.withLockedValue { index in

@@ -44,6 +44,16 @@ struct SessionIndex<Item: IndexedSession>: Sendable {
 
     var count: Int { byID.count }
 
+    /// The most sessions there were since `takeMostSinceLook` was last called.
+    private var mostSinceLook = 0
+
+    /// The most sessions since the previous call (a flood that came and went between two of
+    /// the memory-return looks still counts); starts the next interval at the count now.
+    mutating func takeMostSinceLook() -> Int {
+        defer { mostSinceLook = byID.count }
+        return max(mostSinceLook, byID.count)
+    }
+
     func find(_ id: String) -> Item? { byID[id]?.item }
 
     /// How many live sessions `owner` opened.
@@ -58,6 +68,7 @@ struct SessionIndex<Item: IndexedSession>: Sendable {
         remove(item.id)
         let entry = Entry(place: SessionCursor(openedAt: item.openedAt, id: item.id), item: item)
         byID[item.id] = entry
+        mostSinceLook = max(mostSinceLook, byID.count)
         var owned = byOwner.removeValue(forKey: item.principal.owner) ?? OwnerList()
         // A new session comes last (an owner's list is in opening order): no search.
         let slot = Slot(place: entry.place, item: item)
