@@ -8,8 +8,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 DEB=$(realpath "$1"); shift
-sizes=("${@:-1000}")
-[ $# -gt 0 ] || sizes=(1000 10000)
+sizes=(1000 10000)
+[ $# -eq 0 ] || sizes=("$@")
 log=$(mktemp)
 SANDBOX_ONLY=1 SANDBOX_SECONDS=900 scripts/systemd-boot-test.sh "$DEB" > "$log" 2>&1 || { cat "$log" >&2; exit 1; }
 pid=$(sed -n 's/.*nsenter -t \([0-9]*\) -a bash.*/\1/p' "$log")

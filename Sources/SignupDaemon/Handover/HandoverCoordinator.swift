@@ -254,6 +254,7 @@ final class HandoverCoordinator: Sendable {
         // 5. Only what is consistent: a session whose owner's connection is not carried
         //    waits for `resume` in the next process (with a grace), like one whose owner dropped.
         let state = Self.state(frozen: frozen, connections: connections, names: names, keepDetached: services.resumeGrace.map { $0 > .zero } ?? false)
+        stages.finished("state")
         var sessions = state.sessions.count
         var carriedConnections = connections.count
         do {
