@@ -56,28 +56,44 @@ public struct MessageCatalogues: Sendable, Equatable {
     /// else the id itself. `{name}` is replaced by the parameter `name`.
     public func render(_ message: MessageRef, locale: String) -> LocalizedMessage {
         guard !message.id.isEmpty else { return .empty }
-        let template = byLocale[locale.lowercased()]?.texts[message.id] ?? byLocale["en"]?.texts[message.id] ?? message.id
+        let template = catalogue(for: locale)?.texts[message.id] ?? byLocale["en"]?.texts[message.id] ?? message.id
         return LocalizedMessage(id: message.id, params: message.params, text: Self.substitute(template, message.params))
     }
 
+    /// The catalogue of a resolved locale. Keys are lowercased; a tag without capitals
+    /// (`en`) is looked up as it is, without making a lowercased copy at every keystroke.
+    private func catalogue(for locale: String) -> MessageCatalogue? {
+        let hasCapitals = locale.utf8.contains { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }
+        return byLocale[hasCapitals ? locale.lowercased() : locale]
+    }
+
+    /// `{name}` replaced by the parameter `name`; an unknown or unclosed one is kept as it is.
+    /// Scans UTF-8 bytes: braces are ASCII, so a byte `{` or `}` is always that character's
+    /// scalar (no multi-byte sequence contains an ASCII byte), and a template without `{`
+    /// (most of them) is returned as it is.
     static func substitute(_ template: String, _ params: [LocalizedMessage.Parameter]) -> String {
-        guard template.contains("{") else { return template }
+        let bytes = template.utf8
+        guard var open = bytes.firstIndex(of: UInt8(ascii: "{")) else { return template }
         var result = ""
-        var rest = Substring(template)
-        while let open = rest.firstIndex(of: "{") {
-            result += rest[..<open]
-            guard let close = rest[open...].firstIndex(of: "}") else {
-                rest = rest[open...]
+        result.reserveCapacity(bytes.count + 16)
+        var from = bytes.startIndex
+        while true {
+            result += template[from..<open]
+            guard let close = bytes[open...].firstIndex(of: UInt8(ascii: "}")) else {
+                from = open
                 break
             }
-            let name = rest[rest.index(after: open)..<close]
+            let name = template[bytes.index(after: open)..<close]
             if let parameter = params.first(where: { $0.name == name }) {
                 result += parameter.value.text
             } else {
-                result += rest[open...close]
+                result += template[open..<bytes.index(after: close)]
             }
-            rest = rest[rest.index(after: close)...]
+            from = bytes.index(after: close)
+            guard let next = bytes[from...].firstIndex(of: UInt8(ascii: "{")) else { break }
+            open = next
         }
-        return result + rest
+        result += template[from...]
+        return result
     }
 }

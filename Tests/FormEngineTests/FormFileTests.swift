@@ -1,5 +1,5 @@
 import Foundation
-import FormEngine
+@testable import FormEngine
 import SignupProtocol
 import Testing
 
@@ -60,6 +60,28 @@ struct FormFileTests {
         #expect(throws: ConfigError.self) { try MessageFile.parse("login.done = Hallo {min}\n", locale: "de", file: "de.messages") }
         #expect(catalogues.render(MessageRef("login.done"), locale: "fr").text == "Logged in")  // falls back to English
         #expect(throws: ConfigError.self) { try MessageFile.parse("x = y\n", locale: "not a tag", file: "x.messages") }
+    }
+
+    @Test("substitution works on any text: several scripts, parameters at either end, a brace before a combining mark, unknown and unclosed braces kept")
+    func substitution() {
+        let params: [LocalizedMessage.Parameter] = [.init("max", .integer(12)), .init("field", .string("密码"))]
+        #expect(MessageCatalogues.substitute("{field}不能超过{max}个字符", params) == "密码不能超过12个字符")
+        #expect(MessageCatalogues.substitute("höchstens {max}", params) == "höchstens 12")
+        #expect(MessageCatalogues.substitute("{max}{max}", params) == "1212")
+        #expect(MessageCatalogues.substitute("no braces at all", params) == "no braces at all")
+        #expect(MessageCatalogues.substitute("é{unknown}é {max", params) == "é{unknown}é {max")
+        #expect(MessageCatalogues.substitute("{\u{301}max}\u{301} {max}", params) == "{\u{301}max}\u{301} 12")
+        #expect(MessageCatalogues.substitute("}{max}{", params) == "}12{")
+        #expect(MessageCatalogues.substitute("", params) == "")
+    }
+
+    @Test("a locale is found whatever its case")
+    func localeCase() throws {
+        var catalogues = MessageCatalogues.builtin
+        catalogues.merge(try MessageFile.parse("login.done = Angemeldet\n", locale: "de-AT", file: "de-AT.messages"))
+        #expect(catalogues.render(MessageRef("login.done"), locale: "de-AT").text == "Angemeldet")
+        #expect(catalogues.render(MessageRef("login.done"), locale: "de-at").text == "Angemeldet")
+        #expect(catalogues.render(MessageRef("login.done"), locale: "en").text == "Logged in")
     }
 
     @Test("the password-quality rule asks its shell to check, told the user field; the verdict maps to its id; stale answers are dropped")
