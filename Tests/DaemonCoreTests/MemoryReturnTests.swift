@@ -31,15 +31,15 @@ import Testing
         _ = state.observe(rss: 30 * mib, load: 2)
         _ = state.observe(rss: 200 * mib, load: 16_000)
         #expect(state.observe(rss: 200 * mib, load: 0) == .trim)
-        // Fragmentation kept most of it: three follow-ups at doubling spacing, then no trim
-        // each second for nothing.
+        // Fragmentation kept most of it: a follow-up three looks later, which finds nothing to
+        // return (under 1 MiB), and then no trim each second for nothing.
         state.trimmed(rss: 180 * mib, load: 0)
         var trimsAt: [Int] = []
         for look in 1...200 where state.observe(rss: 180 * mib, load: 0) == .trim {
             trimsAt.append(look)
-            state.trimmed(rss: 180 * mib, load: 0)
+            state.trimmed(rss: 180 * mib - 512 * 1024, load: 0)
         }
-        #expect(trimsAt == [3, 9, 21])
+        #expect(trimsAt == [3])
         // A second flood that passes is trimmed again.
         #expect(state.observe(rss: 260 * mib, load: 9000) == .none)
         #expect(state.observe(rss: 260 * mib, load: 100) == .trim)
@@ -112,6 +112,38 @@ import Testing
         _ = state.observe(rss: 30 * mib, load: 2)
         _ = state.observe(rss: 60 * mib, load: 200)
         #expect(state.observe(rss: 60 * mib, load: 10) == .none)
+    }
+
+    /// While each follow-up still gives something back, they go on at doubling spacing (3, 6,
+    /// 12 looks), and stop after three.
+    @Test func followUpsThatReturnMemoryGoOnUpToThree() {
+        var state = MemoryReturnState(margin: 16 * mib)
+        _ = state.observe(rss: 30 * mib, load: 2)
+        _ = state.observe(rss: 200 * mib, load: 16_000)
+        #expect(state.observe(rss: 200 * mib, load: 0) == .trim)
+        state.trimmed(rss: 180 * mib, load: 0)
+        var rss = 180 * mib
+        var trimsAt: [Int] = []
+        for look in 1...200 where state.observe(rss: rss, load: 0) == .trim {
+            trimsAt.append(look)
+            rss -= 2 * mib
+            state.trimmed(rss: rss, load: 0)
+        }
+        #expect(trimsAt == [3, 9, 21])
+    }
+
+    /// helper-25: with a 16 MiB margin a daemon that started at 41 MB settled 9-17 MB above
+    /// it after floods and was never trimmed; the daemon's margin is 4 MiB.
+    @Test func theDaemonTrimsAFloodThatLeftFourMiBOrMore() {
+        var daemon = MemoryReturnState()
+        #expect(daemon.margin == 4 * mib)
+        _ = daemon.observe(rss: 41 * mib, load: 1)
+        _ = daemon.observe(rss: 57 * mib, load: 4353)
+        #expect(daemon.observe(rss: 50 * mib, load: 1) == .trim)
+        var wide = MemoryReturnState(margin: 16 * mib)
+        _ = wide.observe(rss: 41 * mib, load: 1)
+        _ = wide.observe(rss: 57 * mib, load: 4353)
+        #expect(wide.observe(rss: 50 * mib, load: 1) == .none)
     }
 
     @Test func theResidentSetIsRead() throws {

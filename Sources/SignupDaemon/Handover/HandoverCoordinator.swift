@@ -212,10 +212,12 @@ final class HandoverCoordinator: Sendable {
         }
         // Said, not only counted: which users' connections a restart does not carry (helper-24).
         if !unstored.isEmpty {
-            let byUser = unstored.sorted { ($0.value, $0.key.description) > ($1.value, $1.key.description) }.prefix(8).map { "\($0.key) \($0.value)" }
+            // "uid 1003: 1 connection, uid 1004 (client web-7): 3 connections": who, and how many.
+            let byUser = unstored.sorted { ($0.value, $0.key.description) > ($1.value, $1.key.description) }.prefix(8).map { "\($0.key): \(Self.connections($0.value))" }
+            let total = unstored.values.reduce(0, +)
             logger.notice(
-                "a restart closes \(unstored.values.reduce(0, +)) connections that are not in systemd's file descriptor store; the sessions they opened wait for resume in the next process (with --resume-grace; at most --max-resumable-sessions-per-user each user)",
-                metadata: ["connections": "\(unstored.values.reduce(0, +))", "by": "\(byUser.joined(separator: ", "))\(unstored.count > 8 ? ", …" : "")"])
+                "a restart closes \(Self.connections(total)) that \(total == 1 ? "is" : "are") not in systemd's file descriptor store; the sessions opened on \(total == 1 ? "it" : "them") wait for resume in the next process (with --resume-grace; at most --max-resumable-sessions-per-user each user)",
+                metadata: ["connections": "\(total)", "by": "\(byUser.joined(separator: ", "))\(unstored.count > 8 ? ", …" : "")"])
         }
         await onEveryConnection { $0.pauseForHandover() }
         stages.finished("pause")
@@ -323,6 +325,9 @@ final class HandoverCoordinator: Sendable {
         for index in connections.indices { connections[index].sessions.removeAll { !ids.contains($0) } }
         return HandoverState(sessions: sessions, connections: connections)
     }
+
+    /// "1 connection", "35 connections".
+    private static func connections(_ count: Int) -> String { count == 1 ? "1 connection" : "\(count) connections" }
 
     private func onEveryConnection(_ body: @escaping @Sendable (ConnectionHandler) -> Void) async {
         _ = await onTheirLoops(allEntries, loop: \.output.eventLoop) { body($0.handler.value) }
