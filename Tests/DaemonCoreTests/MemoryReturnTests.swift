@@ -26,14 +26,20 @@ import Testing
         for _ in 0..<10 { #expect(state.observe(rss: 37 * mib, load: 0) == .none) }
     }
 
-    @Test func memoryThatStaysDoesNotTrimAgainAndAgain() {
+    /// A flood to 200 MiB that passed, trimmed once to 180 MiB.
+    private func trimmedOnceAfterAFlood() -> MemoryReturnState {
         var state = MemoryReturnState(margin: 16 * mib)
         _ = state.observe(rss: 30 * mib, load: 2)
         _ = state.observe(rss: 200 * mib, load: 16_000)
         #expect(state.observe(rss: 200 * mib, load: 0) == .trim)
+        state.trimmed(rss: 180 * mib, load: 0)
+        return state
+    }
+
+    @Test func memoryThatStaysDoesNotTrimAgainAndAgain() {
         // Fragmentation kept most of it: a follow-up three looks later, which finds nothing to
         // return (under 1 MiB), and then no trim each second for nothing.
-        state.trimmed(rss: 180 * mib, load: 0)
+        var state = trimmedOnceAfterAFlood()
         var trimsAt: [Int] = []
         for look in 1...200 where state.observe(rss: 180 * mib, load: 0) == .trim {
             trimsAt.append(look)
@@ -117,11 +123,7 @@ import Testing
     /// While each follow-up still gives something back, they go on at doubling spacing (3, 6,
     /// 12 looks), and stop after three.
     @Test func followUpsThatReturnMemoryGoOnUpToThree() {
-        var state = MemoryReturnState(margin: 16 * mib)
-        _ = state.observe(rss: 30 * mib, load: 2)
-        _ = state.observe(rss: 200 * mib, load: 16_000)
-        #expect(state.observe(rss: 200 * mib, load: 0) == .trim)
-        state.trimmed(rss: 180 * mib, load: 0)
+        var state = trimmedOnceAfterAFlood()
         var rss = 180 * mib
         var trimsAt: [Int] = []
         for look in 1...200 where state.observe(rss: rss, load: 0) == .trim {
