@@ -15,8 +15,8 @@ import Glibc
 /// first trim: while the resident set stays well above its lowest and the load does not rise,
 /// a few follow-up trims come at doubling spacing (3, 6, 12 looks), then none until the load
 /// has risen and fallen anew, so memory that cannot be returned (fragmentation) costs no trim
-/// every second; a trim that gave back less than `minimumReturn` ends its follow-ups. A state machine on observed figures: the caller reads them and carries out
-/// the action.
+/// every second; a trim that gave back less than `minimumReturn` ends its follow-ups. A
+/// state machine on observed figures: the caller reads them and carries out the action.
 struct MemoryReturnState: Sendable {
     /// How far above its lowest the resident set must be for a trim to be worth it.
     let margin: Int
