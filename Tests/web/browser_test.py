@@ -36,7 +36,7 @@ from bridge_harness import Bridge  # noqa: E402
 from wsclient import WebSocket  # noqa: E402
 
 from selenium import webdriver  # noqa: E402
-from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException, TimeoutException  # noqa: E402
+from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException, TimeoutException, WebDriverException  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.common.keys import Keys  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
@@ -99,12 +99,31 @@ def browser(language="en-US", javascript=True):
 
 # A condition that reads an element while the page navigates can find it and then see it
 # replaced (stale) before reading it; that is the page still changing, so the wait goes on.
+# Chromium reports the same race in two more ways when the navigation lands between
+# chromedriver's find and its read: "Node with given id does not belong to the document"
+# (CI, stop 36) and "Cannot find context with specified id". Any other error still fails.
 STILL_CHANGING = (NoSuchElementException, StaleElementReferenceException)
+NAVIGATING = ("does not belong to the document", "Cannot find context with specified id")
+
+
+def still_changing(error):
+    return isinstance(error, STILL_CHANGING) or any(text in (error.msg or "") for text in NAVIGATING)
+
+
+def settled(condition):
+    def check(driver):
+        try:
+            return condition(driver)
+        except WebDriverException as error:
+            if still_changing(error):
+                return False
+            raise
+    return check
 
 
 def wait(driver, condition, what, timeout=15):
     try:
-        return WebDriverWait(driver, timeout, ignored_exceptions=STILL_CHANGING).until(lambda d: condition(d))
+        return WebDriverWait(driver, timeout).until(settled(condition))
     except TimeoutException:
         try:
             shown = driver.find_element(By.TAG_NAME, "main").text.replace("\n", " | ")
