@@ -18,6 +18,8 @@ final class BufferBudget: Sendable {
     /// When the last sweep ran (uptime nanoseconds): at most one every 50 ms, however many
     /// connections find the total over the limit meanwhile.
     private let lastSweep = Atomic<UInt64>(0)
+    /// A look again is scheduled (see `Sweep.recheck`).
+    private let recheckScheduled = Atomic<Bool>(false)
 
     private let clock: DaemonClock
 
@@ -35,23 +37,73 @@ final class BufferBudget: Sendable {
 
     var held: Int { total.load(ordering: .relaxed) }
 
-    /// Picks the connections to drop: the biggest holders among `connections`, until what
-    /// they hold brings the total under three quarters of the limit. One sweep at a time;
-    /// nil while another runs.
-    func sweep(_ connections: () -> [ConnectionOutput]) -> [ConnectionOutput]? {
+    /// What a connection that found the total over the limit does next.
+    enum Sweep<Holder> {
+        /// Drop these: the biggest holders, until the total is under three quarters of the limit.
+        case drop([Holder])
+        /// A sweep ran less than 50 ms ago, or runs now, and may not have counted what came
+        /// since: look again after this long (`recheck(after:)`'s caller schedules it).
+        case recheck(after: TimeAmount)
+        /// Nothing to do: under the limit, or a look again is already scheduled.
+        case none
+    }
+
+    /// Picks the connections to drop: the biggest holders among `holders()`, until what
+    /// they hold brings the total under three quarters of the limit. At most one sweep
+    /// every 50 ms and one at a time; a connection refused for either gets `.recheck`
+    /// once, so that bytes arriving just after a sweep are not left over the limit when
+    /// nothing else arrives (a flood that stops within 50 ms of a sweep did, CI stop 36).
+    func sweep<Holder>(_ holders: () -> [Holder], held: (Holder) -> Int) -> Sweep<Holder> {
+        guard total.load(ordering: .relaxed) > limit else { return .none }
         let now = clock.now().uptimeNanoseconds
-        guard now &- lastSweep.load(ordering: .relaxed) >= 50_000_000 else { return nil }
-        guard sweeping.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged else { return nil }
+        let since = now &- lastSweep.load(ordering: .relaxed)
+        guard since >= Self.interval,
+              sweeping.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged
+        else {
+            return scheduleRecheck(after: since >= Self.interval ? Self.interval : Self.interval - since)
+        }
         defer { sweeping.store(false, ordering: .releasing) }
         lastSweep.store(now, ordering: .relaxed)
         var excess = total.load(ordering: .relaxed) - limit * 3 / 4
-        guard excess > 0 else { return [] }
-        var chosen: [ConnectionOutput] = []
-        let holders = connections().map { ($0, $0.heldBytes) }.filter { $0.1 >= floor }.sorted { $0.1 > $1.1 }
-        for (connection, bytes) in holders where excess > 0 {
-            chosen.append(connection)
+        guard excess > 0 else { return .none }
+        var chosen: [Holder] = []
+        let sizes = holders().map { ($0, held($0)) }.filter { $0.1 >= floor }.sorted { $0.1 > $1.1 }
+        for (holder, bytes) in sizes where excess > 0 {
+            chosen.append(holder)
             excess -= bytes
         }
-        return chosen
+        return .drop(chosen)
+    }
+
+    /// The scheduled look again is due: clears the mark, so the sweep it runs may schedule
+    /// another.
+    func recheckDue() {
+        recheckScheduled.store(false, ordering: .releasing)
+    }
+
+    private func scheduleRecheck<Holder>(after nanoseconds: UInt64) -> Sweep<Holder> {
+        guard recheckScheduled.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged else { return .none }
+        return .recheck(after: .nanoseconds(Int64(nanoseconds)))
+    }
+
+    /// Sweeps at most this often (nanoseconds).
+    static let interval: UInt64 = 50_000_000
+}
+
+extension BufferBudget {
+    /// A connection found the total over the limit: drops the biggest holders of all
+    /// `registry`'s connections, or looks again on `loop` once a sweep may run.
+    func enforce(over registry: ConnectionRegistry, on loop: any EventLoop) {
+        switch sweep({ registry.allConnections }, held: \.heldBytes) {
+        case .drop(let victims):
+            for victim in victims { victim.dropForBudget() }
+        case .recheck(let delay):
+            loop.scheduleTask(in: delay) { [self] in
+                recheckDue()
+                enforce(over: registry, on: loop)
+            }
+        case .none:
+            break
+        }
     }
 }

@@ -341,8 +341,8 @@ final class ConnectionHandler: ChannelDuplexHandler {
             // `busy: false` are delivered one by one): decided on the next tick.
             output?.eventLoop.assumeIsolated().execute { [self] in closeIfDone() }
         case .overBudget:
-            let registry = shared.services.registry
-            for victim in shared.bufferBudget.sweep({ registry.allConnections }) ?? [] { victim.dropForBudget() }
+            guard let loop = output?.eventLoop else { return }
+            shared.bufferBudget.enforce(over: shared.services.registry, on: loop)
         case .end(let ending):
             end(ending)
         }
