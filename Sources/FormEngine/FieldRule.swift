@@ -33,6 +33,17 @@ public enum FieldRule: Sendable, Codable, Equatable {
     case available
 }
 
+extension FieldRule {
+    /// The other field whose value this rule reads, if any.
+    var otherField: String? {
+        switch self {
+        case .equals(let field), .notContaining(let field): field
+        case .passwordQuality(let field): field
+        default: nil
+        }
+    }
+}
+
 /// Classes of `FieldRule.characters`.
 public enum CharacterClass: String, Sendable, Codable, CaseIterable {
     /// General category L*.

@@ -118,13 +118,13 @@ public struct FieldDefinition: Sendable, Codable, Equatable {
 
     /// The fields this one's validity depends on besides itself.
     public var dependencies: [String] {
-        rules.compactMap { spec in
-            switch spec.rule {
-            case .equals(let field), .notContaining(let field): field
-            case .passwordQuality(let field): field
-            default: nil
-            }
-        }
+        rules.compactMap(\.rule.otherField)
+    }
+
+    /// Whether this field's validity depends on the field named `name` (a `dependencies`
+    /// that builds no array: asked of every field on every keystroke).
+    public func dependsOn(_ name: String) -> Bool {
+        rules.contains { $0.rule.otherField == name }
     }
 }
 

@@ -202,9 +202,13 @@ public struct FormSession: Sendable, Codable, Equatable {
     public func awaitsPasswordCheck(_ id: UInt64) -> Bool { pendingQuality.contains { $0.id == id } }
 
     private mutating func revalidate(changed: Int, now: Moment, into step: inout FormStep) {
-        let changedName = form.fields[changed].name
-        for (index, field) in form.fields.enumerated() {
-            guard index == changed || field.dependencies.contains(changedName) else { continue }
+        // The fields are read in place, not copied one by one (a copy of a field retains
+        // each of its strings and arrays, on every keystroke).
+        let fields = form.fields
+        let changedName = fields[changed].name
+        for index in fields.indices {
+            guard index == changed || fields[index].dependsOn(changedName) else { continue }
+            let field = fields[index]
             let validation = field.evaluate(values[index], valueOf: { name in form.index(of: name).map { values[$0] } ?? "" }, configuration: configuration)
             if field.checksAvailability {
                 // flatMapLatest: whatever the new value, the old check's answer is no longer wanted.

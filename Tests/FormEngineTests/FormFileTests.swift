@@ -9,6 +9,20 @@ struct FormFileTests {
     private let user = "[field user]\nkind = username\nlabel = User\nrule = username\n"
     private let pw = "[field pw]\nkind = secret\nlabel = Password\nrule = max-bytes 100\n"
 
+    @Test("a field depends on exactly the fields its rules read: dependsOn agrees with dependencies")
+    func dependencies() {
+        for form in [FormDefinition.signup, .login, .phoneSignup, .phoneLogin] {
+            for field in form.fields {
+                for other in form.fields {
+                    #expect(field.dependsOn(other.name) == field.dependencies.contains(other.name), "\(form.name).\(field.name) on \(other.name)")
+                }
+            }
+        }
+        let repeated = FormDefinition.signup.fields.first { $0.name == "repeatedPassword" }
+        #expect(repeated?.dependsOn("password") == true)
+        #expect(repeated?.dependsOn("username") == false)
+    }
+
     @Test("a minimal form reads, with its identity and secret")
     func minimal() throws {
         let form = try FormFile.parse(head + user + pw, file: "f.form")
