@@ -33,6 +33,10 @@ final class ConnectionOutput: EventLoopConfined, @unchecked Sendable {
     private var lastWrite: EventLoopFuture<Void>?
     /// True inside `batch`: deliveries wait for its end to be flushed together.
     private var inBatch = false
+    /// NIO's buffered output as read first inside the current batch: it changes only when
+    /// this connection flushes or the loop writes to the socket on a later tick, so a batch
+    /// handling several lines asks NIO once, not before every line.
+    private var batchBuffered: Int?
     /// Whether the handler hears of every delivery from outside a read batch
     /// (`ConnectionOutputEvent.delivered`: a half-closed connection closes once its work is done).
     @LoopConfined var reportsDeliveries = false
@@ -86,7 +90,10 @@ final class ConnectionOutput: EventLoopConfined, @unchecked Sendable {
         inBatch = true
         defer {
             inBatch = outer
-            if !outer { flush() }
+            if !outer {
+                batchBuffered = nil
+                flush()
+            }
         }
         return try body()
     }
@@ -244,6 +251,7 @@ final class ConnectionOutput: EventLoopConfined, @unchecked Sendable {
         isFlushing = true
         channel.writeAndFlush(batch, promise: promise)
         isFlushing = false
+        batchBuffered = nil
         lastWrite = promise.futureResult
         reportUnread()
     }
@@ -256,7 +264,10 @@ final class ConnectionOutput: EventLoopConfined, @unchecked Sendable {
     /// Output written to NIO and not yet taken by the kernel (none once the channel is gone). Event loop only.
     var bufferedBytes: Int {
         eventLoop.preconditionInEventLoop()
-        return channel.isActive ? ((try? channel.syncOptions?.getOption(.bufferedWritableBytes)) ?? 0) : 0
+        if inBatch, let batchBuffered { return batchBuffered }
+        let buffered = channel.isActive ? ((try? channel.syncOptions?.getOption(.bufferedWritableBytes)) ?? 0) : 0
+        if inBatch { batchBuffered = buffered }
+        return buffered
     }
 
     /// Flushes, then calls `body` on this loop once everything written so far has left
