@@ -8,8 +8,9 @@ import Testing
 /// rather than left over the limit (hostile_neighbour.py part 12 kept 43 half lines of
 /// 60,000 bytes against a 2 MiB budget when the flood stopped inside the 50 ms).
 @Suite struct BufferBudgetTests {
-    /// Holders are (name, bytes held).
+    /// Holders are (name, bytes held); the owner is the name's first letter.
     typealias Holder = (name: String, bytes: Int)
+    static func owner(_ holder: Holder) -> Character { holder.name.first ?? "?" }
 
     final class Clock: Sendable {
         let now = NIOLockedValueBox(NIODeadline.uptimeNanoseconds(1_000_000_000))
@@ -27,15 +28,50 @@ import Testing
         let budget = BufferBudget(limit: 1000, floor: 10, clock: clock.daemonClock)
         let holders: [Holder] = [("small", 5), ("a", 300), ("b", 500), ("c", 200), ("d", 100)]
         _ = budget.add(holders.map(\.bytes).reduce(0, +))
-        // 1,105 held; under 750 needs 355 gone: the biggest (500) does it. "small" is under the floor.
-        #expect(names(budget.sweep({ holders }, held: \.bytes)) == ["b"])
+        // 1,105 held; down to 750 needs 355 gone: the biggest (500) does it.
+        #expect(names(budget.sweep({ holders }, held: \.bytes, owner: Self.owner)) == ["b"])
+    }
+
+    @Test func anOwnerSpreadOverManySmallConnectionsPaysForAllOfThem() {
+        // helper-26: 1,000 connections of 4,000 bytes (each under the 4 KiB floor) held 1.9x
+        // a 2 MiB budget and none was dropped.
+        let holders: [Holder] = (0..<1000).map { ("a\($0)", 4000) } + [("quiet", 200)]
+        var victims = BudgetVictims(holders.map { (holder: $0, owner: Self.owner($0), bytes: $0.bytes) }, floor: 4096)
+        let chosen = victims.choose(toFree: 4_000_200 - 1_572_864)
+        #expect(chosen.count == 607)
+        #expect(chosen.allSatisfy { $0.name.hasPrefix("a") })
+    }
+
+    @Test func theOwnerHoldingTheMostPaysBeforeOneBigReader() {
+        // helper-26: a victim's one 66 KB answer was dropped before any of an attacker's 800
+        // connections of 5,000 bytes (4 MB in all).
+        let attacker: [Holder] = (0..<800).map { ("a\($0)", 5000) }
+        let holders = attacker + [("victim", 66_762)]
+        var victims = BudgetVictims(holders.map { (holder: $0, owner: Self.owner($0), bytes: $0.bytes) }, floor: 4096)
+        let chosen = victims.choose(toFree: 4_066_762 - 1_572_864)
+        #expect(!chosen.contains { $0.name == "victim" })
+        #expect(chosen.count == 499)
+    }
+
+    @Test func ownersTakeTurnsAsTheirTotalsFall() {
+        // a: 600 in one connection; b: 500 in five. Freeing 400: a's 600 goes first (a holds
+        // the most), which frees it all; freeing 700: then b, biggest first.
+        let holders: [Holder] = [("a1", 600), ("b1", 100), ("b2", 100), ("b3", 150), ("b4", 100), ("b5", 50), ("c1", 9)]
+        let entries = holders.map { (holder: $0, owner: Self.owner($0), bytes: $0.bytes) }
+        var first = BudgetVictims(entries, floor: 10)
+        #expect(first.choose(toFree: 400).map(\.name) == ["a1"])
+        var second = BudgetVictims(entries, floor: 10)
+        #expect(second.choose(toFree: 700).map(\.name) == ["a1", "b3"])
+        // c holds 9 in all, under the floor: never chosen, even when everything else is.
+        var all = BudgetVictims(entries, floor: 10)
+        #expect(!all.choose(toFree: 10_000).contains { $0.name == "c1" })
     }
 
     @Test func underTheLimitNothingIsSwept() {
         let clock = Clock()
         let budget = BufferBudget(limit: 1000, clock: clock.daemonClock)
         _ = budget.add(1000)
-        guard case .none = budget.sweep({ [Holder]() }, held: \.bytes) else {
+        guard case .none = budget.sweep({ [Holder]() }, held: \.bytes, owner: Self.owner) else {
             Issue.record("a total at the limit is not over it")
             return
         }
@@ -46,7 +82,7 @@ import Testing
         let budget = BufferBudget(limit: 1000, floor: 10, clock: clock.daemonClock)
         var holders: [Holder] = [("a", 600), ("b", 600)]
         _ = budget.add(1200)
-        #expect(names(budget.sweep({ holders }, held: \.bytes)) == ["a"])
+        #expect(names(budget.sweep({ holders }, held: \.bytes, owner: Self.owner)) == ["a"])
         _ = budget.add(-600)
         holders.removeFirst()
 
@@ -54,13 +90,13 @@ import Testing
         clock.advance(.milliseconds(10))
         holders += [("c", 300), ("d", 400)]
         _ = budget.add(700)
-        guard case .recheck(let after) = budget.sweep({ holders }, held: \.bytes) else {
+        guard case .recheck(let after) = budget.sweep({ holders }, held: \.bytes, owner: Self.owner) else {
             Issue.record("a sweep refused by the 50 ms spacing schedules a look again")
             return
         }
         #expect(after == .milliseconds(40))
         // Other connections finding the total over meanwhile do not schedule more.
-        guard case .none = budget.sweep({ holders }, held: \.bytes) else {
+        guard case .none = budget.sweep({ holders }, held: \.bytes, owner: Self.owner) else {
             Issue.record("one look again at a time")
             return
         }
@@ -68,7 +104,7 @@ import Testing
         // The look again runs when due and drops what the burst left over the limit.
         clock.advance(after)
         budget.recheckDue()
-        #expect(names(budget.sweep({ holders }, held: \.bytes)) == ["b"])
+        #expect(names(budget.sweep({ holders }, held: \.bytes, owner: Self.owner)) == ["b"])
     }
 
     @Test func afterTheLookAgainRunsAnotherMayBeScheduled() {
@@ -76,16 +112,16 @@ import Testing
         let budget = BufferBudget(limit: 100, floor: 1, clock: clock.daemonClock)
         let holders: [Holder] = [("a", 200)]
         _ = budget.add(200)
-        #expect(names(budget.sweep({ holders }, held: \.bytes)) == ["a"])
+        #expect(names(budget.sweep({ holders }, held: \.bytes, owner: Self.owner)) == ["a"])
         clock.advance(.milliseconds(1))
-        guard case .recheck = budget.sweep({ holders }, held: \.bytes) else {
+        guard case .recheck = budget.sweep({ holders }, held: \.bytes, owner: Self.owner) else {
             Issue.record("first refusal schedules")
             return
         }
         clock.advance(.milliseconds(1))
         budget.recheckDue()
         // Still inside the 50 ms: the look again itself schedules the next one.
-        guard case .recheck(let after) = budget.sweep({ holders }, held: \.bytes) else {
+        guard case .recheck(let after) = budget.sweep({ holders }, held: \.bytes, owner: Self.owner) else {
             Issue.record("a look again that comes too early schedules another")
             return
         }

@@ -91,7 +91,7 @@ struct LimitOptions: ParsableArguments {
     var maxOutputBytes: Int?
 
     @Option(name: [.customLong("max-buffered-bytes"), .customLong("max-total-output-bytes")], help: ArgumentHelp(
-        "Memory held for all clients together: request bytes read but not handled yet (partial lines, lines waiting) plus answers not read yet. Past it, the connections holding the most are closed with bye (biggest first, until the total is under three quarters of this); one holding under 4 KiB never is. --max-total-output-bytes is an older name. (default: \(DaemonTuning.standard.maxBufferedBytes))",
+        "Memory held for all clients together: request bytes read but not handled yet (partial lines, lines waiting) plus answers not read yet. Past it, connections are closed with bye: the biggest of the uid (or person behind a front end) holding the most in all, again and again, until the total is three quarters of this or less; a uid holding under 4 KiB in all never is. --max-total-output-bytes is an older name. (default: \(DaemonTuning.standard.maxBufferedBytes))",
         valueName: "bytes"))
     var maxBufferedBytes: Int?
 

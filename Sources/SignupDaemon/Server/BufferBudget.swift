@@ -4,14 +4,15 @@ import Synchronization
 /// The memory all connections hold for their clients together: request bytes read but
 /// not handled yet (a partial line, lines waiting their turn) and answers the client has
 /// not read. Each connection publishes what it holds (after each read, handling turn and
-/// write, and once a second while output is pending). Past `limit` in total, the
-/// connections holding the most are dropped — biggest first, until the total is back
-/// under three quarters of the limit — so that many clients that each stay under
-/// `--max-line-bytes` and `--max-output-bytes` still cannot make the daemon buffer without
-/// bound, and a quiet client, which holds next to nothing, is never the one to pay.
+/// write, and once a second while output is pending). Past `limit` in total, connections
+/// are dropped — the biggest of the owner holding the most in all, again and again, until
+/// the total is back to three quarters of the limit (`BudgetVictims`) — so that many
+/// clients that each stay under `--max-line-bytes` and `--max-output-bytes` still cannot
+/// make the daemon buffer without bound, and a quiet client, which holds next to nothing,
+/// is never the one to pay.
 final class BufferBudget: Sendable {
     let limit: Int
-    /// A connection holding less than this is never dropped for the budget.
+    /// An owner holding less than this in all is never dropped for the budget.
     let floor: Int
     private let total = Atomic<Int>(0)
     private let sweeping = Atomic<Bool>(false)
@@ -48,12 +49,13 @@ final class BufferBudget: Sendable {
         case none
     }
 
-    /// Picks the connections to drop: the biggest holders among `holders()`, until what
-    /// they hold brings the total under three quarters of the limit. At most one sweep
+    /// Picks the connections to drop among `holders()`: the biggest of the owner holding
+    /// the most, again and again, until what they hold brings the total to three quarters
+    /// of the limit (`BudgetVictims`). At most one sweep
     /// every 50 ms and one at a time; a connection refused for either gets `.recheck`
     /// once, so that bytes arriving just after a sweep are not left over the limit when
     /// nothing else arrives (a flood that stops within 50 ms of a sweep did, CI stop 36).
-    func sweep<Holder>(_ holders: () -> [Holder], held: (Holder) -> Int) -> Sweep<Holder> {
+    func sweep<Holder, Owner: Hashable>(_ holders: () -> [Holder], held: (Holder) -> Int, owner: (Holder) -> Owner) -> Sweep<Holder> {
         guard total.load(ordering: .relaxed) > limit else { return .none }
         let now = clock.now().uptimeNanoseconds
         let since = now &- lastSweep.load(ordering: .relaxed)
@@ -64,15 +66,10 @@ final class BufferBudget: Sendable {
         }
         defer { sweeping.store(false, ordering: .releasing) }
         lastSweep.store(now, ordering: .relaxed)
-        var excess = total.load(ordering: .relaxed) - limit * 3 / 4
+        let excess = total.load(ordering: .relaxed) - limit * 3 / 4
         guard excess > 0 else { return .none }
-        var chosen: [Holder] = []
-        let sizes = holders().map { ($0, held($0)) }.filter { $0.1 >= floor }.sorted { $0.1 > $1.1 }
-        for (holder, bytes) in sizes where excess > 0 {
-            chosen.append(holder)
-            excess -= bytes
-        }
-        return .drop(chosen)
+        var victims = BudgetVictims(holders().map { (holder: $0, owner: owner($0), bytes: held($0)) }, floor: floor)
+        return .drop(victims.choose(toFree: excess))
     }
 
     /// The scheduled look again is due: clears the mark, so the sweep it runs may schedule
@@ -94,7 +91,7 @@ extension BufferBudget {
     /// A connection found the total over the limit: drops the biggest holders of all
     /// `registry`'s connections, or looks again on `loop` once a sweep may run.
     func enforce(over registry: ConnectionRegistry, on loop: any EventLoop) {
-        switch sweep({ registry.allConnections }, held: \.heldBytes) {
+        switch sweep({ registry.allConnections }, held: \.heldBytes, owner: \.principal.key) {
         case .drop(let victims):
             for victim in victims { victim.dropForBudget() }
         case .recheck(let delay):

@@ -365,10 +365,13 @@ final class ConnectionHandler: ChannelDuplexHandler {
         if ending != .failed { endedByDaemon = true }
         let action = state.end(ending)
         switch ending {
-        case .overBudget(_, let held) where action != .none:
-            // The buffers of all clients together are past the budget and this connection
-            // holds the most: it is closed (its buffers are freed), not the quiet ones.
-            shared.services.reporting.log.log(.notice, "dropping a client over the buffer budget", peer: principalKey, metadata: output.principal.logMetadata(pid: output.peer.pid, ["held": "\(held)"]))
+        case .overBudget(let limit, let held) where action != .none:
+            // The buffers of all clients together are past the budget and this connection is
+            // the biggest of the owner holding the most: it is closed (its buffers are
+            // freed), not the quiet ones. `total` is what all held as it was chosen.
+            shared.services.reporting.log.log(
+                .notice, "dropping a client over the buffer budget", peer: principalKey,
+                metadata: output.principal.logMetadata(pid: output.peer.pid, ["held": "\(held)", "total": "\(shared.bufferBudget.held)", "budget": "\(limit)"]))
         case .slowConsumer where action != .none:
             shared.services.reporting.log.log(.notice, "dropping a client that stopped reading", peer: principalKey, metadata: output.principal.logMetadata(pid: output.peer.pid, ["why": "\(ending.reason ?? "")"]))
         default: break
