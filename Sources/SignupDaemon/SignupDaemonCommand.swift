@@ -172,7 +172,8 @@ public struct SignupDaemonCommand: AsyncParsableCommand {
             sessionIdleTimeout: configuration.sessionIdleSeconds.map { .seconds(Int64($0)) },
             resumeGrace: configuration.resumeGraceSeconds.map { .seconds(Int64($0)) },
             maxViewsPerSession: configuration.maxViewsPerSession,
-            sessionBytes: SessionBytes(limit: configuration.maxSessionBytes)
+            sessionBytes: SessionBytes(limit: configuration.maxSessionBytes),
+            bufferBudget: BufferBudget(limit: configuration.maxBufferedBytes)
         )
         // One notifier for the process: its messages leave in the order they were asked for.
         let notifier = ServiceNotifier()

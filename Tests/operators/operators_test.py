@@ -169,6 +169,18 @@ def counters_and_histogram(checks, daemon, metrics_path):
     checks.check(moved("signupd_store_seconds_count", operation="create_account") == 1, "one create_account store call timed")
     checks.check(value(after, "signupd_availability_checks_total", result="available") >= 1, "availability checks counted by result")
     checks.check(value(after, "signupd_connections") >= 1 and value(after, "signupd_sessions") >= 1, "levels sampled at the scrape")
+    # What all connections buffer, beside its budget: a line sent without its end is held
+    # until the rest comes (polled: the daemon reads it when its loop gets to it).
+    holder = socket.socket(socket.AF_UNIX)
+    holder.connect(daemon.sock)
+    holder.sendall(b'{"op":"ping","pad":"' + b"x" * 20000)
+    deadline = time.monotonic() + 10
+    held = samples(scrape(metrics_path)[2])
+    while value(held, "signupd_buffered_bytes") < 20000 and time.monotonic() < deadline:
+        held = samples(scrape(metrics_path)[2])
+    checks.check(value(held, "signupd_buffered_bytes") >= 20000, "signupd_buffered_bytes counts a half-sent line: %s" % value(held, "signupd_buffered_bytes"))
+    checks.check(value(held, "signupd_buffered_bytes_budget") == 268435456, "signupd_buffered_bytes_budget is --max-buffered-bytes: %s" % value(held, "signupd_buffered_bytes_budget"))
+    holder.close()
     checks.check(re.search(r'^signupd_build_info\{version="[^"]+"\} 1', after_text, re.M), "build info carries the version")
     # The strict OpenMetrics parser, on what a Prometheus 2.x scrape asks for.
     status, headers, openmetrics = scrape(metrics_path, openmetrics=True)
@@ -260,6 +272,10 @@ def status_and_sessions(checks, daemon):
     checks.check(root["busiest"][0]["uid"] == 0, "the busiest peer is uid 0: %s" % root["busiest"])
     text = ctl(daemon, "status").stdout
     checks.check("serving (pid %d" % daemon.proc.pid in text and "Signups 1/5/15m" in text, "status as text: %s" % text)
+    queues = root["queues"]
+    checks.check(queues["bufferedBytesBudget"] == 268435456 and 0 <= queues["bufferedBytes"] < queues["bufferedBytesBudget"],
+                 "status gives what all connections buffer and its budget: %s" % queues)
+    checks.check(re.search(r"Buffered: \d+ of 268435456 bytes", text), "status as text says what is buffered of the budget")
     other = ctl(daemon, "--json", "status", uid=OTHER_UID)
     mine = json.loads(other.stdout)["status"]
     checks.check(other.returncode == 0 and mine["scope"] == "own" and "connections" not in mine and "busiest" not in mine,

@@ -117,6 +117,9 @@ final class DaemonMetrics: Sendable {
         var sessions: Int
         var detachedSessions: Int
         var hashQueueDepth: Int
+        /// What all connections buffer now, and the budget on it (`--max-buffered-bytes`).
+        var bufferedBytes: Int
+        var bufferBudget: Int
     }
 
     func sample(_ levels: Levels) {
@@ -124,6 +127,8 @@ final class DaemonMetrics: Sendable {
         gauge(Name.sessions).set(levels.sessions)
         gauge(Name.detachedSessions).set(levels.detachedSessions)
         gauge(Name.hashQueueDepth).set(levels.hashQueueDepth)
+        gauge(Name.bufferedBytes).set(levels.bufferedBytes)
+        gauge(Name.bufferBudget).set(levels.bufferBudget)
     }
 
     // MARK: Names, help and buckets: the one place
@@ -138,6 +143,8 @@ final class DaemonMetrics: Sendable {
         static let storeSeconds = "signupd_store_seconds"
         static let hashSeconds = "signupd_hash_seconds"
         static let hashQueueDepth = "signupd_hash_queue_depth"
+        static let bufferedBytes = "signupd_buffered_bytes"
+        static let bufferBudget = "signupd_buffered_bytes_budget"
         static let connections = "signupd_connections"
         static let sessions = "signupd_sessions"
         static let detachedSessions = "signupd_detached_sessions"
@@ -162,6 +169,8 @@ final class DaemonMetrics: Sendable {
         Name.storeSeconds: "Time an account store call took, by operation.",
         Name.hashSeconds: "Time one password hash or verification took on the hash pool.",
         Name.hashQueueDepth: "Signups and logins queued or running on the hash pool.",
+        Name.bufferedBytes: "Bytes all connections hold now: requests read but not handled yet and answers not read yet.",
+        Name.bufferBudget: "The budget on signupd_buffered_bytes (--max-buffered-bytes); past it the biggest holders are closed.",
         Name.connections: "Client connections open.",
         Name.sessions: "Form sessions open (detached ones included).",
         Name.detachedSessions: "Sessions whose connection dropped, waiting for resume.",

@@ -61,6 +61,8 @@ enum StatusReport {
         report["detachedSessions"] = .int(levels.detachedSessions)
         var queues = Members()
         queues["hashQueueDepth"] = .int(levels.hashQueueDepth)
+        queues["bufferedBytes"] = .int(levels.bufferedBytes)
+        queues["bufferedBytesBudget"] = .int(levels.bufferBudget)
         queues["hashQueueLimit"] = .int(services.accounts.hashQueue.maxTotal)
         report["queues"] = .object(queues.object)
         report["rates"] = .array(services.activity.rates().map { rate in

@@ -17,8 +17,6 @@ final class ConnectionHandler: ChannelDuplexHandler {
         let services: SessionServices
         /// The daemon's limits, rates and timeouts (the same value tests start from).
         let tuning: DaemonTuning
-        /// Unhandled input and unread output of all connections together.
-        let bufferBudget: BufferBudget
         /// Each event loop's handling, shared per uid (`FairTurns`).
         let fairTurns: FairTurnsByLoop
         /// "signupd/VERSION", for `hello`.
@@ -36,6 +34,8 @@ final class ConnectionHandler: ChannelDuplexHandler {
         var storeDescription = "memory"
 
         var limits: ServerLimits { tuning.limits }
+        /// Unhandled input and unread output of all connections together.
+        var bufferBudget: BufferBudget { services.bufferBudget }
         /// A connection holding no session is closed after this long without a request.
         var idleConnectionTimeout: TimeAmount? { tuning.idleConnectionSeconds.map { .seconds(Int64($0)) } }
 

@@ -209,7 +209,6 @@ final class SignupServer: Service {
         let context = ConnectionHandler.Context(
             services: services,
             tuning: configuration.tuning,
-            bufferBudget: BufferBudget(limit: configuration.maxBufferedBytes, clock: services.clock),
             fairTurns: FairTurnsByLoop(clock: services.clock),
             serverName: "signupd/\(configuration.serverVersion)",
             logger: logger,

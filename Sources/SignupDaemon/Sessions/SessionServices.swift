@@ -25,6 +25,9 @@ struct SessionServices: Sendable {
     var maxViewsPerSession = DaemonTuning.standard.maxViewsPerSession
     /// The memory sessions hold, per owner (`--max-session-bytes`).
     var sessionBytes = SessionBytes(limit: DaemonTuning.standard.maxSessionBytes)
+    /// What all connections buffer together: unhandled input and unread output
+    /// (`--max-buffered-bytes`).
+    var bufferBudget = BufferBudget(limit: DaemonTuning.standard.maxBufferedBytes)
     /// Each loop's timers for its sessions' idle checks (one NIO task per loop, not per session).
     var loopTimers = LoopTimersByLoop()
 
@@ -50,7 +53,8 @@ struct SessionServices: Sendable {
     var levels: DaemonMetrics.Levels {
         DaemonMetrics.Levels(
             connections: registry.connectionCount, sessions: directory.count, detachedSessions: directory.detachedCount,
-            hashQueueDepth: accounts.hashQueue.depth(peer: PeerKey(uid: .max)).total
+            hashQueueDepth: accounts.hashQueue.depth(peer: PeerKey(uid: .max)).total,
+            bufferedBytes: max(0, bufferBudget.held), bufferBudget: bufferBudget.limit
         )
     }
 

@@ -85,6 +85,9 @@ enum StatusText {
                 "\(int(report["connections"]) ?? 0) 个连接，\(int(report["sessions"]) ?? 0) 个会话（\(detached) 个等待恢复）"))
             if let queues = report["queues"]?.objectValue {
                 row("Hash queue", "哈希队列", "\(int(queues["hashQueueDepth"]) ?? 0) / \(int(queues["hashQueueLimit"]) ?? 0)")
+                if let buffered = int(queues["bufferedBytes"]), let budget = int(queues["bufferedBytesBudget"]) {
+                    row("Buffered", "缓冲", Say.pick("\(buffered) of \(budget) bytes", "\(buffered) / \(budget) 字节"))
+                }
             }
             let rates = report["rates"]?.arrayValue?.compactMap(\.objectValue) ?? []
             for action in ["signup", "login"] {

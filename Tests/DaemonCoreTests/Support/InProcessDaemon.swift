@@ -120,14 +120,14 @@ final class InProcessDaemon: Sendable {
             resumeGrace: tuning.resumeGraceSeconds.map { .seconds(Int64($0)) },
             clock: clock,
             maxViewsPerSession: tuning.maxViewsPerSession,
-            sessionBytes: SessionBytes(limit: tuning.maxSessionBytes)
+            sessionBytes: SessionBytes(limit: tuning.maxSessionBytes),
+            bufferBudget: BufferBudget(limit: tuning.maxBufferedBytes, clock: clock)
         )
         // As SignupServer does: open sessions hear of a sign-up pause.
         services.tellSessionsOfPauses()
         context = ConnectionHandler.Context(
             services: services,
             tuning: tuning,
-            bufferBudget: BufferBudget(limit: tuning.maxBufferedBytes, clock: services.clock),
             // Shares counted in lines only: the work clock is virtual too, so a slow test
             // machine cannot change what a test sees. A turn every virtual millisecond.
             fairTurns: FairTurnsByLoop(
