@@ -239,6 +239,18 @@ final class ConnectionOutput: EventLoopConfined, @unchecked Sendable {
         event.encode(into: &writer)
         if pending.capacity == 0 { pending = channel.allocator.buffer(capacity: 256) }
         pending.writeBytes(writer.bytes)
+        // One big answer does not keep its storage for the connection's life: helper-27's
+        // 900 connections that each got one 60 KB answer pinned 65 MB that no budget counted.
+        if writer.bytes.capacity > Self.keptEncoderBytes { writer = JSONWriter(reservingCapacity: 512) }
+    }
+
+    /// The encoding storage a connection keeps between answers; a bigger answer's is freed.
+    static let keptEncoderBytes = 4096
+
+    /// The encoding storage kept now (for tests).
+    var encoderCapacity: Int {
+        eventLoop.preconditionInEventLoop()
+        return writer.bytes.capacity
     }
 
     /// Writes and flushes the pending batch. Event loop only.
