@@ -80,10 +80,10 @@ import Testing
     @Test func bytesArrivingWithin50msOfASweepAreLookedAtAgainOnce() {
         let clock = Clock()
         let budget = BufferBudget(limit: 1000, floor: 10, clock: clock.daemonClock)
-        var holders: [Holder] = [("a", 600), ("b", 600)]
-        _ = budget.add(1200)
+        var holders: [Holder] = [("a", 700), ("b", 600)]
+        _ = budget.add(1300)
         #expect(names(budget.sweep({ holders }, held: \.bytes, owner: Self.owner)) == ["a"])
-        _ = budget.add(-600)
+        _ = budget.add(-700)
         holders.removeFirst()
 
         // 10 ms later a burst puts the total over again, then stops.
@@ -105,6 +105,29 @@ import Testing
         clock.advance(after)
         budget.recheckDue()
         #expect(names(budget.sweep({ holders }, held: \.bytes, owner: Self.owner)) == ["b"])
+    }
+
+    @Test func pastTwiceTheLimitASweepMayFollowWithinAMillisecond() {
+        // helper-27: 500 connections sending 60 KB at once took the total to 14x a 2 MiB
+        // budget inside one 50 ms spacing.
+        let clock = Clock()
+        let budget = BufferBudget(limit: 1000, floor: 1, clock: clock.daemonClock)
+        var holders: [Holder] = [("a1", 1100)]
+        _ = budget.add(1100)
+        #expect(names(budget.sweep({ holders }, held: \.bytes, owner: Self.owner)) == ["a1"])
+        _ = budget.add(-1100)
+        holders = (0..<5).map { ("b\($0)", 500) }
+        _ = budget.add(2500)
+        clock.advance(.microseconds(500))
+        guard case .recheck(let after) = budget.sweep({ holders }, held: \.bytes, owner: Self.owner) else {
+            Issue.record("half a millisecond after a sweep: a look again")
+            return
+        }
+        #expect(after == .microseconds(500))
+        clock.advance(after)
+        budget.recheckDue()
+        // 2,500 held, more than twice the limit: a millisecond after the last sweep is enough.
+        #expect(names(budget.sweep({ holders }, held: \.bytes, owner: Self.owner))?.count == 4)
     }
 
     @Test func afterTheLookAgainRunsAnotherMayBeScheduled() {

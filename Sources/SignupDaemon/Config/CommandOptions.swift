@@ -72,7 +72,7 @@ struct LimitOptions: ParsableArguments {
     @Option(help: ArgumentHelp("New connections per peer uid per second (bursts of twice that); past it a connection is refused at once with rate_limited and bye. Root and the daemon's own uid are not limited (they can stop the daemon anyway); 0: no limit. (default: \(DaemonTuning.standard.connectsPerUIDPerSecond ?? 0))", valueName: "n"))
     var maxConnectsPerUserPerSecond: Int?
 
-    @Option(help: ArgumentHelp("Seconds a connection holding no session may stay without a request before it is closed with bye (0: never). (default: \(DaemonTuning.standard.idleConnectionSeconds ?? 0))", valueName: "seconds"))
+    @Option(help: ArgumentHelp("Seconds a connection holding no session may stay without a request before it is closed with bye; also how long any connection's pending answers may stay unread before it is closed as stuck (0: never either). (default: \(DaemonTuning.standard.idleConnectionSeconds ?? 0))", valueName: "seconds"))
     var idleConnectionTimeout: Int?
 
     @Option(help: ArgumentHelp("Seconds a session may go without a request before it is closed, with a closed event naming why, even while its connection lives (0: never). (default: \(DaemonTuning.standard.sessionIdleSeconds ?? 0))", valueName: "seconds"))

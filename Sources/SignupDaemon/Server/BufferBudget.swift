@@ -16,8 +16,8 @@ final class BufferBudget: Sendable {
     let floor: Int
     private let total = Atomic<Int>(0)
     private let sweeping = Atomic<Bool>(false)
-    /// When the last sweep ran (uptime nanoseconds): at most one every 50 ms, however many
-    /// connections find the total over the limit meanwhile.
+    /// When the last sweep ran (uptime nanoseconds): at most one every `interval`, however
+    /// many connections find the total over the limit meanwhile.
     private let lastSweep = Atomic<UInt64>(0)
     /// A look again is scheduled (see `Sweep.recheck`).
     private let recheckScheduled = Atomic<Bool>(false)
@@ -52,17 +52,19 @@ final class BufferBudget: Sendable {
     /// Picks the connections to drop among `holders()`: the biggest of the owner holding
     /// the most, again and again, until what they hold brings the total to three quarters
     /// of the limit (`BudgetVictims`). At most one sweep
-    /// every 50 ms and one at a time; a connection refused for either gets `.recheck`
+    /// every `interval` and one at a time; a connection refused for either gets `.recheck`
     /// once, so that bytes arriving just after a sweep are not left over the limit when
     /// nothing else arrives (a flood that stops within 50 ms of a sweep did, CI stop 36).
     func sweep<Holder, Owner: Hashable>(_ holders: () -> [Holder], held: (Holder) -> Int, owner: (Holder) -> Owner) -> Sweep<Holder> {
-        guard total.load(ordering: .relaxed) > limit else { return .none }
+        let current = total.load(ordering: .relaxed)
+        guard current > limit else { return .none }
         let now = clock.now().uptimeNanoseconds
         let since = now &- lastSweep.load(ordering: .relaxed)
-        guard since >= Self.interval,
+        let interval = Self.interval(held: current, limit: limit)
+        guard since >= interval,
               sweeping.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged
         else {
-            return scheduleRecheck(after: since >= Self.interval ? Self.interval : Self.interval - since)
+            return scheduleRecheck(after: since >= interval ? interval : interval - since)
         }
         defer { sweeping.store(false, ordering: .releasing) }
         lastSweep.store(now, ordering: .relaxed)
@@ -83,8 +85,12 @@ final class BufferBudget: Sendable {
         return .recheck(after: .nanoseconds(Int64(nanoseconds)))
     }
 
-    /// Sweeps at most this often (nanoseconds).
-    static let interval: UInt64 = 50_000_000
+    /// Sweeps at most every 50 ms (nanoseconds) while the total is within twice the limit,
+    /// every millisecond past that: 500 connections sending 60 KB at once took the total to
+    /// 14 times a 2 MiB budget within one 50 ms spacing (helper-27).
+    static func interval(held: Int, limit: Int) -> UInt64 {
+        held / 2 > limit ? 1_000_000 : 50_000_000
+    }
 }
 
 extension BufferBudget {
