@@ -180,6 +180,10 @@ def counters_and_histogram(checks, daemon, metrics_path):
         held = samples(scrape(metrics_path)[2])
     checks.check(value(held, "signupd_buffered_bytes") >= 20000, "signupd_buffered_bytes counts a half-sent line: %s" % value(held, "signupd_buffered_bytes"))
     checks.check(value(held, "signupd_buffered_bytes_budget") == 268435456, "signupd_buffered_bytes_budget is --max-buffered-bytes: %s" % value(held, "signupd_buffered_bytes_budget"))
+    busiest = json.loads(ctl(daemon, "--json", "status").stdout)["status"]["busiest"]
+    mine = [peer for peer in busiest if peer["uid"] == 0]
+    checks.check(mine and mine[0]["bufferedBytes"] >= 20000, "status names who buffers it (busiest): %s" % busiest)
+    checks.check(re.search(r"uid 0: .*, \d+ bytes buffered", ctl(daemon, "status").stdout), "status as text says what the busiest buffer")
     holder.close()
     checks.check(re.search(r'^signupd_build_info\{version="[^"]+"\} 1', after_text, re.M), "build info carries the version")
     # The strict OpenMetrics parser, on what a Prometheus 2.x scrape asks for.

@@ -113,10 +113,13 @@ enum StatusReport {
         return members.object
     }
 
-    /// The peers holding the most connections and sessions (front ends' clients apart).
+    /// The peers holding the most connections and sessions (front ends' clients apart), with
+    /// what their connections buffer (`--max-buffered-bytes` drops the biggest holder first).
     private static func busiest(services: SessionServices, limit: Int) -> [JSONValue] {
         let connections = services.registry.countsByPeer()
         let sessions = services.directory.countsByPeer()
+        var buffered: [PeerKey: Int] = [:]
+        for connection in services.registry.allConnections { buffered[connection.principal.key, default: 0] += connection.heldBytes }
         let peers = Set(connections.keys).union(sessions.keys)
         let ranked = peers.map { ($0, connections[$0] ?? 0, sessions[$0] ?? 0) }
             .sorted { ($0.1 + $0.2, $1.0.description) > ($1.1 + $1.2, $0.0.description) }
@@ -127,6 +130,7 @@ enum StatusReport {
             if peer.client != nil { item["peer"] = .string(peer.description) }
             item["connections"] = .int(connections)
             item["sessions"] = .int(sessions)
+            item["bufferedBytes"] = .int(max(0, buffered[peer] ?? 0))
             return .object(item.object)
         }
     }

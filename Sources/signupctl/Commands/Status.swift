@@ -105,9 +105,10 @@ enum StatusText {
             let busiest = report["busiest"]?.arrayValue?.compactMap(\.objectValue) ?? []
             for (index, peer) in busiest.enumerated() {
                 let who = Say.inert(peer["peer"]?.stringValue ?? "uid \(int(peer["uid"]) ?? 0)")
+                let buffered = int(peer["bufferedBytes"]) ?? 0
                 row(index == 0 ? "Busiest" : "", index == 0 ? "最繁忙" : "", Say.pick(
-                    "\(who): \(int(peer["connections"]) ?? 0) connections, \(int(peer["sessions"]) ?? 0) sessions",
-                    "\(who)：\(int(peer["connections"]) ?? 0) 个连接，\(int(peer["sessions"]) ?? 0) 个会话"))
+                    "\(who): \(int(peer["connections"]) ?? 0) connections, \(int(peer["sessions"]) ?? 0) sessions" + (buffered > 0 ? ", \(buffered) bytes buffered" : ""),
+                    "\(who)：\(int(peer["connections"]) ?? 0) 个连接，\(int(peer["sessions"]) ?? 0) 个会话" + (buffered > 0 ? "，缓冲 \(buffered) 字节" : "")))
             }
         }
         if let own = report["own"]?.objectValue {
