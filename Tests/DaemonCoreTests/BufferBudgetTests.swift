@@ -12,6 +12,14 @@ import Testing
     typealias Holder = (name: String, bytes: Int)
     static func owner(_ holder: Holder) -> Character { holder.name.first ?? "?" }
 
+    static func sweep(_ budget: BufferBudget, _ holders: [Holder]) -> BufferBudget.Sweep<Holder> {
+        budget.sweep({ holders }, held: \.bytes, owner: owner)
+    }
+
+    static func victims(_ holders: [Holder], floor: Int) -> BudgetVictims<Holder, Character> {
+        BudgetVictims(holders.map { (holder: $0, owner: owner($0), bytes: $0.bytes) }, floor: floor)
+    }
+
     final class Clock: Sendable {
         let now = NIOLockedValueBox(NIODeadline.uptimeNanoseconds(1_000_000_000))
         var daemonClock: DaemonClock { DaemonClock { [now] in now.withLockedValue { $0 } } }
@@ -29,14 +37,14 @@ import Testing
         let holders: [Holder] = [("small", 5), ("a", 300), ("b", 500), ("c", 200), ("d", 100)]
         _ = budget.add(holders.map(\.bytes).reduce(0, +))
         // 1,105 held; down to 750 needs 355 gone: the biggest (500) does it.
-        #expect(names(budget.sweep({ holders }, held: \.bytes, owner: Self.owner)) == ["b"])
+        #expect(names(Self.sweep(budget, holders)) == ["b"])
     }
 
     @Test func anOwnerSpreadOverManySmallConnectionsPaysForAllOfThem() {
         // helper-26: 1,000 connections of 4,000 bytes (each under the 4 KiB floor) held 1.9x
         // a 2 MiB budget and none was dropped.
         let holders: [Holder] = (0..<1000).map { ("a\($0)", 4000) } + [("quiet", 200)]
-        var victims = BudgetVictims(holders.map { (holder: $0, owner: Self.owner($0), bytes: $0.bytes) }, floor: 4096)
+        var victims = Self.victims(holders, floor: 4096)
         let chosen = victims.choose(toFree: 4_000_200 - 1_572_864)
         #expect(chosen.count == 607)
         #expect(chosen.allSatisfy { $0.name.hasPrefix("a") })
@@ -47,7 +55,7 @@ import Testing
         // connections of 5,000 bytes (4 MB in all).
         let attacker: [Holder] = (0..<800).map { ("a\($0)", 5000) }
         let holders = attacker + [("victim", 66_762)]
-        var victims = BudgetVictims(holders.map { (holder: $0, owner: Self.owner($0), bytes: $0.bytes) }, floor: 4096)
+        var victims = Self.victims(holders, floor: 4096)
         let chosen = victims.choose(toFree: 4_066_762 - 1_572_864)
         #expect(!chosen.contains { $0.name == "victim" })
         #expect(chosen.count == 499)
@@ -57,13 +65,12 @@ import Testing
         // a: 600 in one connection; b: 500 in five. Freeing 400: a's 600 goes first (a holds
         // the most), which frees it all; freeing 700: then b, biggest first.
         let holders: [Holder] = [("a1", 600), ("b1", 100), ("b2", 100), ("b3", 150), ("b4", 100), ("b5", 50), ("c1", 9)]
-        let entries = holders.map { (holder: $0, owner: Self.owner($0), bytes: $0.bytes) }
-        var first = BudgetVictims(entries, floor: 10)
+        var first = Self.victims(holders, floor: 10)
         #expect(first.choose(toFree: 400).map(\.name) == ["a1"])
-        var second = BudgetVictims(entries, floor: 10)
+        var second = Self.victims(holders, floor: 10)
         #expect(second.choose(toFree: 700).map(\.name) == ["a1", "b3"])
         // c holds 9 in all, under the floor: never chosen, even when everything else is.
-        var all = BudgetVictims(entries, floor: 10)
+        var all = Self.victims(holders, floor: 10)
         #expect(!all.choose(toFree: 10_000).contains { $0.name == "c1" })
     }
 
@@ -71,7 +78,7 @@ import Testing
         let clock = Clock()
         let budget = BufferBudget(limit: 1000, clock: clock.daemonClock)
         _ = budget.add(1000)
-        guard case .none = budget.sweep({ [Holder]() }, held: \.bytes, owner: Self.owner) else {
+        guard case .none = Self.sweep(budget, []) else {
             Issue.record("a total at the limit is not over it")
             return
         }
@@ -82,7 +89,7 @@ import Testing
         let budget = BufferBudget(limit: 1000, floor: 10, clock: clock.daemonClock)
         var holders: [Holder] = [("a", 700), ("b", 600)]
         _ = budget.add(1300)
-        #expect(names(budget.sweep({ holders }, held: \.bytes, owner: Self.owner)) == ["a"])
+        #expect(names(Self.sweep(budget, holders)) == ["a"])
         _ = budget.add(-700)
         holders.removeFirst()
 
@@ -90,13 +97,13 @@ import Testing
         clock.advance(.milliseconds(10))
         holders += [("c", 300), ("d", 400)]
         _ = budget.add(700)
-        guard case .recheck(let after) = budget.sweep({ holders }, held: \.bytes, owner: Self.owner) else {
+        guard case .recheck(let after) = Self.sweep(budget, holders) else {
             Issue.record("a sweep refused by the 50 ms spacing schedules a look again")
             return
         }
         #expect(after == .milliseconds(40))
         // Other connections finding the total over meanwhile do not schedule more.
-        guard case .none = budget.sweep({ holders }, held: \.bytes, owner: Self.owner) else {
+        guard case .none = Self.sweep(budget, holders) else {
             Issue.record("one look again at a time")
             return
         }
@@ -104,7 +111,7 @@ import Testing
         // The look again runs when due and drops what the burst left over the limit.
         clock.advance(after)
         budget.recheckDue()
-        #expect(names(budget.sweep({ holders }, held: \.bytes, owner: Self.owner)) == ["b"])
+        #expect(names(Self.sweep(budget, holders)) == ["b"])
     }
 
     @Test func pastTwiceTheLimitASweepMayFollowWithinAMillisecond() {
@@ -114,12 +121,12 @@ import Testing
         let budget = BufferBudget(limit: 1000, floor: 1, clock: clock.daemonClock)
         var holders: [Holder] = [("a1", 1100)]
         _ = budget.add(1100)
-        #expect(names(budget.sweep({ holders }, held: \.bytes, owner: Self.owner)) == ["a1"])
+        #expect(names(Self.sweep(budget, holders)) == ["a1"])
         _ = budget.add(-1100)
         holders = (0..<5).map { ("b\($0)", 500) }
         _ = budget.add(2500)
         clock.advance(.microseconds(500))
-        guard case .recheck(let after) = budget.sweep({ holders }, held: \.bytes, owner: Self.owner) else {
+        guard case .recheck(let after) = Self.sweep(budget, holders) else {
             Issue.record("half a millisecond after a sweep: a look again")
             return
         }
@@ -127,7 +134,7 @@ import Testing
         clock.advance(after)
         budget.recheckDue()
         // 2,500 held, more than twice the limit: a millisecond after the last sweep is enough.
-        #expect(names(budget.sweep({ holders }, held: \.bytes, owner: Self.owner))?.count == 4)
+        #expect(names(Self.sweep(budget, holders))?.count == 4)
     }
 
     @Test func afterTheLookAgainRunsAnotherMayBeScheduled() {
@@ -135,16 +142,16 @@ import Testing
         let budget = BufferBudget(limit: 100, floor: 1, clock: clock.daemonClock)
         let holders: [Holder] = [("a", 200)]
         _ = budget.add(200)
-        #expect(names(budget.sweep({ holders }, held: \.bytes, owner: Self.owner)) == ["a"])
+        #expect(names(Self.sweep(budget, holders)) == ["a"])
         clock.advance(.milliseconds(1))
-        guard case .recheck = budget.sweep({ holders }, held: \.bytes, owner: Self.owner) else {
+        guard case .recheck = Self.sweep(budget, holders) else {
             Issue.record("first refusal schedules")
             return
         }
         clock.advance(.milliseconds(1))
         budget.recheckDue()
         // Still inside the 50 ms: the look again itself schedules the next one.
-        guard case .recheck(let after) = budget.sweep({ holders }, held: \.bytes, owner: Self.owner) else {
+        guard case .recheck(let after) = Self.sweep(budget, holders) else {
             Issue.record("a look again that comes too early schedules another")
             return
         }

@@ -40,10 +40,10 @@ final class BufferBudget: Sendable {
 
     /// What a connection that found the total over the limit does next.
     enum Sweep<Holder> {
-        /// Drop these: the biggest holders, until the total is under three quarters of the limit.
+        /// Drop these (`BudgetVictims`): what they hold brings the total to three quarters of the limit.
         case drop([Holder])
-        /// A sweep ran less than 50 ms ago, or runs now, and may not have counted what came
-        /// since: look again after this long (`recheck(after:)`'s caller schedules it).
+        /// A sweep ran less than `interval` ago, or runs now, and may not have counted what
+        /// came since: look again after this long (`enforce` schedules it).
         case recheck(after: TimeAmount)
         /// Nothing to do: under the limit, or a look again is already scheduled.
         case none

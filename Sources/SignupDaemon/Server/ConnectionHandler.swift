@@ -368,7 +368,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
         case .overBudget(let limit, let held) where action != .none:
             // The buffers of all clients together are past the budget and this connection is
             // the biggest of the owner holding the most: it is closed (its buffers are
-            // freed), not the quiet ones. `total` is what all held as it was chosen.
+            // freed), not the quiet ones. `total` is what all hold as it is dropped.
             shared.services.reporting.log.log(
                 .notice, "dropping a client over the buffer budget", peer: principalKey,
                 metadata: output.principal.logMetadata(pid: output.peer.pid, ["held": "\(held)", "total": "\(shared.bufferBudget.held)", "budget": "\(limit)"]))
