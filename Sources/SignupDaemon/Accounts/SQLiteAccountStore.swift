@@ -268,8 +268,9 @@ final class SQLiteAccountStore: AccountStore {
         """
 
     func keptCollisions() async throws(AccountStoreError) -> [KeptCollision] {
+        // Read at start only, through the writer, as `signupPause`.
         try await run {
-            try await pool.read { db in
+            try await pool.writeWithoutTransaction { db in
                 let rows = try Row.fetchAll(db, sql: Self.keptCollisionsQuery)
                 // One group per colliding key; accounts colliding on several keys are one group.
                 var groups: [KeptCollision] = []
@@ -296,8 +297,11 @@ final class SQLiteAccountStore: AccountStore {
     }
 
     func signupPause() async throws(AccountStoreError) -> StoredSignupPause? {
+        // Read at start (an SQLite store does not poll it), before the socket opens: through
+        // the writer, open since `init`, as no reader is yet; opening the first one took a
+        // millisecond of the cold start (issue 29). The first request that reads opens it.
         try await run {
-            try await pool.read { db in
+            try await pool.writeWithoutTransaction { db in
                 try Row.fetchOne(db, sql: "SELECT note, since, byUID FROM setting WHERE name = 'signupPause'").map { row in
                     StoredSignupPause(note: row["note"], since: row["since"], byUID: UInt32(truncatingIfNeeded: row["byUID"] as Int64))
                 }

@@ -29,6 +29,9 @@ final class DaemonMetrics: Sendable {
         gauge(Name.buildInfo, ["version": version]).set(1)
         gauge(Name.startTime).set(Double(wallClockSeconds()))
         gauge(Name.signupsPaused).set(0)
+        // Before a restore sets them (`carried`); `prepare` comes later.
+        gauge(Name.carriedSessions).set(0)
+        gauge(Name.handoverSeconds).set(0)
     }
 
     /// Makes every series a scrape should find from the start at zero (a dashboard's
@@ -53,8 +56,6 @@ final class DaemonMetrics: Sendable {
         for reason in ["client", "idle", "stuck", "over_budget", "slow_consumer", "displaced", "refused", "refused_client", "shutdown", "failed"] {
             _ = counter(Name.closes, ["reason": reason])
         }
-        gauge(Name.carriedSessions).set(0)
-        gauge(Name.handoverSeconds).set(0)
     }
 
     // MARK: Recording
