@@ -18,6 +18,10 @@ let package = Package(
         .library(name: "SignupClient", targets: ["SignupClient"]),
         // The web bridge: the sign-up page and a WebSocket for browsers (issue 25).
         .executable(name: "signupd-web", targets: ["signupd-web"]),
+        // libphonenumber behind a C shim, opened by the daemon when it first checks a phone
+        // number (CPhoneLibrary), not loaded at every start: installed beside signupd, or in
+        // ../lib/signupd beside it (issue 29, the cold start).
+        .library(name: "signupd-phone", type: .dynamic, targets: ["CPhoneNumber"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
@@ -50,8 +54,17 @@ let package = Package(
         // (uspoof_open_72) behind header macros Swift cannot import; cicu.c calls them.
         .target(name: "CICU", linkerSettings: [.linkedLibrary("icui18n"), .linkedLibrary("icuuc"), .linkedLibrary("icudata")]),
         // Google's libphonenumber is C++: a C shim of its own (SwiftPM keeps C++ and Swift in
-        // separate targets) parses and validates phone numbers for the daemon.
-        .target(name: "CPhoneNumber", linkerSettings: [.linkedLibrary("phonenumber"), .linkedLibrary("stdc++")]),
+        // separate targets) parses and validates phone numbers for the daemon. It is built
+        // only into the signupd-phone library (above), which the daemon opens with
+        // CPhoneLibrary; that target also holds the shim's header, signupd_phone.h. Linked
+        // as C++ alone: no Swift start-up object, and the static runtime's archives (of
+        // which nothing is used, so nothing is taken), so that it needs no Swift runtime
+        // where it is installed and brings no second one into signupd.
+        .target(
+            name: "CPhoneNumber", dependencies: ["CPhoneLibrary"], publicHeadersPath: ".",
+            linkerSettings: [.linkedLibrary("phonenumber"), .linkedLibrary("stdc++"), .unsafeFlags(["-nostartfiles", "-static-stdlib", "-no-toolchain-stdlib-rpath"])]
+        ),
+        .target(name: "CPhoneLibrary", linkerSettings: [.linkedLibrary("dl")]),
         // The username rule and identity (display name, key, skeleton), in one place.
         .target(name: "UsernameIdentity", dependencies: ["CICU"], swiftSettings: strict),
 
@@ -79,7 +92,7 @@ let package = Package(
         .target(
             name: "SignupDaemonCore",
             dependencies: [
-                "SignupProtocol", "FormEngine", "UsernameIdentity", "UnixIO", "CSystemd", "CSodium", "CPWQuality", "CPhoneNumber",
+                "SignupProtocol", "FormEngine", "UsernameIdentity", "UnixIO", "CSystemd", "CSodium", "CPWQuality", "CPhoneLibrary",
                 nio("NIOCore"), nio("NIOPosix"), nio("NIOHTTP1"), nio("NIOConcurrencyHelpers"),
                 product("ArgumentParser", of: "swift-argument-parser"),
                 product("Logging", of: "swift-log"),

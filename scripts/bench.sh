@@ -13,6 +13,7 @@ BENCH_SRC=${BENCH_SRC:-../shared/bench}
 # Statically linked Swift runtime, as README.md's install builds it: a third faster start.
 release=(swift build -c release --static-swift-stdlib --scratch-path .build-static)
 "${release[@]}" --product signupd >&2
+"${release[@]}" --product signupd-phone >&2
 tools=.build/bench-tools
 mkdir -p "$tools"
 cc -O2 -Wall -o "$tools/ndjson-echo" "$BENCH_SRC/ndjson-echo.c"

@@ -6,6 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 swift build --product signupd >/dev/null
+swift build --product signupd-phone >/dev/null  # phone numbers: opened by signupd beside itself
 swift build --product signupctl >/dev/null
 BIN=$(swift build --show-bin-path)
 

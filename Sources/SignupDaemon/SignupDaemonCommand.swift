@@ -109,6 +109,8 @@ public struct SignupDaemonCommand: AsyncParsableCommand {
         let (inherited, stored) = try SystemdListenFDs.take()
         var configuration = try makeConfiguration(inherited: inherited)
         FileLimit.fit(&configuration, logger: logger)
+        // Found now, opened later (PhoneLibrary): an install without it does not start.
+        _ = try PhoneLibrary.locate()
         startup.finished("options")
         let lastGood = configuration.lastGoodFormsPath.map(LastGoodForms.init(path:))
         let formLibrary = try FormStartup.load(configuration.formDirectories, lastGood: lastGood, now: Int64(wallClockSeconds()), logger: logger)

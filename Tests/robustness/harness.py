@@ -39,6 +39,10 @@ def reachable(path):
     if not os.path.exists(copy):
         shutil.copy2(path, copy)
         os.chmod(copy, 0o755)
+    # signupd opens the phone-number library beside itself (libsignupd-phone.so).
+    library = os.path.join(os.path.dirname(path), "libsignupd-phone.so")
+    if os.path.exists(library) and not os.path.exists(os.path.join(_reachable_dir, "libsignupd-phone.so")):
+        shutil.copy2(library, _reachable_dir)
     return copy
 
 

@@ -74,6 +74,11 @@ final class SignupServer: Service {
         // Every series at zero, made once the first client is served (issue 29, the cold
         // start: 0.8 ms of about a hundred series); one an event counted already is kept.
         services.metrics.prepare(forms: services.forms.library.forms.map { ($0.name, $0.action) })
+        // libphonenumber, opened beside the first requests rather than before them, so that
+        // the first phone number typed does not wait for it (PhoneLibrary).
+        Task.detached(priority: .utility) { [logger] in
+            if let failure = PhoneLibrary.open().failure { logger.critical("phone numbers cannot be checked: \(failure); phone rules refuse every number") }
+        }
 
         let memory = MemoryReturn(logger: logger)
         // Once a second: refresh STATUS= when it changed, check for idle exit, and give memory

@@ -54,6 +54,13 @@ final class DaemonProcess {
             fatalError("copying \(binary) to \(copy): \(error)")
         }
         chmod(copy, 0o755)
+        // Phone numbers are checked by a library signupd opens beside itself (PhoneLibrary).
+        let library = URL(fileURLWithPath: binary).deletingLastPathComponent().appendingPathComponent("libsignupd-phone.so").path
+        do {
+            try FileManager.default.copyItem(atPath: library, toPath: "\(directory)/libsignupd-phone.so")
+        } catch {
+            fatalError("copying \(library) to \(directory): \(error)")
+        }
         return copy
     }()
 
@@ -106,10 +113,11 @@ final class DaemonProcess {
     /// out `--socket` when run by hand (for `$SIGNUPD_SOCKET` and the defaults);
     /// `passDatabase: false` likewise for `--database`; `runAs` drops to that uid and gid.
     /// `lifetime` bounds how long it may run before it is killed (nil: the caller stops it).
+    /// `program` runs another copy of signupd than `binary` (installed elsewhere).
     func start(
         _ activation: Activation = .systemd, arguments extra: [String] = [], environment: [String: String] = [:],
         waitForReady: Bool = true, umask mask: mode_t? = nil, passSocket: Bool = true, passDatabase: Bool = true, runAs uid: uid_t? = nil,
-        lifetime: Int? = 120
+        lifetime: Int? = 120, program: String? = nil
     ) throws {
         var arguments = (passDatabase ? ["--database", databasePath] : []) + Self.fastHashing + extra
         var env = ["PATH=/usr/bin:/bin"]
@@ -127,7 +135,7 @@ final class DaemonProcess {
         // A daemon running as another uid must be able to send its READY=1.
         if uid != nil { chmod("\(directory)/notify.sock", 0o666) }
         env.append("NOTIFY_SOCKET=\(directory)/notify.sock")
-        let program = uid == nil ? Self.binary : Self.reachableBinary
+        let program = program ?? (uid == nil ? Self.binary : Self.reachableBinary)
         var argv: [String]
         switch activation {
         case .systemd:

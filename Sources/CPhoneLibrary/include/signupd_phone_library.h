@@ -1,0 +1,32 @@
+#ifndef SIGNUPD_PHONE_LIBRARY_H
+#define SIGNUPD_PHONE_LIBRARY_H
+/* libphonenumber, with protobuf and abseil a dozen shared libraries and their C++ static
+   initialisers, cost every start of signupd 2.5 ms before main() when the daemon was linked
+   with it (issue 29, the cold start). The shim that calls it (CPhoneNumber, signupd_phone.h)
+   is now its own shared object, libsignupd-phone.so, opened here when a phone number is
+   first checked or warmed up after start. */
+#include "signupd_phone.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct {
+    signupd_phone_status (*parse)(const char *text, const char *region, char *e164, size_t e164_size, int *national_digits, int *in_region);
+    int (*region_is_known)(const char *region);
+} signupd_phone_functions;
+
+/* Where libsignupd-phone.so is: beside the executable (a build directory), else in
+   ../lib/signupd beside it (/usr/sbin -> /usr/lib/signupd, /usr/local/sbin ->
+   /usr/local/lib/signupd). Writes its path into `path` and returns 1, or writes why not into
+   `path` and returns 0. Opens nothing: cheap enough for every start. */
+int signupd_phone_library_locate(char *path, size_t path_size);
+
+/* Opens the library once, whichever thread asks first; later calls return the same. NULL
+   when it cannot be opened, with why in `*why` (static text, valid for the process). */
+const signupd_phone_functions *signupd_phone_library_open(const char **why);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
