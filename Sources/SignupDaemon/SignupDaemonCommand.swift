@@ -146,7 +146,6 @@ public struct SignupDaemonCommand: AsyncParsableCommand {
         )
         startup.finished("accounts")
         let formConfiguration = Self.formConfiguration(configuration, logger: logger)
-        startup.finished("password quality")
         if let url = configuration.availabilityURL {
             logger.info("availability service", metadata: [
                 "service": "\(url.isHTTPS ? "https" : "http")://\(url.hostHeader)",
@@ -306,14 +305,11 @@ public struct SignupDaemonCommand: AsyncParsableCommand {
     /// (fail closed) and the reason is logged.
     private static func formConfiguration(_ configuration: DaemonConfiguration, logger: Logger) -> FormConfiguration {
         var formConfiguration = configuration.formConfiguration
-        if let quality = SystemPasswordQuality() {
-            if let problem = quality.problem { logger.warning("libpwquality: /etc/security/pwquality.conf not used (\(problem)); its defaults apply") }
-            if quality.dictionaryMissing { logger.warning("libpwquality: cracklib's dictionary cannot be loaded (install cracklib-runtime); password-quality rules run without the dictionary check") }
-            formConfiguration.passwordQuality = quality.check
-        } else {
-            logger.critical("libpwquality cannot initialise: password-quality rules refuse every password")
-            formConfiguration.passwordQuality = PasswordQualityCheck { _, _ in PasswordQualityFailure(.rejected) }
-        }
+        // Set up at the first password checked, or by this warm-up beside the last stages,
+        // whichever comes first (issue 29, the cold start: cracklib's dictionary took 0.5 ms).
+        let quality = DeferredPasswordQuality(logger: logger)
+        formConfiguration.passwordQuality = PasswordQualityCheck { password, user in quality.check.check(password, user) }
+        Task.detached(priority: .utility) { _ = quality.check }
         return formConfiguration
     }
 

@@ -1,5 +1,7 @@
 import CPWQuality
 import FormEngine
+import Logging
+import NIOConcurrencyHelpers
 import SignupProtocol
 
 /// The `password-quality` rule, backed by the system's own policy library: libpwquality
@@ -76,5 +78,36 @@ final class SystemPasswordQuality: @unchecked Sendable {
         var buffer = [CChar](repeating: 0, count: 256)
         guard let text = pwquality_strerror(&buffer, buffer.count, code, nil) else { return "error \(code)" }
         return String(cString: text)
+    }
+}
+
+/// libpwquality, set up once, when first needed: what it says about its configuration and
+/// dictionary is logged then (at start, by the command's warm-up).
+final class DeferredPasswordQuality: Sendable {
+    private let logger: Logger
+    private let made = NIOLockedValueBox<PasswordQualityCheck?>(nil)
+
+    init(logger: Logger) {
+        self.logger = logger
+    }
+
+    /// The system's policy; the first caller sets it up, any others meanwhile wait for it.
+    var check: PasswordQualityCheck {
+        made.withLockedValue { made in
+            if let made { return made }
+            let check = Self.make(logger: logger)
+            made = check
+            return check
+        }
+    }
+
+    private static func make(logger: Logger) -> PasswordQualityCheck {
+        guard let quality = SystemPasswordQuality() else {
+            logger.critical("libpwquality cannot initialise: password-quality rules refuse every password")
+            return PasswordQualityCheck { _, _ in PasswordQualityFailure(.rejected) }
+        }
+        if let problem = quality.problem { logger.warning("libpwquality: /etc/security/pwquality.conf not used (\(problem)); its defaults apply") }
+        if quality.dictionaryMissing { logger.warning("libpwquality: cracklib's dictionary cannot be loaded (install cracklib-runtime); password-quality rules run without the dictionary check") }
+        return quality.check
     }
 }
