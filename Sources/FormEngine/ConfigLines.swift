@@ -66,6 +66,22 @@ enum ConfigLines {
         return (result, problems)
     }
 
+    /// The scalars as a String, encoded in one buffer: `String.UnicodeScalarView(_:)` appended
+    /// them one by one through a generic path, half of reading the built-in forms at every
+    /// start (issue 29).
+    private static func text(_ scalars: ArraySlice<Unicode.Scalar>) -> String {
+        String(unsafeUninitializedCapacity: scalars.count * 4) { buffer in
+            var count = 0
+            for scalar in scalars {
+                UTF8.encode(scalar) { byte in
+                    buffer[count] = byte
+                    count += 1
+                }
+            }
+            return count
+        }
+    }
+
     private static func parseLine(_ scalars: [Unicode.Scalar], number lineNumber: Int, file: String, sections: Bool) throws(ConfigError) -> ConfigLine? {
         do {
             guard let first = scalars.firstIndex(where: { $0 != " " && $0 != "\t" }) else { return nil }
@@ -78,7 +94,7 @@ enum ConfigLines {
                 guard scalars[last] == "]", last > first else {
                     throw ConfigError(file: file, line: lineNumber, column: last + 1, message: "a section header must end with \"]\"")
                 }
-                let inner = String(String.UnicodeScalarView(scalars[(first + 1)..<last]))
+                let inner = text(scalars[(first + 1)..<last])
                 let words = inner.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
                 guard !words.isEmpty else { throw ConfigError(file: file, line: lineNumber, column: first + 2, message: "empty section header") }
                 return ConfigLine(content: .section(words), line: lineNumber, keyColumn: first + 1, valueColumn: first + 2)
@@ -88,9 +104,9 @@ enum ConfigLines {
             }
             let keyEnd = scalars[first..<equals].lastIndex(where: { $0 != " " && $0 != "\t" }).map { $0 + 1 } ?? first
             guard keyEnd > first else { throw ConfigError(file: file, line: lineNumber, column: first + 1, message: "missing key before \"=\"") }
-            let key = String(String.UnicodeScalarView(scalars[first..<keyEnd]))
+            let key = text(scalars[first..<keyEnd])
             let valueStart = scalars[(equals + 1)...].firstIndex(where: { $0 != " " && $0 != "\t" }) ?? (last + 1)
-            let value = valueStart <= last ? String(String.UnicodeScalarView(scalars[valueStart...last])) : ""
+            let value = valueStart <= last ? text(scalars[valueStart...last]) : ""
             return ConfigLine(content: .assignment(key: key, value: value), line: lineNumber, keyColumn: first + 1, valueColumn: valueStart + 1)
         }
     }
