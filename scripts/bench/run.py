@@ -121,8 +121,8 @@ def side_by_side(measure, key, options, unit, target, rounds=None):
 
 D = args.duration
 side_by_side("1 client, `set` → `validation` round trip, p50", "p50_us", ["-c", 1, "-d", D], "µs", "≤ 2×")
-side_by_side("100 clients, 1 in flight each, requests/s", "rps", ["-c", 100, "-d", D], "req/s", "≥ 0.5×")
-side_by_side("100 clients, 8 in flight each, requests/s", "rps", ["-c", 100, "-p", 8, "-d", D], "req/s", "≥ 0.4×")
+side_by_side("100 clients, 1 in flight each, requests/s", "rps", ["-c", 100, "-d", D], "req/s", "≥ 0.6×")
+side_by_side("100 clients, 8 in flight each, requests/s", "rps", ["-c", 100, "-p", 8, "-d", D], "req/s", "≥ 0.7×")
 
 # Latency curve: one round each, p50 and p99.
 curve = []
@@ -137,6 +137,10 @@ for n in (1, 10, 100, 1000, 10000):
             d.stop()
     curve.append((n, point))
     log("curve", n, point)
+# What a person typing among others waits for (issue 29): the curve's p99 at 100 and 1,000.
+for n, point in curve:
+    if n in (100, 1000):
+        row("%s sessions typing at once: `set` round trip p99 (one round)" % format(n, ","), point["anchor"][1], point["signupd"][1], "µs", "≤ 1.5×")
 
 
 # Memory of 10,000 idle open sessions, one per connection.
@@ -215,7 +219,7 @@ def cold(kind):
     return median(times)
 
 
-row("cold start: connect to a socket-activated, not-yet-running daemon → `hello`, median", cold("anchor"), cold("signupd"), "ms", "≤ 30 ms")
+row("cold start: connect to a socket-activated, not-yet-running daemon → `hello`, median", cold("anchor"), cold("signupd"), "ms", "≤ 8×")
 
 # Availability check with 1,000,000 accounts vs none.
 avail_opts = ["--set-a", '{"op":"set","field":"username","value":"freeNameA"}', "--set-b", '{"op":"set","field":"username","value":"freeNameB"}',
