@@ -54,12 +54,17 @@ final class DaemonProcess {
             fatalError("copying \(binary) to \(copy): \(error)")
         }
         chmod(copy, 0o755)
-        // Phone numbers are checked by a library signupd opens beside itself (PhoneLibrary).
-        let library = URL(fileURLWithPath: binary).deletingLastPathComponent().appendingPathComponent("libsignupd-phone.so").path
-        do {
-            try FileManager.default.copyItem(atPath: library, toPath: "\(directory)/libsignupd-phone.so")
-        } catch {
-            fatalError("copying \(library) to \(directory): \(error)")
+        // Phone numbers are checked by a library signupd opens beside itself, or from
+        // ../lib/signupd as installed (PhoneLibrary): the copy gets it beside it.
+        let home = URL(fileURLWithPath: binary).deletingLastPathComponent()
+        let library = [home.appendingPathComponent("libsignupd-phone.so"), home.appendingPathComponent("../lib/signupd/libsignupd-phone.so")]
+            .map(\.path).first { FileManager.default.fileExists(atPath: $0) }
+        if let library {
+            do {
+                try FileManager.default.copyItem(atPath: library, toPath: "\(directory)/libsignupd-phone.so")
+            } catch {
+                fatalError("copying \(library) to \(directory): \(error)")
+            }
         }
         return copy
     }()
