@@ -2,10 +2,14 @@
 #include "signupd_phone_library.h"
 
 #include <dlfcn.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static const char library_name[] = "libsignupd-phone.so";
@@ -28,19 +32,54 @@ int signupd_phone_library_locate(char *path, size_t path_size) {
     if (access(path, R_OK) == 0) return 1;
     snprintf(path, path_size, "%s/../lib/signupd/%s", directory, library_name);
     if (access(path, R_OK) == 0) return 1;
-    snprintf(path, path_size, "%s is neither in %s nor in %s/../lib/signupd (install it with signupd)", library_name, directory, directory);
+    snprintf(path, path_size, "%s is neither in %s nor in %s/../lib/signupd, where it is installed with signupd", library_name, directory, directory);
     return 0;
+}
+
+int signupd_phone_library_check_elf(const char *path, char *why, size_t why_size) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(why, why_size, "cannot open %s: %s", path, strerror(errno));
+        return 0;
+    }
+    struct stat info;
+    Elf64_Ehdr header;
+    int ok = 0;
+    if (fstat(fd, &info) != 0) {
+        snprintf(why, why_size, "cannot inspect %s: %s", path, strerror(errno));
+    } else if (pread(fd, &header, sizeof header, 0) != (ssize_t)sizeof header || memcmp(header.e_ident, ELFMAG, SELFMAG) != 0
+               || header.e_ident[EI_CLASS] != ELFCLASS64 || header.e_phentsize != sizeof(Elf64_Phdr)) {
+        snprintf(why, why_size, "%s is not a 64-bit ELF shared object", path);
+    } else if (header.e_phoff > (Elf64_Off)info.st_size || (Elf64_Off)header.e_phnum * sizeof(Elf64_Phdr) > (Elf64_Off)info.st_size - header.e_phoff) {
+        snprintf(why, why_size, "%s is cut short (%lld bytes): its program headers are not all there", path, (long long)info.st_size);
+    } else {
+        ok = 1;
+        for (Elf64_Half index = 0; index < header.e_phnum && ok; index++) {
+            Elf64_Phdr segment;
+            if (pread(fd, &segment, sizeof segment, (off_t)(header.e_phoff + (Elf64_Off)index * sizeof segment)) != (ssize_t)sizeof segment) {
+                snprintf(why, why_size, "cannot read %s's program headers", path);
+                ok = 0;
+            } else if (segment.p_type == PT_LOAD && (segment.p_offset > (Elf64_Off)info.st_size || segment.p_filesz > (Elf64_Off)info.st_size - segment.p_offset)) {
+                snprintf(why, why_size, "%s is cut short (%lld bytes, where its segments need %llu)", path, (long long)info.st_size,
+                         (unsigned long long)(segment.p_offset + segment.p_filesz));
+                ok = 0;
+            }
+        }
+    }
+    close(fd);
+    return ok;
 }
 
 static signupd_phone_functions functions;
 static const signupd_phone_functions *opened;
 static char failure[PATH_MAX + 512];
-static pthread_once_t once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static int tried;
 
-static void open_once(void) {
-    char path[PATH_MAX + 256];
-    if (!signupd_phone_library_locate(path, sizeof path)) {
-        snprintf(failure, sizeof failure, "%s", path);
+static void open_path(const char *path) {
+    char why[PATH_MAX + 256];
+    if (!signupd_phone_library_check_elf(path, why, sizeof why)) {
+        snprintf(failure, sizeof failure, "%s", why);
         return;
     }
     /* RTLD_LOCAL: its symbols (and libphonenumber's) stay out of everyone else's lookups. */
@@ -52,14 +91,19 @@ static void open_once(void) {
     functions.parse = (signupd_phone_status (*)(const char *, const char *, char *, size_t, int *, int *))dlsym(handle, "signupd_phone_parse");
     functions.region_is_known = (int (*)(const char *))dlsym(handle, "signupd_phone_region_is_known");
     if (functions.parse == NULL || functions.region_is_known == NULL) {
-        snprintf(failure, sizeof failure, "%s lacks signupd_phone_parse or signupd_phone_region_is_known: another version's?", path);
+        snprintf(failure, sizeof failure, "%s lacks signupd_phone_parse or signupd_phone_region_is_known: another program's library, or another version's?", path);
         return;
     }
     opened = &functions;
 }
 
-const signupd_phone_functions *signupd_phone_library_open(const char **why) {
-    pthread_once(&once, open_once);
+const signupd_phone_functions *signupd_phone_library_open(const char *path, const char **why) {
+    pthread_mutex_lock(&lock);
+    if (!tried) {
+        tried = 1;
+        open_path(path);
+    }
+    pthread_mutex_unlock(&lock);
     if (opened == NULL && why != NULL) *why = failure;
     return opened;
 }

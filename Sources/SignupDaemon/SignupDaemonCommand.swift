@@ -67,6 +67,10 @@ public struct SignupDaemonCommand: AsyncParsableCommand {
                 var stderr = StandardError()
                 for warning in library.warnings { print(warning.description, to: &stderr) }
                 let names = library.forms.map { "\($0.name) (\(library.sources[$0.name] ?? "?"))" }.joined(separator: ", ")
+                // Not the configuration, but what the next start would say at critical.
+                if case .failure(let unusable) = PhoneLibrary.check() {
+                    print("signupd: warning: phone numbers cannot be checked: \(unusable); \(PhoneLibrary.remedy)", to: &stderr)
+                }
                 print("signupd: configuration OK: \(library.forms.count) forms: \(names); locales: \(library.catalogues.locales.joined(separator: ", "))")
                 return
             case .failure(let errors):
@@ -109,8 +113,6 @@ public struct SignupDaemonCommand: AsyncParsableCommand {
         let (inherited, stored) = try SystemdListenFDs.take()
         var configuration = try makeConfiguration(inherited: inherited)
         FileLimit.fit(&configuration, logger: logger)
-        // Found now, opened later (PhoneLibrary): an install without it does not start.
-        _ = try PhoneLibrary.locate()
         startup.finished("options")
         let lastGood = configuration.lastGoodFormsPath.map(LastGoodForms.init(path:))
         let formLibrary = try FormStartup.load(configuration.formDirectories, lastGood: lastGood, now: Int64(wallClockSeconds()), logger: logger)

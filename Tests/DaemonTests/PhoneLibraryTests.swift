@@ -37,15 +37,31 @@ struct PhoneLibraryTests {
             .map { "\($0.string("state") ?? "") \($0.string("messageId") ?? "")" }
     }
 
-    @Test("without the library beside it or in ../lib/signupd, the start is refused, naming both places")
+    /// A daemon of the copy at `program`, its phone rules asked once; the daemon stopped.
+    private func refusedEverywhere(_ program: String, in directory: String) throws -> DaemonProcess {
+        let daemon = DaemonProcess(directory: directory)
+        try daemon.start(.systemd, program: program)
+        let states = try phoneStates(daemon, "13800138000")
+        #expect(states == ["failed phone.impossible"], "\(states)")
+        // Everything else serves on: a username form validates as always.
+        let client = try daemon.connect()
+        _ = try client.hello()
+        _ = try client.open("signup")
+        let username = try client.set("username", "a b").filter { $0.string("event") == "validation" && $0.string("field") == "username" }
+        #expect(username.map { $0.string("messageId") } == ["username.invalid_characters"], "\(username)")
+        daemon.signal(SIGTERM)
+        #expect(daemon.waitForExit() == 0)
+        return daemon
+    }
+
+    @Test("without the library beside it or in ../lib/signupd, signupd starts, refuses every number and says where it looked, at critical")
     func missing() throws {
         let directory = DaemonProcess.makeDirectory()
         let program = try install(in: directory, library: nil, at: "")
-        let daemon = DaemonProcess(directory: directory)
-        try daemon.start(.byHand, waitForReady: false, program: program)
-        #expect(daemon.waitForExit() == 1)
-        #expect(daemon.log.contains("cannot start: libsignupd-phone.so is neither in \(directory)/sbin nor in \(directory)/sbin/../lib/signupd"), "\(daemon.log)")
-        #expect(!FileManager.default.fileExists(atPath: daemon.databasePath), "refused before the store is opened")
+        let daemon = try refusedEverywhere(program, in: directory)
+        #expect(daemon.log.contains("critical"), "\(daemon.log)")
+        #expect(daemon.log.contains("phone numbers cannot be checked: libsignupd-phone.so is neither in \(directory)/sbin nor in \(directory)/sbin/../lib/signupd"), "\(daemon.log)")
+        #expect(daemon.log.contains("apt install --reinstall signupd"))
     }
 
     @Test("installed in ../lib/signupd beside the binary (/usr/sbin and /usr/lib/signupd), numbers are checked")
@@ -62,16 +78,23 @@ struct PhoneLibraryTests {
         #expect(!daemon.log.contains("phone numbers cannot be checked"))
     }
 
-    @Test("a library that cannot be opened: the start goes on, every number is refused, and signupd keeps serving")
+    @Test("a file that is no library, or a library cut short (helper-28: SIGBUS at every start), is never opened: numbers refused, the rest served")
     func damaged() throws {
+        let whole = try Data(contentsOf: URL(fileURLWithPath: Self.library))
+        for (bytes, says) in [(Data("not a shared object\n".utf8), "is not a 64-bit ELF shared object"), (whole.prefix(5_000), "is cut short")] {
+            let directory = DaemonProcess.makeDirectory()
+            let program = try install(in: directory, library: bytes, at: "sbin/libsignupd-phone.so")
+            let daemon = try refusedEverywhere(program, in: directory)
+            #expect(daemon.log.contains("phone numbers cannot be checked: \(directory)/sbin/libsignupd-phone.so \(says)"), "\(daemon.log)")
+        }
+    }
+
+    @Test("a library others may write (helper-28: loaded as it was) is refused as signupd's own files are")
+    func writableByOthers() throws {
         let directory = DaemonProcess.makeDirectory()
-        let program = try install(in: directory, library: Data("not a shared object\n".utf8), at: "sbin/libsignupd-phone.so")
-        let daemon = DaemonProcess(directory: directory)
-        try daemon.start(.systemd, program: program)
-        let states = try phoneStates(daemon, "13800138000")
-        #expect(states == ["failed phone.impossible"], "\(states)")
-        #expect(try phoneStates(daemon, "+86 138 0013 8000") == ["failed phone.impossible"], "the daemon is still there for the next session")
-        daemon.signal(SIGTERM)
-        #expect(daemon.waitForExit() == 0)
+        let program = try install(in: directory, library: try Data(contentsOf: URL(fileURLWithPath: Self.library)), at: "sbin/libsignupd-phone.so")
+        chmod("\(directory)/sbin/libsignupd-phone.so", 0o666)
+        let daemon = try refusedEverywhere(program, in: directory)
+        #expect(daemon.log.contains("phone numbers cannot be checked: \(directory)/sbin/libsignupd-phone.so: refusing it: it is writable by group or others (mode 0666)"), "\(daemon.log)")
     }
 }

@@ -22,9 +22,16 @@ typedef struct {
    `path` and returns 0. Opens nothing: cheap enough for every start. */
 int signupd_phone_library_locate(char *path, size_t path_size);
 
-/* Opens the library once, whichever thread asks first; later calls return the same. NULL
-   when it cannot be opened, with why in `*why` (static text, valid for the process). */
-const signupd_phone_functions *signupd_phone_library_open(const char **why);
+/* Whether `path` is a whole 64-bit ELF object: every segment the loader maps lies within the
+   file. dlopen maps a truncated library and the process dies of SIGBUS when it touches the
+   missing pages; this reads the headers only. Returns 1, or 0 with why in `why`. */
+int signupd_phone_library_check_elf(const char *path, char *why, size_t why_size);
+
+/* Opens the library at `path` once, whichever thread asks first (later calls return the
+   first call's answer, whatever their path): checks it with signupd_phone_library_check_elf,
+   then dlopen. NULL when it cannot be opened, with why in `*why` (static text, valid for
+   the process). */
+const signupd_phone_functions *signupd_phone_library_open(const char *path, const char **why);
 
 #ifdef __cplusplus
 }

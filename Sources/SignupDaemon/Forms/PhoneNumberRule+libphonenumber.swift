@@ -1,28 +1,87 @@
 import CPhoneLibrary
 import FormEngine
+import Logging
+import NIOConcurrencyHelpers
+import UnixIO
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// libsignupd-phone.so: Google's libphonenumber (Debian's libphonenumber8) behind signupd's C
 /// shim, opened when a number is first checked or by the warm-up after start, not loaded by
 /// every start: libphonenumber, protobuf and abseil, a dozen libraries, cost each start
 /// 2.5 ms before `main` (issue 29, the cold start).
+///
+/// It becomes code in the daemon, so it is checked as signupd's own directories are
+/// (`PrivateDirectory`): a regular file of root or signupd's user that nobody else may
+/// write, in directories nobody else may write, and a whole ELF object (a truncated one
+/// would kill the process with SIGBUS when mapped). One that is missing or fails a check
+/// is never opened: phone rules refuse every number, the rest of signupd serves on, and
+/// whichever asks first (the warm-up just after start, or the first number) says why at
+/// critical.
 enum PhoneLibrary {
-    /// Where the library is; a start without it is refused. Opens nothing.
-    static func locate() throws(DaemonError) -> String {
-        var path = [CChar](repeating: 0, count: 4_608)
-        let found = signupd_phone_library_locate(&path, path.count) != 0
-        let text = String(decoding: path.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        guard found else { throw .startup(text) }
-        return text
+    /// Why phone numbers cannot be checked: where signupd looked or what it found there.
+    struct Unusable: Error, CustomStringConvertible {
+        let description: String
     }
 
-    /// Opens the library (once for the process); nil and why when it cannot be.
-    static func open() -> (functions: signupd_phone_functions?, failure: String?) {
-        var why: UnsafePointer<CChar>?
-        guard let functions = signupd_phone_library_open(&why) else {
-            return (nil, why.map { String(cString: $0) } ?? "cannot open libsignupd-phone.so")
+    /// What an operator does about it, after the reason.
+    static let remedy = "phone rules refuse every number until it is fixed and signupd restarted (the package: apt install --reinstall signupd; systemctl restart signupd)"
+
+    /// Finds and checks the library without opening it: its path, or why it must not be
+    /// opened. For `--check-config` as well as for `load`.
+    static func check() -> Result<String, Unusable> {
+        var found = [CChar](repeating: 0, count: 4_608)
+        let located = signupd_phone_library_locate(&found, found.count) != 0
+        let text = String(decoding: found.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        guard located else { return .failure(Unusable(description: text)) }
+        guard let resolved = realpath(text, nil) else {
+            return .failure(Unusable(description: "cannot resolve \(text): \(UnixIO.errnoText(errno))"))
         }
-        return (functions.pointee, nil)
+        let path = String(cString: resolved)
+        free(resolved)
+        var info = stat()
+        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
+            return .failure(Unusable(description: "\(path) is not a regular file"))
+        }
+        if let refusal = PrivateDirectory.fileRefusal(info) {
+            return .failure(Unusable(description: "\(path): \(refusal)"))
+        }
+        do {
+            try PrivateDirectory.check(PrivateDirectory.parent(of: path))
+        } catch {
+            return .failure(Unusable(description: "\(path): \(error)"))
+        }
+        var why = [CChar](repeating: 0, count: 4_608)
+        guard signupd_phone_library_check_elf(path, &why, why.count) != 0 else {
+            return .failure(Unusable(description: String(decoding: why.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)))
+        }
+        return .success(path)
     }
+
+    /// The library's functions, checked and opened once for the process by the first to ask
+    /// (the warm-up after start, or the first number checked); why not when it cannot be
+    /// used, logged at critical by that first call, before any number is refused.
+    static func load() -> Result<signupd_phone_functions, Unusable> {
+        loaded.withLockedValue { loaded in
+            if let loaded { return loaded }
+            let outcome = check().flatMap { path -> Result<signupd_phone_functions, Unusable> in
+                var why: UnsafePointer<CChar>?
+                guard let functions = signupd_phone_library_open(path, &why) else {
+                    return .failure(Unusable(description: why.map { String(cString: $0) } ?? "cannot open \(path)"))
+                }
+                return .success(functions.pointee)
+            }
+            if case .failure(let unusable) = outcome {
+                Logger(label: "signupd").critical("phone numbers cannot be checked: \(unusable); \(remedy)")
+            }
+            loaded = outcome
+            return outcome
+        }
+    }
+
+    private static let loaded = NIOLockedValueBox<Result<signupd_phone_functions, Unusable>?>(nil)
 }
 
 extension PhoneNumberRule {
@@ -30,11 +89,10 @@ extension PhoneNumberRule {
     /// default region, checked against its country's numbering plan as a possible and valid
     /// mobile or fixed-line number, its identity the E.164 form.
     static let libphonenumber = PhoneNumberRule { text, region in
-        // The start found the library; one that still cannot be opened (damaged, or
-        // libphonenumber8 removed) was logged, critical, by the warm-up after start
+        // A library that cannot be used was logged, critical, by the warm-up after start
         // (SignupServer.run), and every number is refused, as libpwquality's failure refuses
         // every password: no keystroke stops the daemon for everyone.
-        guard let phone = PhoneLibrary.open().functions else { return PhoneVerdict(.impossible, nationalDigits: nil, inRegion: false) }
+        guard case .success(let phone) = PhoneLibrary.load() else { return PhoneVerdict(.impossible, nationalDigits: nil, inRegion: false) }
         var e164 = [CChar](repeating: 0, count: 32)
         var nationalDigits: Int32 = -1
         var inRegion: Int32 = 0
@@ -53,7 +111,7 @@ extension PhoneNumberRule {
 
     /// Whether libphonenumber knows `region` (ISO 3166 alpha-2).
     static func isKnownRegion(_ region: String) -> Bool {
-        PhoneLibrary.open().functions.map { $0.region_is_known(region) != 0 } ?? false
+        (try? PhoneLibrary.load().get()).map { $0.region_is_known(region) != 0 } ?? false
     }
 }
 

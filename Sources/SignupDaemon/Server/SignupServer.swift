@@ -76,9 +76,8 @@ final class SignupServer: Service {
         services.metrics.prepare(forms: services.forms.library.forms.map { ($0.name, $0.action) })
         // libphonenumber, opened beside the first requests rather than before them, so that
         // the first phone number typed does not wait for it (PhoneLibrary).
-        Task.detached(priority: .utility) { [logger] in
-            if let failure = PhoneLibrary.open().failure { logger.critical("phone numbers cannot be checked: \(failure); phone rules refuse every number") }
-        }
+        // One that cannot be used is logged, critical, by this first `load`.
+        Task.detached(priority: .utility) { _ = PhoneLibrary.load() }
 
         let memory = MemoryReturn(logger: logger)
         // Once a second: refresh STATUS= when it changed, check for idle exit, and give memory
