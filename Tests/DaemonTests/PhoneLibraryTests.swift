@@ -49,6 +49,10 @@ struct PhoneLibraryTests {
         _ = try client.open("signup")
         let username = try client.set("username", "a b").filter { $0.string("event") == "validation" && $0.string("field") == "username" }
         #expect(username.map { $0.string("messageId") } == ["username.invalid_characters"], "\(username)")
+        // `status` says so to anyone who asks (helper-28: only the journal did).
+        try client.send(Request(.status))
+        let phone = try client.next("status")["phoneNumbers"]?.objectValue
+        #expect(phone?["healthy"] == .bool(false) && phone?.string("cause")?.contains("libsignupd-phone.so") == true, "\(String(describing: phone))")
         daemon.signal(SIGTERM)
         #expect(daemon.waitForExit() == 0)
         return daemon
@@ -73,6 +77,10 @@ struct PhoneLibraryTests {
         #expect(try phoneStates(daemon, "138001380") == ["failed phone.too_short"])
         // A valid number goes on to the availability check, as libphonenumber judged it.
         #expect(try phoneStates(daemon, "138 0013 8000").first == "validating phone.checking")
+        let client = try daemon.connect()
+        _ = try client.hello()
+        try client.send(Request(.status))
+        #expect(try client.next("status")["phoneNumbers"]?.objectValue?["healthy"] == .bool(true))
         daemon.signal(SIGTERM)
         #expect(daemon.waitForExit() == 0)
         #expect(!daemon.log.contains("phone numbers cannot be checked"))

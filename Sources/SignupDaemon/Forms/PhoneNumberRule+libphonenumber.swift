@@ -81,6 +81,17 @@ enum PhoneLibrary {
         }
     }
 
+    /// What the first look found: nil before it, else why the library cannot be used (nil
+    /// inside when it can). For `status`.
+    static var looked: Unusable?? {
+        loaded.withLockedValue { loaded in
+            loaded.map { outcome in
+                if case .failure(let unusable) = outcome { return unusable }
+                return nil
+            }
+        }
+    }
+
     private static let loaded = NIOLockedValueBox<Result<signupd_phone_functions, Unusable>?>(nil)
 }
 

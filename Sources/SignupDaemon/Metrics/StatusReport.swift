@@ -26,6 +26,14 @@ enum StatusReport {
             if let failing { service["cause"] = .string(failing) }
             report["availabilityService"] = .object(service.object)
         }
+        // Once the phone-number library was looked at (just after start): whether phone
+        // rules can check numbers, or why they refuse every one (PhoneLibrary).
+        if let looked = PhoneLibrary.looked {
+            var phone = Members()
+            phone["healthy"] = .bool(looked == nil)
+            if let looked { phone["cause"] = .string(looked.description) }
+            report["phoneNumbers"] = .object(phone.object)
+        }
         var paused = Members()
         if let pause = services.signupPause.current {
             paused["paused"] = .bool(true)

@@ -59,6 +59,9 @@ enum StatusText {
         if let service = report["availabilityService"]?.objectValue {
             row("Availability", "可用性服务", health(service, name: service["url"]?.stringValue ?? "?"))
         }
+        if let phone = report["phoneNumbers"]?.objectValue {
+            row("Phone numbers", "电话号码", health(phone, name: "libphonenumber"))
+        }
         if let signups = report["signups"]?.objectValue {
             if signups["paused"]?.boolValue == true {
                 var text = Say.pick("PAUSED", "已暂停")
