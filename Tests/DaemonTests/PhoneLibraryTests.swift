@@ -105,4 +105,13 @@ struct PhoneLibraryTests {
         let daemon = try refusedEverywhere(program, in: directory)
         #expect(daemon.log.contains("phone numbers cannot be checked: \(directory)/sbin/libsignupd-phone.so: refusing it: it is writable by group or others (mode 0666)"), "\(daemon.log)")
     }
+
+    @Test("a library in a directory others may write (they could swap it) is refused")
+    func inADirectoryOthersMayWrite() throws {
+        let directory = DaemonProcess.makeDirectory()
+        let program = try install(in: directory, library: try Data(contentsOf: URL(fileURLWithPath: Self.library)), at: "lib/signupd/libsignupd-phone.so")
+        chmod("\(directory)/lib/signupd", 0o777)
+        let daemon = try refusedEverywhere(program, in: directory)
+        #expect(daemon.log.contains("refusing \(directory)/sbin/../lib/signupd: it is writable by group or others (mode 0777)"), "\(daemon.log)")
+    }
 }

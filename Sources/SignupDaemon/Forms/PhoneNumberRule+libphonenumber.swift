@@ -36,6 +36,13 @@ enum PhoneLibrary {
         let located = signupd_phone_library_locate(&found, found.count) != 0
         let text = String(decoding: found.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         guard located else { return .failure(Unusable(description: text)) }
+        // Where it was found, and (below) where it really is, if that is elsewhere: nobody
+        // else may swap the link or the file.
+        do {
+            try PrivateDirectory.check(PrivateDirectory.parent(of: text))
+        } catch {
+            return .failure(Unusable(description: "\(text): \(error)"))
+        }
         guard let resolved = realpath(text, nil) else {
             return .failure(Unusable(description: "cannot resolve \(text): \(UnixIO.errnoText(errno))"))
         }
@@ -100,9 +107,9 @@ extension PhoneNumberRule {
     /// default region, checked against its country's numbering plan as a possible and valid
     /// mobile or fixed-line number, its identity the E.164 form.
     static let libphonenumber = PhoneNumberRule { text, region in
-        // A library that cannot be used was logged, critical, by the warm-up after start
-        // (SignupServer.run), and every number is refused, as libpwquality's failure refuses
-        // every password: no keystroke stops the daemon for everyone.
+        // A library that cannot be used was logged, critical, by the first `load` (the
+        // warm-up after start, or this), and every number is refused, as libpwquality's
+        // failure refuses every password: no keystroke stops the daemon for everyone.
         guard case .success(let phone) = PhoneLibrary.load() else { return PhoneVerdict(.impossible, nationalDigits: nil, inRegion: false) }
         var e164 = [CChar](repeating: 0, count: 32)
         var nationalDigits: Int32 = -1

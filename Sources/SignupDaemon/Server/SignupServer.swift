@@ -74,9 +74,10 @@ final class SignupServer: Service {
         // Every series at zero, made once the first client is served (issue 29, the cold
         // start: 0.8 ms of about a hundred series); one an event counted already is kept.
         services.metrics.prepare(forms: services.forms.library.forms.map { ($0.name, $0.action) })
-        // libphonenumber, opened beside the first requests rather than before them, so that
-        // the first phone number typed does not wait for it (PhoneLibrary).
-        // One that cannot be used is logged, critical, by this first `load`.
+        // libphonenumber, opened beside the first requests rather than before them (a number
+        // typed meanwhile waits for it), and not earlier: opened beside the stages it made
+        // the first `hello` 2.5 ms later (BENCHMARKS.md). One that cannot be used is logged,
+        // critical, by this first `load` (PhoneLibrary).
         Task.detached(priority: .utility) { _ = PhoneLibrary.load() }
 
         let memory = MemoryReturn(logger: logger)
