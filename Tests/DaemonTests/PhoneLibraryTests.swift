@@ -97,21 +97,19 @@ struct PhoneLibraryTests {
         }
     }
 
-    @Test("a library others may write (helper-28: loaded as it was) is refused as signupd's own files are")
-    func writableByOthers() throws {
+    @Test(
+        "a library others may write, or in a directory others may write (helper-28: loaded as it was), is refused as signupd's own files are",
+        arguments: [
+            ("sbin/libsignupd-phone.so", "sbin/libsignupd-phone.so", 0o666,
+             "phone numbers cannot be checked: {dir}/sbin/libsignupd-phone.so: refusing it: it is writable by group or others (mode 0666)"),
+            ("lib/signupd/libsignupd-phone.so", "lib/signupd", 0o777, "refusing {dir}/sbin/../lib/signupd: it is writable by group or others (mode 0777)"),
+        ]
+    )
+    func writableByOthers(at place: String, madeWritable: String, mode: Int, says: String) throws {
         let directory = DaemonProcess.makeDirectory()
-        let program = try install(in: directory, library: try Data(contentsOf: URL(fileURLWithPath: Self.library)), at: "sbin/libsignupd-phone.so")
-        chmod("\(directory)/sbin/libsignupd-phone.so", 0o666)
+        let program = try install(in: directory, library: try Data(contentsOf: URL(fileURLWithPath: Self.library)), at: place)
+        chmod("\(directory)/\(madeWritable)", mode_t(mode))
         let daemon = try refusedEverywhere(program, in: directory)
-        #expect(daemon.log.contains("phone numbers cannot be checked: \(directory)/sbin/libsignupd-phone.so: refusing it: it is writable by group or others (mode 0666)"), "\(daemon.log)")
-    }
-
-    @Test("a library in a directory others may write (they could swap it) is refused")
-    func inADirectoryOthersMayWrite() throws {
-        let directory = DaemonProcess.makeDirectory()
-        let program = try install(in: directory, library: try Data(contentsOf: URL(fileURLWithPath: Self.library)), at: "lib/signupd/libsignupd-phone.so")
-        chmod("\(directory)/lib/signupd", 0o777)
-        let daemon = try refusedEverywhere(program, in: directory)
-        #expect(daemon.log.contains("refusing \(directory)/sbin/../lib/signupd: it is writable by group or others (mode 0777)"), "\(daemon.log)")
+        #expect(daemon.log.contains(says.replacingOccurrences(of: "{dir}", with: directory)), "\(daemon.log)")
     }
 }
