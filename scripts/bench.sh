@@ -11,7 +11,7 @@ scripts/install-deps.sh
 BENCH_SRC=${BENCH_SRC:-../shared/bench}
 [ -f "$BENCH_SRC/ndjson-load.c" ] || { echo "the anchor sources are not at $BENCH_SRC (set BENCH_SRC)" >&2; exit 1; }
 # Statically linked Swift runtime, as README.md's install builds it: a third faster start.
-release=(swift build -c release --static-swift-stdlib --scratch-path .build-static)
+release=(swift build -c release --static-swift-stdlib --disable-local-rpath --scratch-path .build-static)
 "${release[@]}" --product signupd >&2
 "${release[@]}" --product signupd-phone >&2
 tools=.build/bench-tools

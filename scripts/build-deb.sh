@@ -23,6 +23,11 @@ DEB_BUILD_OPTIONS="${DEB_BUILD_OPTIONS:-} noautodbgsym" dpkg-buildpackage -b -us
 rm -f dist/signupd_*
 mv "$parent"/signupd_"$version"_"$arch".deb "$parent"/signupd_"$version"_"$arch".buildinfo "$parent"/signupd_"$version"_"$arch".changes dist/
 deb=dist/signupd_"$version"_"$arch".deb
+# Nothing installed looks for libraries in its own directory ($ORIGIN): a file dropped
+# beside signupd or its phone library would be loaded as one of theirs.
+for file in debian/signupd/usr/sbin/signupd debian/signupd/usr/lib/signupd/libsignupd-phone.so; do
+  if readelf -d "$file" | grep -Eq 'RUNPATH|RPATH'; then echo "FAIL: $file has a RUNPATH: $(readelf -d "$file" | grep -E 'RUNPATH|RPATH')"; exit 1; fi
+done
 # lintian: errors fail the build; warnings are shown.
 lintian_out=$(lintian --fail-on error "$deb" 2>&1) || { echo "$lintian_out"; echo "FAIL: lintian reports errors"; exit 1; }
 [ -z "$lintian_out" ] || echo "$lintian_out"

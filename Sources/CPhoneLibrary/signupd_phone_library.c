@@ -9,7 +9,10 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static const char library_name[] = "libsignupd-phone.so";
@@ -28,10 +31,13 @@ int signupd_phone_library_locate(char *path, size_t path_size) {
         return 0;
     }
     *slash = 0;
+    /* Whatever is there, even unreadable or a dangling link: the checks say what is wrong
+       with it, which "not there" would hide (helper-29). */
+    struct stat info;
     snprintf(path, path_size, "%s/%s", directory, library_name);
-    if (access(path, R_OK) == 0) return 1;
+    if (lstat(path, &info) == 0) return 1;
     snprintf(path, path_size, "%s/../lib/signupd/%s", directory, library_name);
-    if (access(path, R_OK) == 0) return 1;
+    if (lstat(path, &info) == 0) return 1;
     snprintf(path, path_size, "%s is neither in %s nor in %s/../lib/signupd, where it is installed with signupd", library_name, directory, directory);
     return 0;
 }
@@ -68,6 +74,50 @@ int signupd_phone_library_check_elf(const char *path, char *why, size_t why_size
     }
     close(fd);
     return ok;
+}
+
+int signupd_phone_library_probe(const char *path, char *why, size_t why_size) {
+    pid_t child = fork();
+    if (child < 0) {
+        snprintf(why, why_size, "cannot start a process to try %s in: %s", path, strerror(errno));
+        return 0;
+    }
+    if (child == 0) {
+        /* The child: only the loader and the library's own code, then _exit (glibc makes the
+           loader's lock usable again in a child of fork). */
+        void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+        if (handle == NULL) _exit(3);
+        signupd_phone_status (*parse)(const char *, const char *, char *, size_t, int *, int *) =
+            (signupd_phone_status (*)(const char *, const char *, char *, size_t, int *, int *))dlsym(handle, "signupd_phone_parse");
+        if (parse == NULL) _exit(4);
+        char e164[32];
+        int national_digits = -1, in_region = 0;
+        parse("13800138000", "CN", e164, sizeof e164, &national_digits, &in_region);
+        _exit(0);
+    }
+    int status = 0;
+    /* Bounded: a library that hangs while loading is as unusable as one that crashes. */
+    for (int waited = 0; waited < 1000; waited++) {
+        pid_t done = waitpid(child, &status, WNOHANG);
+        if (done == child) {
+            if (WIFSIGNALED(status)) {
+                snprintf(why, why_size, "%s is damaged: loading it in a test process killed that process with signal %d (%s)", path,
+                         WTERMSIG(status), strsignal(WTERMSIG(status)));
+                return 0;
+            }
+            return 1;
+        }
+        if (done < 0 && errno != EINTR) {
+            snprintf(why, why_size, "cannot wait for the process trying %s: %s", path, strerror(errno));
+            return 0;
+        }
+        struct timespec step = {0, 10 * 1000 * 1000};
+        nanosleep(&step, NULL);
+    }
+    kill(child, SIGKILL);
+    waitpid(child, &status, 0);
+    snprintf(why, why_size, "%s did not finish loading in a test process within 10 s", path);
+    return 0;
 }
 
 static signupd_phone_functions functions;

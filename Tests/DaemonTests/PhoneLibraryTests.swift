@@ -97,6 +97,30 @@ struct PhoneLibraryTests {
         }
     }
 
+    /// `library` with its dynamic section overwritten (helper-29: the same length, and a
+    /// SIGSEGV in the loader at every start).
+    private static func withDynamicSectionOverwritten(_ library: Data) -> Data {
+        var bytes = [UInt8](library)
+        func word(_ at: Int, _ size: Int) -> Int { (0..<size).reduce(0) { $0 | Int(bytes[at + $1]) << (8 * $1) } }
+        let headers = word(0x20, 8), count = word(0x38, 2), size = word(0x36, 2)
+        for index in 0..<count where word(headers + index * size, 4) == 2 {  // PT_DYNAMIC
+            let offset = word(headers + index * size + 8, 8), length = word(headers + index * size + 32, 8)
+            for at in offset..<(offset + length) { bytes[at] = 0xff }
+        }
+        return Data(bytes)
+    }
+
+    @Test("a library damaged but whole (its dynamic section overwritten) kills a test process, not signupd")
+    func damagedButWhole() throws {
+        let whole = try Data(contentsOf: URL(fileURLWithPath: Self.library))
+        let damaged = Self.withDynamicSectionOverwritten(whole)
+        #expect(damaged.count == whole.count && damaged != whole)
+        let directory = DaemonProcess.makeDirectory()
+        let program = try install(in: directory, library: damaged, at: "sbin/libsignupd-phone.so")
+        let daemon = try refusedEverywhere(program, in: directory)
+        #expect(daemon.log.contains("phone numbers cannot be checked: \(directory)/sbin/libsignupd-phone.so is damaged: loading it in a test process killed that process with signal"), "\(daemon.log)")
+    }
+
     @Test(
         "a library others may write, or in a directory others may write (helper-28: loaded as it was), is refused as signupd's own files are",
         arguments: [

@@ -18,14 +18,22 @@ typedef struct {
 
 /* Where libsignupd-phone.so is: beside the executable (a build directory), else in
    ../lib/signupd beside it (/usr/sbin -> /usr/lib/signupd, /usr/local/sbin ->
-   /usr/local/lib/signupd). Writes its path into `path` and returns 1, or writes why not into
-   `path` and returns 0. Opens nothing: cheap enough for every start. */
+   /usr/local/lib/signupd): the first place where anything has that name, readable or not.
+   Writes its path into `path` and returns 1, or writes why not into `path` and returns 0.
+   Opens nothing: cheap enough for every start. */
 int signupd_phone_library_locate(char *path, size_t path_size);
 
 /* Whether `path` is a whole 64-bit ELF object: every segment the loader maps lies within the
    file. dlopen maps a truncated library and the process dies of SIGBUS when it touches the
    missing pages; this reads the headers only. Returns 1, or 0 with why in `why`. */
 int signupd_phone_library_check_elf(const char *path, char *why, size_t why_size);
+
+/* Whether loading `path` and checking one number works in a child process: dlopen runs the
+   library's code (its initialisers, then ours), and a library damaged anywhere but its length
+   (helper-29: a dynamic section overwritten, code replaced) killed signupd with SIGSEGV or
+   SIGILL at every start. Returns 1 when the child exited (a load that merely fails is left
+   for dlopen to explain), or 0 with why in `why` when it was killed or did not finish in 10 s. */
+int signupd_phone_library_probe(const char *path, char *why, size_t why_size);
 
 /* Opens the library at `path` once, whichever thread asks first (later calls return the
    first call's answer, whatever their path): checks it with signupd_phone_library_check_elf,

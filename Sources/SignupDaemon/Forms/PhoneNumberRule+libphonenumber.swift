@@ -15,8 +15,9 @@ import Glibc
 ///
 /// It becomes code in the daemon, so it is checked as signupd's own directories are
 /// (`PrivateDirectory`): a regular file of root or signupd's user that nobody else may
-/// write, in directories nobody else may write, and a whole ELF object (a truncated one
-/// would kill the process with SIGBUS when mapped). One that is missing or fails a check
+/// write, in directories nobody else may write, a whole ELF object (a truncated one would
+/// kill the process with SIGBUS when mapped), and one that a child process loads and uses
+/// without dying. One that is missing or fails a check
 /// is never opened: phone rules refuse every number, the rest of signupd serves on, and
 /// whichever asks first (the warm-up just after start, or the first number) says why at
 /// critical.
@@ -27,10 +28,12 @@ enum PhoneLibrary {
     }
 
     /// What an operator does about it, after the reason.
-    static let remedy = "phone rules refuse every number until it is fixed and signupd restarted (the package: apt install --reinstall signupd; systemctl restart signupd)"
+    static let remedy = "phone rules refuse every number until that is fixed (a library missing or damaged: apt install --reinstall signupd) and signupd restarted (systemctl restart signupd)"
 
-    /// Finds and checks the library without opening it: its path, or why it must not be
-    /// opened. For `--check-config` as well as for `load`.
+    /// Finds and checks the library without opening it here: its path, or why it must not
+    /// be opened. The last check loads it in a child process (`signupd_phone_library_probe`),
+    /// so that a damaged library kills that, not signupd. For `--check-config` as well as for
+    /// `load`.
     static func check() -> Result<String, Unusable> {
         var found = [CChar](repeating: 0, count: 4_608)
         let located = signupd_phone_library_locate(&found, found.count) != 0
@@ -61,7 +64,7 @@ enum PhoneLibrary {
             return .failure(Unusable(description: "\(path): \(error)"))
         }
         var why = [CChar](repeating: 0, count: 4_608)
-        guard signupd_phone_library_check_elf(path, &why, why.count) != 0 else {
+        guard signupd_phone_library_check_elf(path, &why, why.count) != 0, signupd_phone_library_probe(path, &why, why.count) != 0 else {
             return .failure(Unusable(description: String(decoding: why.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)))
         }
         return .success(path)
