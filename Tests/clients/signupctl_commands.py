@@ -12,6 +12,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "robustness"))
 from harness import FAST_HASH, Checks, Client, Daemon, as_uid  # noqa: E402
@@ -88,6 +89,12 @@ try:
     expect(r, 0, "login --json")
     out = json.loads(r.stdout)
     checks.check(out["ok"] is True and out["command"] == "login" and out["user"] == "scripted" and len(out["token"]) == 43, "login --json: %s" % out)
+    # Another form is still the same command, in success as in failure (helper-28).
+    number = "+86 138 %04d %04d" % (os.getpid() % 10000, int(time.time()) % 10000)
+    for form, command in (("phone-signup", "signup"), ("phone-login", "login")):
+        r = ctl(command, "--form", form, "--username", number, "--password-stdin", "--json", stdin="pass word\n")
+        out = json.loads(r.stdout)
+        checks.check(r.returncode == 0 and out["ok"] is True and out["command"] == command, "%s --form %s --json: %r" % (command, form, r.stdout))
     r = ctl("describe", "--json")
     expect(r, 0, "describe --json")
     checks.check([f["name"] for f in json.loads(r.stdout)["forms"]] == ["signup", "login", "phone-signup", "phone-login"], "describe --json lists the forms")

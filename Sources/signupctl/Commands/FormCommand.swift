@@ -152,7 +152,9 @@ enum FormOutput {
     static func print(_ result: FormResult, form: String, session: String, json: Bool, printToken: Bool, tty: Int32?) {
         let summary = Say.labelled(result.message, Say.shown(user: result.user ?? ""))
         if json {
-            var envelope = JSONEnvelope(command: form)
+            // The command, as a failure's envelope names it: `signup --form phone-signup` is
+            // still `signup` (helper-28).
+            var envelope = JSONEnvelope(command: Report.command)
             envelope.member("message", result.message)
             envelope.member("session", session)
             if let user = result.user { envelope.member("user", user) }
