@@ -26,6 +26,7 @@ public enum BuiltinCatalogues {
         phone.invalid = Phone number can only contain digits, spaces, dashes, dots, brackets and a leading +
         phone.invalid_country = Unknown country calling code
         phone.impossible = No phone number has these digits
+        phone.unavailable = Phone numbers cannot be checked right now, try again later
         phone.unsupported_type = Only mobile and landline numbers can be used
         phone.too_short = Phone number too short
         phone.too_long = Phone number too long
@@ -107,6 +108,7 @@ public enum BuiltinCatalogues {
         phone.too_short = 号码长度不足
         phone.invalid_country = 国家或地区代码无效
         phone.impossible = 该号码不存在
+        phone.unavailable = 暂时无法校验号码，请稍后再试
         phone.unsupported_type = 仅支持手机或固定电话号码
         phone.too_long = 号码过长
         phone.checking = 正在检查号码是否可用

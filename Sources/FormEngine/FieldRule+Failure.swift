@@ -30,7 +30,7 @@ extension FieldRule {
         case .phone:
             [
                 ("\(prefix).invalid", []), ("\(prefix).too_short", ["min"]), ("\(prefix).too_long", ["max"]), ("\(prefix).invalid_country", []),
-                ("\(prefix).impossible", []), ("\(prefix).unsupported_type", []),
+                ("\(prefix).impossible", []), ("\(prefix).unsupported_type", []), ("\(prefix).unavailable", []),
             ]
         case .email: [("\(prefix).invalid", [])]
         case .equals: [("\(prefix).different", ["field"])]
@@ -91,7 +91,7 @@ extension FieldRule {
             // the numbering plan accepts is not second-guessed by the form's bounds.
             let bounded = switch verdict.status {
             case .valid: !verdict.judgedByPlan
-            case .invalidCountry, .wrongType: false
+            case .invalidCountry, .wrongType, .unavailable: false
             case .tooShort, .tooLong, .impossible, .notANumber: true
             }
             if bounded, verdict.inRegion, let digits = verdict.nationalDigits {
@@ -105,6 +105,7 @@ extension FieldRule {
             case .invalidCountry: MessageRef("\(prefix).invalid_country")
             case .impossible: MessageRef("\(prefix).impossible")
             case .wrongType: MessageRef("\(prefix).unsupported_type")
+            case .unavailable: MessageRef("\(prefix).unavailable")
             // Digits too few to read as any number yet (the first keystrokes).
             case .notANumber: PhoneNumberText.digits(text).isEmpty ? MessageRef("\(prefix).invalid") : tooShort
             }

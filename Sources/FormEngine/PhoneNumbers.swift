@@ -62,6 +62,9 @@ public struct PhoneVerdict: Sendable, Equatable {
         case wrongType
         /// Not a number at all.
         case notANumber
+        /// The parser cannot judge any number now (the daemon's numbering-plan library is
+        /// missing or refused): a fault of the server, not of what was typed.
+        case unavailable
     }
 
     public var status: Status

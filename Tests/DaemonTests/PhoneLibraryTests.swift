@@ -42,7 +42,7 @@ struct PhoneLibraryTests {
         let daemon = DaemonProcess(directory: directory)
         try daemon.start(.systemd, program: program)
         let states = try phoneStates(daemon, "13800138000")
-        #expect(states == ["failed phone.impossible"], "\(states)")
+        #expect(states == ["failed phone.unavailable"], "\(states)")
         // Everything else serves on: a username form validates as always.
         let client = try daemon.connect()
         _ = try client.hello()

@@ -72,6 +72,20 @@ struct PhoneLoginTests {
         #expect(failed.events.first?.textOnly == .result(ok: false, message: "Invalid phone number or password", user: nil, token: nil))
     }
 
+    @Test("a parser that cannot judge numbers now refuses every one as the server's fault, in both languages, and nothing is checked or submitted", arguments: [
+        ("en", "Phone numbers cannot be checked right now, try again later"), ("zh-CN", "暂时无法校验号码，请稍后再试"),
+    ])
+    func unavailable(_ locale: String, _ text: String) throws {
+        let broken = FormConfiguration(phoneNumbers: PhoneNumberRule { _, _ in PhoneVerdict(.unavailable) })
+        var harness = VirtualClockHarness(form: .phoneSignup, locale: locale, configuration: broken)
+        try harness.send(.set(field: "phone", value: "13812345678"))
+        try harness.send(.set(field: "password", value: "secret"))
+        harness.advance(to: 5)
+        #expect(messages(harness, "phone") == ["0 empty  ", "0 failed phone.unavailable \(text)"])
+        #expect(harness.effects.isEmpty, "\(harness.effects)")
+        #expect(harness.enabledChanges.map(\.1).allSatisfy { !$0 })
+    }
+
     @Test("phone signup checks availability of the phone identity, never of the text as typed")
     func phoneSignupChecks() throws {
         var harness = VirtualClockHarness(form: .phoneSignup)

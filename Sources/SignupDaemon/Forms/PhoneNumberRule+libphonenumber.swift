@@ -111,9 +111,11 @@ extension PhoneNumberRule {
     /// mobile or fixed-line number, its identity the E.164 form.
     static let libphonenumber = PhoneNumberRule { text, region in
         // A library that cannot be used was logged, critical, by the first `load` (the
-        // warm-up after start, or this), and every number is refused, as libpwquality's
-        // failure refuses every password: no keystroke stops the daemon for everyone.
-        guard case .success(let phone) = PhoneLibrary.load() else { return PhoneVerdict(.impossible, nationalDigits: nil, inRegion: false) }
+        // warm-up after start, or this), and every number is refused as one that cannot be
+        // checked now (`phone.unavailable`, the server's fault, not the person's), as
+        // libpwquality's failure refuses every password: no keystroke stops the daemon for
+        // everyone.
+        guard case .success(let phone) = PhoneLibrary.load() else { return PhoneVerdict(.unavailable, nationalDigits: nil, inRegion: false) }
         var e164 = [CChar](repeating: 0, count: 32)
         var nationalDigits: Int32 = -1
         var inRegion: Int32 = 0
