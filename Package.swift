@@ -115,7 +115,17 @@ let package = Package(
             name: "signupd",
             dependencies: ["SignupDaemonCore"],
             path: "Sources/SignupDaemon/Main",
-            swiftSettings: strict
+            exclude: ["signupd.exports"],
+            swiftSettings: strict,
+            // The release build starts faster (issue 29, the cold start; BENCHMARKS.md): lld
+            // packs the 142,000 relative relocations of the position-independent executable
+            // (DT_RELR, glibc 2.36), and nothing but `main` is exported (signupd.exports).
+            linkerSettings: [
+                .unsafeFlags(
+                    ["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs", "-Xlinker", "--version-script=\(Context.packageDirectory)/Sources/SignupDaemon/Main/signupd.exports"],
+                    .when(configuration: .release)
+                )
+            ]
         ),
         .executableTarget(
             name: "signupctl",

@@ -270,7 +270,7 @@ final class SQLiteAccountStore: AccountStore {
     func keptCollisions() async throws(AccountStoreError) -> [KeptCollision] {
         // Read at start only, through the writer, as `signupPause`.
         try await run {
-            try await pool.writeWithoutTransaction { db in
+            try pool.writeWithoutTransaction { db in
                 let rows = try Row.fetchAll(db, sql: Self.keptCollisionsQuery)
                 // One group per colliding key; accounts colliding on several keys are one group.
                 var groups: [KeptCollision] = []
@@ -300,8 +300,11 @@ final class SQLiteAccountStore: AccountStore {
         // Read at start (an SQLite store does not poll it), before the socket opens: through
         // the writer, open since `init`, as no reader is yet; opening the first one made the
         // two reads at start 0.47 ms slower (issue 29). The first request that reads opens it.
+        // Synchronously, on the starting task's thread: nothing else uses the writer yet, and
+        // GRDB's asynchronous hop to its queue and back cost more than the query (0.4 ms of
+        // the `kept collisions` stage, BENCHMARKS.md).
         try await run {
-            try await pool.writeWithoutTransaction { db in
+            try pool.writeWithoutTransaction { db in
                 try Row.fetchOne(db, sql: "SELECT note, since, byUID FROM setting WHERE name = 'signupPause'").map { row in
                     StoredSignupPause(note: row["note"], since: row["since"], byUID: UInt32(truncatingIfNeeded: row["byUID"] as Int64))
                 }
