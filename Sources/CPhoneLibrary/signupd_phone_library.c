@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <signal.h>
+#include <grp.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -76,39 +77,71 @@ int signupd_phone_library_check_elf(const char *path, char *why, size_t why_size
     return ok;
 }
 
-int signupd_phone_library_probe(const char *path, char *why, size_t why_size) {
+/* The child's reason, written to the parent before it exits with `code`. */
+static void probe_fail(int report, int code, const char *what, const char *detail) {
+    char text[1024];
+    int length = snprintf(text, sizeof text, "%s%s%s", what, detail ? ": " : "", detail ? detail : "");
+    if (length > 0) {
+        ssize_t ignored = write(report, text, (size_t)length < sizeof text ? (size_t)length : sizeof text - 1);
+        (void)ignored;
+    }
+    _exit(code);
+}
+
+int signupd_phone_library_probe(const char *path, uid_t as_uid, gid_t as_gid, char *why, size_t why_size) {
+    int report[2];
+    if (pipe2(report, O_CLOEXEC) != 0) {
+        snprintf(why, why_size, "cannot start a process to try %s in: %s", path, strerror(errno));
+        return 0;
+    }
     pid_t child = fork();
     if (child < 0) {
         snprintf(why, why_size, "cannot start a process to try %s in: %s", path, strerror(errno));
+        close(report[0]);
+        close(report[1]);
         return 0;
     }
     if (child == 0) {
         /* The child: only the loader and the library's own code, then _exit (glibc makes the
            loader's lock usable again in a child of fork). */
+        close(report[0]);
+        if (as_uid != (uid_t)-1 && (setgroups(0, NULL) != 0 || setgid(as_gid) != 0 || setuid(as_uid) != 0))
+            probe_fail(report[1], 5, "cannot become signupd's user to try it", strerror(errno));
         void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-        if (handle == NULL) _exit(3);
+        if (handle == NULL) probe_fail(report[1], 3, "cannot open it", dlerror());
         signupd_phone_status (*parse)(const char *, const char *, char *, size_t, int *, int *) =
             (signupd_phone_status (*)(const char *, const char *, char *, size_t, int *, int *))dlsym(handle, "signupd_phone_parse");
-        if (parse == NULL) _exit(4);
+        if (parse == NULL) probe_fail(report[1], 4, "it has no signupd_phone_parse", NULL);
         char e164[32];
         int national_digits = -1, in_region = 0;
         parse("13800138000", "CN", e164, sizeof e164, &national_digits, &in_region);
         _exit(0);
     }
+    close(report[1]);
     int status = 0;
     /* Bounded: a library that hangs while loading is as unusable as one that crashes. */
     for (int waited = 0; waited < 1000; waited++) {
         pid_t done = waitpid(child, &status, WNOHANG);
         if (done == child) {
+            char reason[1024] = "";
+            ssize_t got = read(report[0], reason, sizeof reason - 1);
+            close(report[0]);
+            reason[got > 0 ? got : 0] = 0;
             if (WIFSIGNALED(status)) {
                 snprintf(why, why_size, "%s is damaged: loading it in a test process killed that process with signal %d (%s)", path,
                          WTERMSIG(status), strsignal(WTERMSIG(status)));
+                return 0;
+            }
+            if (WEXITSTATUS(status) != 0) {
+                snprintf(why, why_size, "%s: %s%s", path, reason[0] ? reason : "a test process could not use it",
+                         as_uid != (uid_t)-1 ? " (tried as signupd's user)" : "");
                 return 0;
             }
             return 1;
         }
         if (done < 0 && errno != EINTR) {
             snprintf(why, why_size, "cannot wait for the process trying %s: %s", path, strerror(errno));
+            close(report[0]);
             return 0;
         }
         struct timespec step = {0, 10 * 1000 * 1000};
@@ -116,6 +149,7 @@ int signupd_phone_library_probe(const char *path, char *why, size_t why_size) {
     }
     kill(child, SIGKILL);
     waitpid(child, &status, 0);
+    close(report[0]);
     snprintf(why, why_size, "%s did not finish loading in a test process within 10 s", path);
     return 0;
 }

@@ -67,8 +67,10 @@ public struct SignupDaemonCommand: AsyncParsableCommand {
                 var stderr = StandardError()
                 for warning in library.warnings { print(warning.description, to: &stderr) }
                 let names = library.forms.map { "\($0.name) (\(library.sources[$0.name] ?? "?"))" }.joined(separator: ", ")
-                // Not the configuration, but what the next start would say at critical.
-                if case .failure(let unusable) = PhoneLibrary.check() {
+                // Not the configuration, but what the next start would say at critical; root
+                // tries the library as the package's user, which may not read what root can.
+                let serviceUser = geteuid() == 0 ? SystemAccounts.ids(ofUser: "signupd") : nil
+                if case .failure(let unusable) = PhoneLibrary.check(as: serviceUser) {
                     print("signupd: warning: phone numbers cannot be checked: \(unusable); \(PhoneLibrary.remedy)", to: &stderr)
                 }
                 print("signupd: configuration OK: \(library.forms.count) forms: \(names); locales: \(library.catalogues.locales.joined(separator: ", "))")

@@ -7,6 +7,8 @@
    first checked or warmed up after start. */
 #include "signupd_phone.h"
 
+#include <sys/types.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -31,9 +33,11 @@ int signupd_phone_library_check_elf(const char *path, char *why, size_t why_size
 /* Whether loading `path` and checking one number works in a child process: dlopen runs the
    library's code (its initialisers, then ours), and a library damaged anywhere but its length
    (helper-29: a dynamic section overwritten, code replaced) killed signupd with SIGSEGV or
-   SIGILL at every start. Returns 1 when the child exited (a load that merely fails is left
-   for dlopen to explain), or 0 with why in `why` when it was killed or did not finish in 10 s. */
-int signupd_phone_library_probe(const char *path, char *why, size_t why_size);
+   SIGILL at every start. With `as_uid` other than (uid_t)-1, the child first becomes that
+   user and group (`signupd --check-config` run by root: root reads what signupd's user may
+   not). Returns 1 when the child loaded it and checked a number, or 0 with why in `why` when
+   it could not (dlopen's reason), was killed, or did not finish in 10 s. */
+int signupd_phone_library_probe(const char *path, uid_t as_uid, gid_t as_gid, char *why, size_t why_size);
 
 /* Opens the library at `path` once, whichever thread asks first (later calls return the
    first call's answer, whatever their path): checks it with signupd_phone_library_check_elf,

@@ -33,8 +33,9 @@ enum PhoneLibrary {
     /// Finds and checks the library without opening it here: its path, or why it must not
     /// be opened. The last check loads it in a child process (`signupd_phone_library_probe`),
     /// so that a damaged library kills that, not signupd. For `--check-config` as well as for
-    /// `load`.
-    static func check() -> Result<String, Unusable> {
+    /// `load`; `--check-config` run by root tries it as `serviceUser` (the package's `signupd`),
+    /// since root may read what that user cannot (helper-29).
+    static func check(as serviceUser: (uid: uid_t, gid: gid_t)? = nil) -> Result<String, Unusable> {
         var found = [CChar](repeating: 0, count: 4_608)
         let located = signupd_phone_library_locate(&found, found.count) != 0
         let text = String(decoding: found.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
@@ -64,7 +65,7 @@ enum PhoneLibrary {
             return .failure(Unusable(description: "\(path): \(error)"))
         }
         var why = [CChar](repeating: 0, count: 4_608)
-        guard signupd_phone_library_check_elf(path, &why, why.count) != 0, signupd_phone_library_probe(path, &why, why.count) != 0 else {
+        guard signupd_phone_library_check_elf(path, &why, why.count) != 0, signupd_phone_library_probe(path, serviceUser?.uid ?? uid_t.max, serviceUser?.gid ?? gid_t.max, &why, why.count) != 0 else {
             return .failure(Unusable(description: String(decoding: why.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)))
         }
         return .success(path)
