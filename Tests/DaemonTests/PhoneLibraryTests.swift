@@ -73,7 +73,7 @@ struct PhoneLibraryTests {
         let directory = DaemonProcess.makeDirectory()
         let program = try install(in: directory, library: try Data(contentsOf: URL(fileURLWithPath: Self.library)), at: "lib/signupd/libsignupd-phone.so")
         let daemon = DaemonProcess(directory: directory)
-        try daemon.start(.systemd, program: program)
+        try daemon.start(.systemd, arguments: ["--log-level", "debug"], program: program)
         #expect(try phoneStates(daemon, "138001380") == ["failed phone.too_short"])
         // A valid number goes on to the availability check, as libphonenumber judged it.
         #expect(try phoneStates(daemon, "138 0013 8000").first == "validating phone.checking")
@@ -84,6 +84,8 @@ struct PhoneLibraryTests {
         daemon.signal(SIGTERM)
         #expect(daemon.waitForExit() == 0)
         #expect(!daemon.log.contains("phone numbers cannot be checked"))
+        // At debug, which file was opened (helper-28: nothing said where it came from).
+        #expect(daemon.log.contains("phone numbers: libphonenumber opened") && daemon.log.contains("library=\(directory)/lib/signupd/libsignupd-phone.so"), "\(daemon.log)")
     }
 
     @Test("a file that is no library, or a library cut short (helper-28: SIGBUS at every start), is never opened: numbers refused, the rest served")

@@ -77,15 +77,24 @@ enum PhoneLibrary {
     static func load() -> Result<signupd_phone_functions, Unusable> {
         loaded.withLockedValue { loaded in
             if let loaded { return loaded }
+            let started = ContinuousClock.now
+            var openedPath = ""
             let outcome = check().flatMap { path -> Result<signupd_phone_functions, Unusable> in
+                openedPath = path
                 var why: UnsafePointer<CChar>?
                 guard let functions = signupd_phone_library_open(path, &why) else {
                     return .failure(Unusable(description: why.map { String(cString: $0) } ?? "cannot open \(path)"))
                 }
                 return .success(functions.pointee)
             }
-            if case .failure(let unusable) = outcome {
+            switch outcome {
+            case .failure(let unusable):
                 Logger(label: "signupd").critical("phone numbers cannot be checked: \(unusable); \(remedy)")
+            case .success:
+                // Which file, and what the checks and the load cost (helper-28).
+                let took = ContinuousClock.now - started
+                let ms = Double(took.components.seconds) * 1000 + Double(took.components.attoseconds) / 1e15
+                Logger(label: "signupd").debug("phone numbers: libphonenumber opened", metadata: ["library": "\(openedPath)", "ms": "\((ms * 100).rounded() / 100)"])
             }
             loaded = outcome
             return outcome
