@@ -78,6 +78,34 @@ int signupd_phone_library_check_elf(const char *path, char *why, size_t why_size
     return ok;
 }
 
+/* Whether `handle` is signupd's shim over a working libphonenumber: both functions there,
+   and known answers for known numbers (helper-30: a library with the two names that
+   answered OK with an empty E.164 form for everything made every number one account,
+   `tel:`). Fills `into` and returns 1, or returns 0 with why in `why`. */
+static int verify(void *handle, signupd_phone_functions *into, char *why, size_t why_size) {
+    signupd_phone_functions found;
+    found.parse = (signupd_phone_status (*)(const char *, const char *, char *, size_t, int *, int *))dlsym(handle, "signupd_phone_parse");
+    found.region_is_known = (int (*)(const char *))dlsym(handle, "signupd_phone_region_is_known");
+    if (found.parse == NULL || found.region_is_known == NULL) {
+        snprintf(why, why_size, "it lacks signupd_phone_parse or signupd_phone_region_is_known: another program's library, or another version's");
+        return 0;
+    }
+    char e164[32] = "";
+    int national_digits = -1, in_region = 0;
+    signupd_phone_status status = found.parse("138 0013 8000", "CN", e164, sizeof e164, &national_digits, &in_region);
+    int known = status == SIGNUPD_PHONE_OK && strcmp(e164, "+8613800138000") == 0 && national_digits == 11 && in_region == 1;
+    char other[32] = "";
+    int other_digits = -1, other_in_region = 0;
+    known = known && found.parse("+999 1234 5678", "CN", other, sizeof other, &other_digits, &other_in_region) == SIGNUPD_PHONE_INVALID_COUNTRY;
+    known = known && found.region_is_known("CN") == 1 && found.region_is_known("QQ") == 0;
+    if (!known) {
+        snprintf(why, why_size, "it gives wrong answers for numbers whose answers are known (138 0013 8000 in CN: status %d, \"%.20s\"): another version's library, or not libphonenumber", (int)status, e164);
+        return 0;
+    }
+    *into = found;
+    return 1;
+}
+
 /* The child's reason, written to the parent before it exits with `code`. */
 static void probe_fail(int report, int code, const char *what, const char *detail) {
     char text[1024];
@@ -110,12 +138,9 @@ int signupd_phone_library_probe(const char *path, uid_t as_uid, gid_t as_gid, ch
             probe_fail(report[1], 5, "cannot become signupd's user to try it", strerror(errno));
         void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
         if (handle == NULL) probe_fail(report[1], 3, "cannot open it", dlerror());
-        signupd_phone_status (*parse)(const char *, const char *, char *, size_t, int *, int *) =
-            (signupd_phone_status (*)(const char *, const char *, char *, size_t, int *, int *))dlsym(handle, "signupd_phone_parse");
-        if (parse == NULL) probe_fail(report[1], 4, "it has no signupd_phone_parse", NULL);
-        char e164[32];
-        int national_digits = -1, in_region = 0;
-        parse("13800138000", "CN", e164, sizeof e164, &national_digits, &in_region);
+        signupd_phone_functions found;
+        char why_not[512];
+        if (!verify(handle, &found, why_not, sizeof why_not)) probe_fail(report[1], 4, why_not, NULL);
         _exit(0);
     }
     close(report[1]);
@@ -199,10 +224,11 @@ static void open_path(const char *path) {
         snprintf(failure, sizeof failure, "cannot open %s: %s", path, dlerror());
         return;
     }
-    functions.parse = (signupd_phone_status (*)(const char *, const char *, char *, size_t, int *, int *))dlsym(handle, "signupd_phone_parse");
-    functions.region_is_known = (int (*)(const char *))dlsym(handle, "signupd_phone_region_is_known");
-    if (functions.parse == NULL || functions.region_is_known == NULL) {
-        snprintf(failure, sizeof failure, "%s lacks signupd_phone_parse or signupd_phone_region_is_known: another program's library, or another version's?", path);
+    /* The trial in a child said the same of this file; checked again here, where the answers
+       count, and closed when they are wrong, so that nothing of it stays mapped. */
+    if (!verify(handle, &functions, why, sizeof why)) {
+        snprintf(failure, sizeof failure, "%s: %s", path, why);
+        dlclose(handle);
         return;
     }
     opened = &functions;

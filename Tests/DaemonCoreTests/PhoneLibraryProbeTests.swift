@@ -1,5 +1,7 @@
 import CPhoneLibrary
+import FormEngine
 import Foundation
+@testable import SignupDaemonCore
 import Testing
 
 #if canImport(Glibc)
@@ -49,6 +51,14 @@ struct PhoneLibraryProbeTests {
         #expect(probe(path, as: nil).0)
         let (ok, why) = probe(path, as: (uid: 65534, gid: 65534))
         #expect(!ok && why.contains("Permission denied"), "\(why)")
+    }
+
+    @Test("an identity is only ever a whole E.164 number, whatever the library answered (helper-30: an empty one made every number tel:)", arguments: [
+        ("+8613800138000", "+8613800138000"), ("+6831234", "+6831234"), ("", nil), ("+", nil), ("8613800138000", nil), ("+0613800138000", nil),
+        ("+86 1380013800", nil), ("+861380013800012345", nil), ("+86138x0138000", nil),
+    ])
+    func e164Only(_ answered: String, _ identity: String?) {
+        #expect(PhoneNumberRule.e164(Array(answered.utf8CString)) == identity)
     }
 
     @Test("a file that is no library: the child's dlopen reason, not a success left for later")

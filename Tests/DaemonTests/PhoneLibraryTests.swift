@@ -123,6 +123,49 @@ struct PhoneLibraryTests {
         #expect(daemon.log.contains("phone numbers cannot be checked: \(directory)/sbin/libsignupd-phone.so is damaged: loading it in a test process killed that process with signal"), "\(daemon.log)")
     }
 
+    /// A shared object built from `source` with the toolchain's C compiler (Swift's own clang).
+    private static func compiled(_ source: String, in directory: String, defines: [String] = []) throws -> Data {
+        try source.write(toFile: "\(directory)/stub.c", atomically: true, encoding: .utf8)
+        let compiler = Process()
+        compiler.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        compiler.arguments = ["clang", "-shared", "-fPIC", "-o", "\(directory)/stub.so", "\(directory)/stub.c"] + defines
+        try compiler.run()
+        compiler.waitUntilExit()
+        try #require(compiler.terminationStatus == 0, "clang could not build the stub library")
+        return try Data(contentsOf: URL(fileURLWithPath: "\(directory)/stub.so"))
+    }
+
+    @Test("a library with the shim's two functions that answers wrongly (helper-30: every number became the account tel:) is refused")
+    func wrongAnswers() throws {
+        let directory = DaemonProcess.makeDirectory()
+        let stub = try Self.compiled("""
+            #include <stddef.h>
+            int signupd_phone_parse(const char *t, const char *r, char *e, size_t n, int *d, int *i) { if (n) e[0] = 0; return 0; }
+            int signupd_phone_region_is_known(const char *r) { return 1; }
+            """, in: directory)
+        let program = try install(in: directory, library: stub, at: "sbin/libsignupd-phone.so")
+        let daemon = try refusedEverywhere(program, in: directory)
+        #expect(daemon.log.contains("phone numbers cannot be checked: \(directory)/sbin/libsignupd-phone.so: it gives wrong answers for numbers whose answers are known"), "\(daemon.log)")
+        #expect(!daemon.log.contains("user=tel:"))
+    }
+
+    @Test("a library without the shim's functions is refused, and its code never runs in signupd, only in the trial's child (helper-30: its constructor ran in the daemon)")
+    func foreignLibraryNeverRunsInSignupd() throws {
+        let directory = DaemonProcess.makeDirectory()
+        let marks = "\(directory)/constructor-ran-in"
+        let stub = try Self.compiled("""
+            #include <stdio.h>
+            #include <unistd.h>
+            __attribute__((constructor)) static void ran(void) { FILE *f = fopen(MARKS, "a"); if (f) { fprintf(f, "%d\\n", (int)getpid()); fclose(f); } }
+            """, in: directory, defines: ["-DMARKS=\"\(marks)\""])
+        let program = try install(in: directory, library: stub, at: "sbin/libsignupd-phone.so")
+        let daemon = try refusedEverywhere(program, in: directory)
+        #expect(daemon.log.contains("\(directory)/sbin/libsignupd-phone.so: it lacks signupd_phone_parse or signupd_phone_region_is_known"), "\(daemon.log)")
+        let pids = try String(contentsOfFile: marks, encoding: .utf8).split(separator: "\n").compactMap { pid_t($0) }
+        #expect(!pids.isEmpty, "the trial's child did not load it")
+        #expect(!pids.contains(daemon.pid), "its constructor ran in signupd (pid \(daemon.pid)): \(pids)")
+    }
+
     @Test(
         "a library others may write, or in a directory others may write (helper-28: loaded as it was), is refused as signupd's own files are",
         arguments: [

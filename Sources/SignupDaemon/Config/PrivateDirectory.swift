@@ -28,13 +28,13 @@ enum PrivateDirectory {
 
     /// Refuses `directory` unless it and every directory above it are safe (see the type).
     /// `sharedSticky`: `directory` itself may be sticky, root-owned and writable by all.
-    static func check(_ directory: String, sharedSticky: Bool = false) throws(DaemonError) {
+    /// `runsAs`: the uid signupd runs as (`--check-config` by root: the service's user).
+    static func check(_ directory: String, sharedSticky: Bool = false, runsAs me: uid_t = geteuid()) throws(DaemonError) {
         guard let resolved = realpath(directory, nil) else {
             throw .startup("cannot resolve \(directory): \(UnixIO.errnoText(errno))")
         }
         let real = String(cString: resolved)
         free(resolved)
-        let me = geteuid()
         var prefix = ""
         let components = real.split(separator: "/").map(String.init)
         for (index, component) in ([""] + components).enumerated() {
@@ -61,8 +61,7 @@ enum PrivateDirectory {
     /// Why a file signupd reads its configuration or trust from (a form, a CA file) must be
     /// refused: it belongs to someone other than root or signupd's user, or others could
     /// rewrite it. Nil when it is safe to read.
-    static func fileRefusal(_ info: stat) -> String? {
-        let me = geteuid()
+    static func fileRefusal(_ info: stat, runsAs me: uid_t = geteuid()) -> String? {
         guard info.st_uid == 0 || info.st_uid == me else {
             return "refusing it: it belongs to uid \(info.st_uid), not to root or to uid \(me) that signupd runs as"
         }

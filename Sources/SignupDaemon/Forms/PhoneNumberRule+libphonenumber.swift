@@ -28,7 +28,7 @@ enum PhoneLibrary {
     }
 
     /// What an operator does about it, after the reason.
-    static let remedy = "phone rules refuse every number until that is fixed (a library missing or damaged: apt install --reinstall signupd) and signupd restarted (systemctl restart signupd)"
+    static let remedy = "phone rules refuse every number until that is fixed and signupd restarted (systemctl restart signupd); a library that is missing, damaged or was writable by others (it may have been changed) is put back by reinstalling the package: apt install --reinstall signupd, or, installed from a .deb file, apt install --reinstall ./signupd_VERSION_amd64.deb"
 
     /// Finds and checks the library without opening it here: its path, or why it must not
     /// be opened. The last check loads it in a child process (`signupd_phone_library_probe`),
@@ -43,7 +43,7 @@ enum PhoneLibrary {
         // Where it was found, and (below) where it really is, if that is elsewhere: nobody
         // else may swap the link or the file.
         do {
-            try PrivateDirectory.check(PrivateDirectory.parent(of: text))
+            try PrivateDirectory.check(PrivateDirectory.parent(of: text), runsAs: serviceUser?.uid ?? geteuid())
         } catch {
             return .failure(Unusable(description: "\(text): \(error)"))
         }
@@ -56,11 +56,11 @@ enum PhoneLibrary {
         guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
             return .failure(Unusable(description: "\(path) is not a regular file"))
         }
-        if let refusal = PrivateDirectory.fileRefusal(info) {
+        if let refusal = PrivateDirectory.fileRefusal(info, runsAs: serviceUser?.uid ?? geteuid()) {
             return .failure(Unusable(description: "\(path): \(refusal)"))
         }
         do {
-            try PrivateDirectory.check(PrivateDirectory.parent(of: path))
+            try PrivateDirectory.check(PrivateDirectory.parent(of: path), runsAs: serviceUser?.uid ?? geteuid())
         } catch {
             return .failure(Unusable(description: "\(path): \(error)"))
         }
@@ -131,7 +131,10 @@ extension PhoneNumberRule {
         var inRegion: Int32 = 0
         let status = phone.parse(text, region ?? "ZZ", &e164, e164.count, &nationalDigits, &inRegion)
         let verdict: PhoneVerdict.Status = switch status {
-        case SIGNUPD_PHONE_OK: .valid(e164: String(decoding: e164.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+        case SIGNUPD_PHONE_OK:
+            // An identity is only ever a whole E.164 number, whatever the library said
+            // (helper-30: an empty one made every number the account `tel:`).
+            Self.e164(e164).map { .valid(e164: $0) } ?? .unavailable
         case SIGNUPD_PHONE_TOO_SHORT: .tooShort
         case SIGNUPD_PHONE_TOO_LONG: .tooLong
         case SIGNUPD_PHONE_INVALID_COUNTRY: .invalidCountry
@@ -140,6 +143,16 @@ extension PhoneNumberRule {
         default: .notANumber
         }
         return PhoneVerdict(verdict, nationalDigits: nationalDigits >= 0 ? Int(nationalDigits) : nil, inRegion: inRegion != 0)
+    }
+
+    /// `+`, then a first digit 1-9 and 2 to 14 more (ITU-T E.164: at most 15 digits; the
+    /// shortest numbers in use have 7), or nil.
+    static func e164(_ bytes: [CChar]) -> String? {
+        let text = bytes.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
+        guard text.count >= 4, text.count <= 16, text[0] == UInt8(ascii: "+"), (UInt8(ascii: "1")...UInt8(ascii: "9")).contains(text[1]),
+              text.dropFirst(2).allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) })
+        else { return nil }
+        return String(decoding: text, as: UTF8.self)
     }
 
     /// Whether libphonenumber knows `region` (ISO 3166 alpha-2).
