@@ -33,7 +33,7 @@ struct SignupCtl: ParsableCommand {
             EXIT CODES: 0 success; 1 the daemon said no (wrong password, name taken at submit, \
             invalid token); 2 the input is invalid (a field failed validation); 3 signupd cannot \
             be reached; 4 the conversation broke (timeout, unexpected reply); 75 the account store is \
-            unavailable, try again later (--json code "unavailable"); 64 bad usage \
+            unavailable or phone numbers cannot be checked, try again later (--json code "unavailable"); 64 bad usage \
             (unknown command or option, missing or invalid argument); 130 the interactive form or a prompt \
             was left with Esc or Ctrl-C.
             """,

@@ -1,15 +1,18 @@
 #!/usr/bin/env python3
-"""signupctl while the account store is down (PostgreSQL stopped under a running daemon):
-signup, login and verify exit 75 (EX_TEMPFAIL) with code "unavailable" and the daemon's
-messageId, never the answers that mean "no" (1 refused, 2 invalid input). Skips where no
-PostgreSQL server can run.
+"""signupctl while signupd cannot decide: phone numbers that cannot be checked (a signupd
+without its libsignupd-phone.so), and the account store down (PostgreSQL stopped under a
+running daemon): signup, login and verify exit 75 (EX_TEMPFAIL) with code "unavailable"
+and the daemon's messageId, never the answers that mean "no" (1 refused, 2 invalid input).
+The store part skips where no PostgreSQL server can run.
 
 usage: signupctl_unavailable.py path/to/signupd path/to/signupctl
 """
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "robustness"))
@@ -18,6 +21,28 @@ from harness import FAST_HASH, Checks, Daemon  # noqa: E402
 import pgserver  # noqa: E402
 
 SIGNUPD, CTL = sys.argv[1], sys.argv[2]
+
+# Phone numbers that cannot be checked (helper-30: exit 2, "invalid input", as if the number
+# were wrong): a copy of signupd with no libsignupd-phone.so beside it or in ../lib/signupd.
+phone = Checks("signupctl while phone numbers cannot be checked")
+lonely = tempfile.mkdtemp(prefix="signupd-nophone-")
+os.chmod(lonely, 0o755)
+shutil.copy(SIGNUPD, os.path.join(lonely, "signupd"))
+daemon = Daemon(os.path.join(lonely, "signupd"), args=FAST_HASH).start()
+try:
+    env = {"PATH": "/usr/bin:/bin", "SIGNUPD_SOCKET": daemon.sock}
+    for name, args in (("signup", ["signup", "--form", "phone-signup"]), ("login", ["login", "--form", "phone-login"])):
+        r = subprocess.run([CTL, "--json"] + args + ["--username", "138 0013 8000", "--password-stdin"], input="pass word\n",
+                           capture_output=True, text=True, env=env, timeout=60)
+        lines = r.stdout.strip().splitlines()
+        error = (json.loads(lines[0]) if len(lines) == 1 else {}).get("error", {})
+        phone.check(r.returncode == 75 and error.get("code") == "unavailable" and error.get("messageId") == "phone.unavailable",
+                    "%s with a number while numbers cannot be checked: exit 75, unavailable, phone.unavailable: %d %r %r" % (name, r.returncode, r.stdout, r.stderr))
+finally:
+    daemon.stop()
+    shutil.rmtree(lonely, ignore_errors=True)
+phone.done()
+
 try:
     server = pgserver.PostgresServer().init().start()
 except pgserver.Unavailable as why:

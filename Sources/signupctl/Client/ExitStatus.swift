@@ -54,9 +54,11 @@ struct CommandFailure: Error, CustomStringConvertible {
         self.messageId = messageId
     }
 
-    /// The message ids that mean "the account store is unavailable, try again later" rather
-    /// than a decision about the input.
-    static let unavailableMessageIds: Set<String> = ["store.unavailable", "availability.unreachable"]
+    /// The message ids that mean "signupd cannot decide now, try again later" rather than a
+    /// decision about the input: the account store, the availability service, or phone
+    /// numbers that cannot be checked (helper-30: `phone.unavailable` exited 2, as if the
+    /// number were wrong).
+    static let unavailableMessageIds: Set<String> = ["store.unavailable", "availability.unreachable", "phone.unavailable"]
 }
 
 extension CommandFailure {
