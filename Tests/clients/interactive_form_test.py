@@ -347,6 +347,15 @@ try:
     text = wait_for(lambda s: "EXIT=" in s and "icanon" in s, "exit after the line-mode burst")
     check("EXIT=0" in text and "Signed up: bob" in text and "secret1" not in text and restored(text),
           "TERM=dumb: user<Tab>password<Tab>password<Enter> signs up, nothing secret echoed:\n" + text)
+    # Auto-type after a field that fails (helper-31): what was typed ahead, the password, is
+    # dropped with the failure, never echoed into the failed field's prompt again.
+    open_form("TERM=dumb", wait_text="Username:")
+    keys("bad name!", "Tab", "typedahead1", "Tab", "typedahead1", "Enter")
+    wait_for(lambda s: "✗ Username can only contain letters or digits" in s and s.count("Username:") == 2, "the failure, then the first prompt again")
+    keys("carol", "Tab", "secret1", "Tab", "secret1", "Enter")
+    text = wait_for(lambda s: "EXIT=" in s and "icanon" in s, "exit after the retyped burst")
+    check("EXIT=0" in text and "Signed up: carol" in text and "typedahead1" not in text and "secret1" not in text and restored(text),
+          "TERM=dumb: a burst after a failed field is dropped, not echoed:\n" + text)
     # Ctrl-C at a line prompt under --json: the cancelled envelope, exit 130, no death by SIGINT.
     out = os.path.join(directory, "cancel.json")
     open_form(run="TERM=dumb SIGNUPD_SOCKET=%s %s login --json > %s" % (SOCK, SIGNUPCTL, out), wait_text="Username:")

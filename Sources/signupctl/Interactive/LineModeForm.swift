@@ -35,6 +35,16 @@ enum LineModeForm {
                         index += 1
                     } else {
                         say("  ✗ \(state.state == .empty ? text.required(field.label) : state.message)")
+                        // signupd cannot decide now (phone numbers cannot be checked): typing
+                        // again cannot help; the form ends as a scripted one would, 75.
+                        if CommandFailure.unavailableMessageIds.contains(state.messageId) {
+                            return .failed(CommandFailure(.unavailable, state.message, messageId: state.messageId))
+                        }
+                        // What was typed ahead was meant for the fields after this one — a
+                        // password manager's auto-type puts the password next — and must not
+                        // land, echoed, in this field's prompt again (helper-31): dropped, as
+                        // login(1) drops it after a failed attempt.
+                        tcflush(tty, TCIFLUSH)
                         // A repeat that no longer matches sends the user back to it, not further.
                     }
                 }
