@@ -19,8 +19,8 @@ let package = Package(
         // The web bridge: the sign-up page and a WebSocket for browsers (issue 25).
         .executable(name: "signupd-web", targets: ["signupd-web"]),
         // libphonenumber behind a C shim, opened by the daemon when it first checks a phone
-        // number (CPhoneLibrary), not loaded at every start: installed beside signupd, or in
-        // ../lib/signupd beside it (issue 29, the cold start).
+        // number (CPhoneLibrary), not loaded at every start: installed in ../lib/signupd beside
+        // signupd, or beside it in a build directory (issue 29, the cold start).
         .library(name: "signupd-phone", type: .dynamic, targets: ["CPhoneNumber"]),
     ],
     dependencies: [

@@ -35,12 +35,15 @@ int signupd_phone_library_locate(char *path, size_t path_size) {
     *slash = 0;
     /* Whatever is there, even unreadable or a dangling link: the checks say what is wrong
        with it, which "not there" would hide (helper-29). */
+    /* Where it is installed first (/usr/lib/signupd): a stray copy beside an installed
+       signupd (/usr/sbin) is not the one opened, and a reinstall repairs what is (helper-31).
+       Beside the executable second: a build directory. */
     struct stat info;
-    snprintf(path, path_size, "%s/%s", directory, library_name);
-    if (lstat(path, &info) == 0) return 1;
     snprintf(path, path_size, "%s/../lib/signupd/%s", directory, library_name);
     if (lstat(path, &info) == 0) return 1;
-    snprintf(path, path_size, "%s is neither in %s nor in %s/../lib/signupd, where it is installed with signupd", library_name, directory, directory);
+    snprintf(path, path_size, "%s/%s", directory, library_name);
+    if (lstat(path, &info) == 0) return 1;
+    snprintf(path, path_size, "%s is neither in %s/../lib/signupd, where it is installed with signupd, nor in %s", library_name, directory, directory);
     return 0;
 }
 
@@ -67,7 +70,8 @@ int signupd_phone_library_check_elf(const char *path, char *why, size_t why_size
             if (pread(fd, &segment, sizeof segment, (off_t)(header.e_phoff + (Elf64_Off)index * sizeof segment)) != (ssize_t)sizeof segment) {
                 snprintf(why, why_size, "cannot read %s's program headers", path);
                 ok = 0;
-            } else if (segment.p_type == PT_LOAD && (segment.p_offset > (Elf64_Off)info.st_size || segment.p_filesz > (Elf64_Off)info.st_size - segment.p_offset)) {
+            } else if ((segment.p_type == PT_LOAD || segment.p_type == PT_DYNAMIC)
+                       && (segment.p_offset > (Elf64_Off)info.st_size || segment.p_filesz > (Elf64_Off)info.st_size - segment.p_offset)) {
                 snprintf(why, why_size, "%s is cut short (%lld bytes, where its segments need %llu)", path, (long long)info.st_size,
                          (unsigned long long)(segment.p_offset + segment.p_filesz));
                 ok = 0;

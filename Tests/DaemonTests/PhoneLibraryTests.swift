@@ -64,7 +64,7 @@ struct PhoneLibraryTests {
         let program = try install(in: directory, library: nil, at: "")
         let daemon = try refusedEverywhere(program, in: directory)
         #expect(daemon.log.contains("critical"), "\(daemon.log)")
-        #expect(daemon.log.contains("phone numbers cannot be checked: libsignupd-phone.so is neither in \(directory)/sbin nor in \(directory)/sbin/../lib/signupd"), "\(daemon.log)")
+        #expect(daemon.log.contains("phone numbers cannot be checked: libsignupd-phone.so is neither in \(directory)/sbin/../lib/signupd, where it is installed with signupd, nor in \(directory)/sbin"), "\(daemon.log)")
         #expect(daemon.log.contains("apt install --reinstall signupd"))
     }
 
@@ -147,6 +147,19 @@ struct PhoneLibraryTests {
         let daemon = try refusedEverywhere(program, in: directory)
         #expect(daemon.log.contains("phone numbers cannot be checked: \(directory)/sbin/libsignupd-phone.so: it gives wrong answers for numbers whose answers are known"), "\(daemon.log)")
         #expect(!daemon.log.contains("user=tel:"))
+    }
+
+    @Test("where it is installed wins over a copy beside signupd (helper-31: a stray /usr/sbin copy survived a reinstall)")
+    func installedPlaceFirst() throws {
+        let directory = DaemonProcess.makeDirectory()
+        let program = try install(in: directory, library: try Data(contentsOf: URL(fileURLWithPath: Self.library)), at: "lib/signupd/libsignupd-phone.so")
+        try Data("not a library\n".utf8).write(to: URL(fileURLWithPath: "\(directory)/sbin/libsignupd-phone.so"))
+        let daemon = DaemonProcess(directory: directory)
+        try daemon.start(.systemd, program: program)
+        #expect(try phoneStates(daemon, "138 0013 8000").first == "validating phone.checking")
+        daemon.signal(SIGTERM)
+        #expect(daemon.waitForExit() == 0)
+        #expect(!daemon.log.contains("phone numbers cannot be checked"), "\(daemon.log)")
     }
 
     @Test("a library without the shim's functions is refused, and its code never runs in signupd, only in the trial's child (helper-30: its constructor ran in the daemon)")

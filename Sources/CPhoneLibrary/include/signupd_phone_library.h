@@ -18,8 +18,8 @@ typedef struct {
     int (*region_is_known)(const char *region);
 } signupd_phone_functions;
 
-/* Where libsignupd-phone.so is: beside the executable (a build directory), else in
-   ../lib/signupd beside it (/usr/sbin -> /usr/lib/signupd, /usr/local/sbin ->
+/* Where libsignupd-phone.so is: in ../lib/signupd beside the executable, else beside it (a
+   build directory) (/usr/sbin -> /usr/lib/signupd, /usr/local/sbin ->
    /usr/local/lib/signupd): the first place where anything has that name, readable or not.
    Writes its path into `path` and returns 1, or writes why not into `path` and returns 0.
    Opens nothing: cheap enough for every start. */
