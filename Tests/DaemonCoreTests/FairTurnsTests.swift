@@ -16,6 +16,14 @@ import Testing
         )
     }
 
+    /// The daemon's shares (2 ms or 256 lines, turns 100 µs apart), both clocks on `now`.
+    private func daemonTurns(_ loop: NIOAsyncTestingEventLoop, now: NIOLockedValueBox<NIODeadline>) -> FairTurns {
+        FairTurns(
+            eventLoop: loop, linesPerUIDPerTurn: 256, timePerUIDPerTurn: .milliseconds(2), turnInterval: .microseconds(100),
+            clock: DaemonClock { now.withLockedValue { $0 } }, workClock: { now.withLockedValue { $0 } }
+        )
+    }
+
     @Test func waitingConnectionsAreServedUIDByUIDWithinTheirShare() async throws {
         let loop = NIOAsyncTestingEventLoop()
         let log = NIOLockedValueBox<[String]>([])
@@ -145,6 +153,66 @@ import Testing
         // The next turn (the loop polls before it): whole again.
         await loop.advanceTime(by: .milliseconds(1))
         #expect(try await loop.executeInContext { turns.value.share(of: 7, upTo: 1).allows(0) })
+        await loop.shutdownGracefully()
+    }
+
+    /// The same uid, each request a little less than its share (a `sessions` page in a debug
+    /// build: 1.7 ms of 2). Each took longer than a turn's interval, so the next connection's
+    /// share was renewed by time alone, and one batch of I/O events served 33 of them (55 ms)
+    /// before the loop polled: another uid's hello waited 60-160 ms (hostile_neighbour part
+    /// 22). Without a poll between, the share is not renewed, whatever the time.
+    @Test func aShareIsNotRenewedBeforeTheLoopPolls() async throws {
+        let loop = NIOAsyncTestingEventLoop()
+        let now = NIOLockedValueBox(NIODeadline.uptimeNanoseconds(1_000_000_000))
+        let turns = try await loop.executeInContext {
+            let turns = daemonTurns(loop, now: now)
+            // One batch: each of the uid's connections has one request of 1.7 ms.
+            var served = 0
+            for _ in 0..<33 {
+                let share = turns.share(of: 7, upTo: 1)
+                guard share.allows(0) else { break }
+                now.withLockedValue { $0 = $0 + .microseconds(1700) }
+                turns.spend(share, lines: 1)
+                served += 1
+            }
+            // The first two (3.4 ms: the second began with 0.3 ms left), then none.
+            #expect(served == 2)
+            #expect(turns.share(of: 8, upTo: 1).allows(0))
+            return NIOLoopBound(turns, eventLoop: loop)
+        }
+        // The loop runs its tasks (and then polls); the turn that was asked for renews.
+        await loop.advanceTime(by: .microseconds(100))
+        #expect(try await loop.executeInContext { turns.value.share(of: 7, upTo: 1).allows(0) })
+        await loop.shutdownGracefully()
+    }
+
+    /// Between batches the shares renew by time, as before, without waiting for a turn.
+    @Test func aShareRenewsAfterAPollAndATurnsTime() async throws {
+        let loop = NIOAsyncTestingEventLoop()
+        let now = NIOLockedValueBox(NIODeadline.uptimeNanoseconds(1_000_000_000))
+        let turns = try await loop.executeInContext {
+            let turns = daemonTurns(loop, now: now)
+            let share = turns.share(of: 7, upTo: 1)
+            now.withLockedValue { $0 = $0 + .microseconds(1700) }
+            turns.spend(share, lines: 1)
+            return NIOLoopBound(turns, eventLoop: loop)
+        }
+        // The loop's tasks ran (nothing was due, no turn asked for): the next batch may renew.
+        await loop.run()
+        let (lines, waiting) = try await loop.executeInContext { () -> (Int, Int) in
+            var share = turns.value.share(of: 7, upTo: 256)
+            var handled = 0
+            while share.allows(handled) {
+                handled += 1
+                now.withLockedValue { $0 = $0 + .microseconds(100) }
+            }
+            turns.value.spend(share, lines: handled)
+            share = turns.value.share(of: 7, upTo: 1)
+            return (handled, share.allows(0) ? 0 : 1)
+        }
+        // A whole share (2 ms of 100 µs lines: 20), not the 0.3 ms left of the last one.
+        #expect(lines == 20)
+        #expect(waiting == 1)
         await loop.shutdownGracefully()
     }
 }
