@@ -56,6 +56,17 @@ try:
     reader.readline()
     warm.sendall(b'{"op":"open","form":"signup"}\n{"op":"set","field":"username","value":"warmup"}\n{"op":"close"}\n{"op":"ping","id":"w"}\n')
     drain_until_pong(warm, reader, "w")
+    # And a phone number checked: libphonenumber (about 4 MiB with its metadata) is opened
+    # just after start whatever the load, so a serving daemon holds it. A baseline taken
+    # before it was open counted its opening as the flood's (issue 29: 1.32x, of which the
+    # library was 0.13x). The number's verdict comes once the library is open.
+    warm.sendall(b'{"op":"open","form":"phone-signup"}\n{"op":"set","field":"phone","value":"+86 138-0013-8000"}\n')
+    while True:
+        message = json.loads(reader.readline())
+        if message.get("event") == "validation" and message.get("field") == "phone" and message.get("state") not in ("empty", "validating"):
+            break
+    warm.sendall(b'{"op":"close"}\n{"op":"ping","id":"p"}\n')
+    drain_until_pong(warm, reader, "p")
     warm.close()
     before = daemon.rss_kib()
 
