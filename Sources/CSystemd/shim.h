@@ -98,4 +98,31 @@ static inline int csystemd_socket_cookie(int fd, uint64_t *cookie) {
 // --- Memory given back after floods (issues 27, 29): glibc's malloc_trim. ---
 #include <malloc.h>
 
+// --- One event loop per CPU (issue 29): the kernel's affinity calls (the glibc wrappers'
+// CPU_SET macros need _GNU_SOURCE). Masks of 1,024 CPUs, as glibc's cpu_set_t. ---
+
+/// The CPUs the calling thread may run on, their ids in `cpus` (at most `max`): how many,
+/// or -errno.
+static inline int csystemd_allowed_cpus(int *cpus, int max) {
+    uint64_t mask[16] = {0};
+    long bytes = syscall(SYS_sched_getaffinity, 0, sizeof mask, mask);
+    if (bytes < 0) return -errno;
+    int count = 0;
+    for (int cpu = 0; cpu < (int)bytes * 8 && cpu < 1024; cpu++) {
+        if ((mask[cpu / 64] >> (cpu % 64)) & 1) {
+            if (count < max) cpus[count] = cpu;
+            count++;
+        }
+    }
+    return count;
+}
+
+/// Pins the calling thread to one CPU: 0, or -errno.
+static inline int csystemd_pin_current_thread(int cpu) {
+    if (cpu < 0 || cpu >= 1024) return -EINVAL;
+    uint64_t mask[16] = {0};
+    mask[cpu / 64] = (uint64_t)1 << (cpu % 64);
+    return syscall(SYS_sched_setaffinity, 0, sizeof mask, mask) < 0 ? -errno : 0;
+}
+
 #endif

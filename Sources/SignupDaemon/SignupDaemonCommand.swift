@@ -42,6 +42,9 @@ public struct SignupDaemonCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Event loop threads (default: the number of cores).", valueName: "n"))
     var threads: Int?
 
+    @Option(help: ArgumentHelp("Pin each event loop thread to a CPU of its own: auto (when there is one loop per CPU signupd may run on) or no.", valueName: "auto|no"))
+    var pinEventLoops: String = "auto"
+
     @Option(help: ArgumentHelp("Log level: trace, debug, info, notice, warning, error, critical.", valueName: "level"))
     var logLevel: String = "info"
 
@@ -55,6 +58,9 @@ public struct SignupDaemonCommand: AsyncParsableCommand {
             throw ValidationError("unknown --log-level \"\(logLevel)\"; one of: \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", "))")
         }
         if let threads { try checkRange("--threads", threads, 1...256) }
+        guard EventLoopPinning(rawValue: pinEventLoops) != nil else {
+            throw ValidationError("unknown --pin-event-loops \"\(pinEventLoops)\"; one of: \(EventLoopPinning.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
         if let idleExit { try checkRange("--idle-exit", idleExit, 0...31_536_000) }
         try postgres.checkOnlyWithPostgres(database: paths.database)
     }
@@ -121,6 +127,7 @@ public struct SignupDaemonCommand: AsyncParsableCommand {
         startup.finished("forms")
 
         let group = MultiThreadedEventLoopGroup(numberOfThreads: configuration.eventLoopThreads)
+        configuration.eventLoopPinning.apply(to: group, logger: logger)
         startup.finished("event loops")
         let store: any AccountStore
         // The PostgreSQL pool runs as the group's first service, so it stops last.
@@ -267,7 +274,8 @@ public struct SignupDaemonCommand: AsyncParsableCommand {
             idleExitSeconds: idleExit.map { $0 == 0 ? nil : $0 } ?? (inherited != nil ? 60 : nil),
             hashCost: security.hashCost,
             hashConcurrency: security.hashConcurrency ?? max(1, System.coreCount),
-            eventLoopThreads: threads ?? System.coreCount
+            eventLoopThreads: threads ?? System.coreCount,
+            eventLoopPinning: EventLoopPinning(rawValue: pinEventLoops) ?? .auto
         )
         limits.apply(to: &configuration.tuning)
         security.apply(to: &configuration.tuning)

@@ -64,6 +64,8 @@ struct DaemonConfiguration: Sendable {
         }
     }
     var eventLoopThreads: Int
+    /// `--pin-event-loops`.
+    var eventLoopPinning: EventLoopPinning = .auto
     var serverVersion = signupdVersion
     /// Operator forms and catalogues (`--forms-dir`, `--messages-dir`), re-read on SIGHUP.
     var formDirectories = FormDirectories(forms: FormDirectories.defaultForms, messages: FormDirectories.defaultMessages, formsRequired: false, messagesRequired: false)

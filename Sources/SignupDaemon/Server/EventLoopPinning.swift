@@ -1,0 +1,58 @@
+import CSystemd
+import Logging
+import NIOCore
+import NIOPosix
+
+/// Whether each event loop thread is pinned to a CPU of its own (`--pin-event-loops`,
+/// issue 29).
+///
+/// Unpinned, Linux's wake-up placement often put both of a 2-core machine's loops on the
+/// CPU of the client that woke them, where they waited for each other while the other CPU
+/// ran the client: a process either started in that state or not, and kept it. Of 8 runs
+/// of 100 clients (`ndjson-load -c 100`), 8 unpinned ones gave p99s of 4.5-4.6 ms at
+/// 162-172k requests/s (`perf sched`: the loops waited 1.0-1.6 ms on average to run, with
+/// CPU to spare), 4 pinned ones 0.76-1.07 ms at 176-201k (BENCHMARKS.md).
+///
+/// `auto` pins only when there is one loop per CPU signupd may run on (the default
+/// `--threads`), each to its own CPU of that set (systemd's `CPUAffinity=`, a container's
+/// cpuset): fewer loops than CPUs keep the kernel's freedom to move them.
+enum EventLoopPinning: String, Sendable, CaseIterable {
+    case auto
+    case no
+
+    /// The CPU for each of `loops` loops, in order, or nil: leave them where the kernel puts them.
+    func cpus(loops: Int, allowed: [Int]) -> [Int]? {
+        switch self {
+        case .no: nil
+        case .auto: loops > 1 && loops == allowed.count ? allowed : nil
+        }
+    }
+
+    /// The CPUs the calling thread may run on (nil: the kernel would not say).
+    static func allowedCPUs() -> [Int]? {
+        var cpus = [Int32](repeating: 0, count: 1024)
+        let count = Int(csystemd_allowed_cpus(&cpus, Int32(cpus.count)))
+        guard count > 0 else { return nil }
+        return cpus.prefix(min(count, cpus.count)).map(Int.init)
+    }
+
+    /// Pins `group`'s loops as `cpus(loops:allowed:)` says, each from its own thread. Does
+    /// not wait: a loop that cannot be pinned says so and serves unpinned.
+    func apply(to group: MultiThreadedEventLoopGroup, logger: Logger) {
+        let loops = Array(group.makeIterator())
+        guard let allowed = Self.allowedCPUs(), let cpus = cpus(loops: loops.count, allowed: allowed) else {
+            logger.debug("event loops not pinned", metadata: ["loops": "\(loops.count)", "pinning": "\(rawValue)"])
+            return
+        }
+        for (loop, cpu) in zip(loops, cpus) {
+            loop.execute {
+                let result = csystemd_pin_current_thread(Int32(cpu))
+                if result == 0 {
+                    logger.debug("event loop pinned", metadata: ["cpu": "\(cpu)"])
+                } else {
+                    logger.warning("could not pin an event loop to its CPU; it runs wherever the kernel puts it", metadata: ["cpu": "\(cpu)", "errno": "\(-result)"])
+                }
+            }
+        }
+    }
+}
