@@ -17,10 +17,12 @@ import Glibc
 /// (`PrivateDirectory`): a regular file of root or signupd's user that nobody else may
 /// write, in directories nobody else may write, a whole ELF object (a truncated one would
 /// kill the process with SIGBUS when mapped), and one that a child process loads and uses
-/// without dying. One that is missing or fails a check
-/// is never opened: phone rules refuse every number, the rest of signupd serves on, and
-/// whichever asks first (the warm-up just after start, or the first number) says why at
-/// critical.
+/// without dying, giving known answers (`verify`). One that is missing, or fails a check of
+/// the file or in the child, is never opened in signupd; one that passes those but then
+/// gives a wrong known answer in signupd itself is closed again (its constructors have run
+/// in signupd by then: a library root installed is trusted, README). Either way phone rules
+/// answer `phone.unavailable`, the rest of signupd serves on, and whichever asks first (the
+/// warm-up just after start, or the first number) says why at critical.
 enum PhoneLibrary {
     /// Why phone numbers cannot be checked: where signupd looked or what it found there.
     struct Unusable: Error, CustomStringConvertible {
