@@ -200,6 +200,21 @@ pass
 [ "$(ns_exec stat -c '%U %a' /var/lib/signupd)" = "signupd 700" ] || fail "/var/lib/signupd is $(ns_exec stat -c '%U %a' /var/lib/signupd)"
 [ "$(ns_exec stat -c '%U %a' /var/lib/signupd/accounts.sqlite)" = "signupd 600" ] || fail "accounts.sqlite is $(ns_exec stat -c '%U %a' /var/lib/signupd/accounts.sqlite)"
 [ "$(ns_exec ps -o user= -p "$(show MainPID)")" = signupd ] || fail "the service does not run as signupd"
+# --pin-event-loops auto (README): with one loop per CPU the service may use, each loop
+# thread runs on a CPU of its own (the unit's SystemCallFilter must allow it: a refusal is a
+# warning, caught in 5).
+main=$(show MainPID)
+allowed=$(ns_exec python3 -c "import os; print(len(os.sched_getaffinity($main)))")
+loops=$(for t in $(ns_exec ls "/proc/$main/task"); do
+  case "$(ns_exec cat "/proc/$main/task/$t/comm")" in NIO-ELT-*) ns_exec grep Cpus_allowed_list "/proc/$main/task/$t/status" | awk '{print $2}';; esac
+done | sort | tr '\n' ' ')
+if [ "$allowed" -gt 1 ] && [ "$(echo $loops | wc -w)" = "$allowed" ]; then
+  [ "$(echo $loops | tr ' ' '\n' | sort -u | wc -w)" = "$allowed" ] && ! echo "$loops" | grep -q '[,-]' \
+    || fail "the event loops are not pinned one per CPU ($allowed CPUs): $loops"
+  pin_note="event loops pinned to CPUs $loops"
+else
+  pin_note="event loops not pinned ($allowed CPUs, loops on $loops)"
+fi
 pass
 
 # 5. systemctl status shows the counts; the journal of a normal start has no warning.
@@ -504,4 +519,4 @@ out=$(as bob signupctl ping 2>&1); code=$?
 [ $code = 3 ] || fail "by hand, bob (not a member) got exit $code, not 3"
 pass
 
-echo "PASS: systemd boot test, installed from the package ($checks groups: socket activation as a group member, refusal naming the group, root, private state, status counts, $journal_note, metrics scraped by a member and refused to a non-member, sign-up paused by root only, a throttled login and a displacement in the journal with uid and pid, man pages and completions, the web bridge enabled and used without script as its own user, an operator form live after reload, a broken forms.d refused by reload (non-zero) and survived by restart and start (the open form kept, the socket active, the last good forms served and said), idle exit, restart, upgrade under $pings pings with none failed, sessions across restart and upgrade ($handover_note), $resume_note, $fair_note, stop says bye shutdown, kill -9 says bye restarted, a damaged state says so in bye, purge, the README's by-hand install)"
+echo "PASS: systemd boot test, installed from the package ($checks groups: socket activation as a group member, refusal naming the group, root, private state, $pin_note, status counts, $journal_note, metrics scraped by a member and refused to a non-member, sign-up paused by root only, a throttled login and a displacement in the journal with uid and pid, man pages and completions, the web bridge enabled and used without script as its own user, an operator form live after reload, a broken forms.d refused by reload (non-zero) and survived by restart and start (the open form kept, the socket active, the last good forms served and said), idle exit, restart, upgrade under $pings pings with none failed, sessions across restart and upgrade ($handover_note), $resume_note, $fair_note, stop says bye shutdown, kill -9 says bye restarted, a damaged state says so in bye, purge, the README's by-hand install)"
