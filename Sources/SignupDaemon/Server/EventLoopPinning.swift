@@ -8,10 +8,11 @@ import NIOPosix
 ///
 /// Unpinned, Linux's wake-up placement often put both of a 2-core machine's loops on the
 /// CPU of the client that woke them, where they waited for each other while the other CPU
-/// ran the client: a process either started in that state or not, and kept it. Of 8 runs
-/// of 100 clients (`ndjson-load -c 100`), 8 unpinned ones gave p99s of 4.5-4.6 ms at
-/// 162-172k requests/s (`perf sched`: the loops waited 1.0-1.6 ms on average to run, with
-/// CPU to spare), 4 pinned ones 0.76-1.07 ms at 176-201k (BENCHMARKS.md).
+/// ran the client (`perf sched`: the loops waited 1.0-1.6 ms on average to run, with CPU to
+/// spare), and a process mostly kept the placement it started with. 100 clients
+/// (`ndjson-load -c 100`), the same binary, 5 rounds alternated: pinned, p99 0.77-1.06 ms at
+/// 158-198k requests/s; `no`, 4.5-4.6 ms in 4 of 5 rounds (1.45 ms in the fifth) at
+/// 149-176k (BENCHMARKS.md).
 ///
 /// `auto` pins only when there is one loop per CPU signupd may run on (the default
 /// `--threads`), each to its own CPU of that set (systemd's `CPUAffinity=`, a container's
