@@ -39,7 +39,7 @@ public struct SignupDaemonCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Seconds without any connection after which to exit (0: never). Default: 60 under socket activation, 0 by hand.", valueName: "seconds"))
     var idleExit: Int?
 
-    @Option(help: ArgumentHelp("Event loop threads (default: the number of cores).", valueName: "n"))
+    @Option(help: ArgumentHelp("Event loop threads (default: the number of CPUs signupd may run on).", valueName: "n"))
     var threads: Int?
 
     @Option(help: ArgumentHelp("Pin each event loop thread to a CPU of its own: auto (when there is one loop per CPU signupd may run on) or no.", valueName: "auto|no"))
@@ -127,7 +127,7 @@ public struct SignupDaemonCommand: AsyncParsableCommand {
         startup.finished("forms")
 
         let group = MultiThreadedEventLoopGroup(numberOfThreads: configuration.eventLoopThreads)
-        configuration.eventLoopPinning.apply(to: group, logger: logger)
+        let eventLoops = configuration.eventLoopPinning.apply(to: group, logger: logger)
         startup.finished("event loops")
         let store: any AccountStore
         // The PostgreSQL pool runs as the group's first service, so it stops last.
@@ -202,7 +202,7 @@ public struct SignupDaemonCommand: AsyncParsableCommand {
                 idleAfter: .seconds(Int64(configuration.carryIdleSeconds)), stateLimit: configuration.maxHandoverBytes)
             : nil
         startup.finished("services")
-        let server = SignupServer(configuration: configuration, services: services, group: group, notifier: notifier, logger: logger, handover: handover, startup: startup)
+        let server = SignupServer(configuration: configuration, services: services, group: group, notifier: notifier, logger: logger, handover: handover, startup: startup, eventLoops: eventLoops)
         let restarts = await HandoverSignal.start(server)
         defer { restarts.cancel() }
         let serviceGroup = ServiceGroup(
@@ -273,8 +273,8 @@ public struct SignupDaemonCommand: AsyncParsableCommand {
             store: store,
             idleExitSeconds: idleExit.map { $0 == 0 ? nil : $0 } ?? (inherited != nil ? 60 : nil),
             hashCost: security.hashCost,
-            hashConcurrency: security.hashConcurrency ?? max(1, System.coreCount),
-            eventLoopThreads: threads ?? System.coreCount,
+            hashConcurrency: security.hashConcurrency ?? UsableCPUs.count,
+            eventLoopThreads: threads ?? UsableCPUs.count,
             eventLoopPinning: EventLoopPinning(rawValue: pinEventLoops) ?? .auto
         )
         limits.apply(to: &configuration.tuning)

@@ -228,7 +228,7 @@ struct SecurityOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Argon2id memory per hash in KiB (default: libsodium's interactive profile, \(PasswordHasher.interactive.memoryBytes / 1024)).", valueName: "kib"))
     var argon2MemoryKib: Int?
 
-    @Option(help: ArgumentHelp("Passwords hashed at once (default: the number of cores).", valueName: "n"))
+    @Option(help: ArgumentHelp("Passwords hashed at once (default: the number of CPUs signupd may run on).", valueName: "n"))
     var hashConcurrency: Int?
 
     @Option(help: ArgumentHelp("Seconds a login token stays valid. (default: \(DaemonTuning.standard.tokenLifetimeSeconds))", valueName: "seconds"))

@@ -16,7 +16,8 @@ import NIOPosix
 ///
 /// `auto` pins only when there is one loop per CPU signupd may run on (the default
 /// `--threads`), each to its own CPU of that set (systemd's `CPUAffinity=`, a container's
-/// cpuset): fewer loops than CPUs keep the kernel's freedom to move them.
+/// cpuset; the default `--threads` is their number, `UsableCPUs`): fewer loops than CPUs keep
+/// the kernel's freedom to move them.
 enum EventLoopPinning: String, Sendable, CaseIterable {
     case auto
     case no
@@ -29,21 +30,16 @@ enum EventLoopPinning: String, Sendable, CaseIterable {
         }
     }
 
-    /// The CPUs the calling thread may run on (nil: the kernel would not say).
-    static func allowedCPUs() -> [Int]? {
-        var cpus = [Int32](repeating: 0, count: 1024)
-        let count = Int(csystemd_allowed_cpus(&cpus, Int32(cpus.count)))
-        guard count > 0 else { return nil }
-        return cpus.prefix(min(count, cpus.count)).map(Int.init)
-    }
-
     /// Pins `group`'s loops as `cpus(loops:allowed:)` says, each from its own thread. Does
-    /// not wait: a loop that cannot be pinned says so and serves unpinned.
-    func apply(to group: MultiThreadedEventLoopGroup, logger: Logger) {
+    /// not wait: a loop that cannot be pinned says so, at warning, and serves unpinned.
+    /// Returns what was decided, for the journal's `serving` line: "2, pinned to CPUs 0 1",
+    /// "3 on CPUs 0-1 (not one per CPU)", "2 on CPUs 0-1 (--pin-event-loops no)".
+    func apply(to group: MultiThreadedEventLoopGroup, logger: Logger) -> String {
         let loops = Array(group.makeIterator())
-        guard let allowed = Self.allowedCPUs(), let cpus = cpus(loops: loops.count, allowed: allowed) else {
-            logger.debug("event loops not pinned", metadata: ["loops": "\(loops.count)", "pinning": "\(rawValue)"])
-            return
+        let allowed = UsableCPUs.allowed() ?? []
+        guard let cpus = cpus(loops: loops.count, allowed: allowed) else {
+            let why = self == .no ? "--pin-event-loops no" : allowed.count < 2 ? "one CPU" : "not one per CPU"
+            return "\(loops.count) on CPUs \(Self.list(allowed)) (\(why))"
         }
         for (loop, cpu) in zip(loops, cpus) {
             loop.execute {
@@ -55,5 +51,24 @@ enum EventLoopPinning: String, Sendable, CaseIterable {
                 }
             }
         }
+        return "\(loops.count), pinned to CPUs \(cpus.map(String.init).joined(separator: " "))"
+    }
+
+    /// "0-3 6", as Cpus_allowed_list says it ("?" when unknown).
+    static func list(_ cpus: [Int]) -> String {
+        guard !cpus.isEmpty else { return "?" }
+        var ranges: [String] = []
+        var start = cpus[0]
+        var end = cpus[0]
+        for cpu in cpus.dropFirst() + [Int.min] {
+            if cpu == end + 1 {
+                end = cpu
+                continue
+            }
+            ranges.append(start == end ? "\(start)" : "\(start)-\(end)")
+            start = cpu
+            end = cpu
+        }
+        return ranges.joined(separator: " ")
     }
 }

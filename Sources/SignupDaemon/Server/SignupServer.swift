@@ -24,6 +24,8 @@ final class SignupServer: Service {
     private let handover: HandoverCoordinator?
     /// How long the start took so far, per stage; `run` adds its own and logs them with `serving`.
     private let startup: TimedStages
+    /// The event loops and where they run (`EventLoopPinning.apply`), said with `serving`.
+    private let eventLoops: String
     private let handedOverBox = NIOLockedValueBox(false)
     /// Whether this process ended by handing its sessions to the next one: it then exits
     /// with `handedOverExitStatus`, so that a hand-over nobody asked systemd for (a SIGUSR1
@@ -34,8 +36,9 @@ final class SignupServer: Service {
 
     init(
         configuration: DaemonConfiguration, services: SessionServices, group: MultiThreadedEventLoopGroup, notifier: ServiceNotifier, logger: Logger,
-        handover: HandoverCoordinator? = nil, startup: TimedStages = TimedStages()
+        handover: HandoverCoordinator? = nil, startup: TimedStages = TimedStages(), eventLoops: String = ""
     ) {
+        self.eventLoops = eventLoops
         self.configuration = configuration
         self.startup = startup
         self.services = services
@@ -70,7 +73,7 @@ final class SignupServer: Service {
         let lastStatus = NIOLockedValueBox(statusLine())
         notifier.ready(status: lastStatus.withLockedValue { $0 })
         startup.finished("ready")
-        logger.info("serving", metadata: ["socket": "\(socketDescription)", "pid": "\(getpid())", "startup": "\(startup.description)"])
+        logger.info("serving", metadata: ["socket": "\(socketDescription)", "pid": "\(getpid())", "startup": "\(startup.description)", "eventLoops": "\(eventLoops)"])
         // Every series at zero, made once the first client is served (issue 29, the cold
         // start: 0.8 ms of about a hundred series); one an event counted already is kept.
         services.metrics.prepare(forms: services.forms.library.forms.map { ($0.name, $0.action) })
