@@ -284,6 +284,7 @@ def status_and_sessions(checks, daemon):
     mine = json.loads(other.stdout)["status"]
     checks.check(other.returncode == 0 and mine["scope"] == "own" and "connections" not in mine and "busiest" not in mine,
                  "another uid sees its own share only: %s" % mine)
+    checks.check("library" not in mine.get("phoneNumbers", {}), "another uid is not told which phone library is open: %s" % mine.get("phoneNumbers"))
     checks.check(mine["own"]["uid"] == OTHER_UID and mine["own"]["connections"] == 1, "its own connection: %s" % mine["own"])
     listed = json.loads(ctl(daemon, "--json", "sessions", "--all").stdout)["sessions"]
     checks.check(any(s["session"] == session and s["uid"] == 0 for s in listed), "sessions --all lists every session with its owner")

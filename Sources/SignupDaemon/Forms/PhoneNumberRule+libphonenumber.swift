@@ -93,6 +93,7 @@ enum PhoneLibrary {
             case .failure(let unusable):
                 Logger(label: "signupd").critical("phone numbers cannot be checked: \(unusable); \(remedy)")
             case .success:
+                opened.withLockedValue { $0 = openedPath }
                 // Which file, and what the checks and the load cost (helper-28).
                 let took = ContinuousClock.now - started
                 let ms = Double(took.components.seconds) * 1000 + Double(took.components.attoseconds) / 1e15
@@ -114,7 +115,12 @@ enum PhoneLibrary {
         }
     }
 
+    /// The file that was opened, once it was (for administrators' `status`: which library
+    /// numbers are checked with; the debug log says it too).
+    static var library: String? { opened.withLockedValue { $0 } }
+
     private static let loaded = NIOLockedValueBox<Result<signupd_phone_functions, Unusable>?>(nil)
+    private static let opened = NIOLockedValueBox<String?>(nil)
 }
 
 extension PhoneNumberRule {

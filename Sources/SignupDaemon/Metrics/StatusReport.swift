@@ -32,6 +32,7 @@ enum StatusReport {
             var phone = Members()
             phone["healthy"] = .bool(looked == nil)
             if let looked { phone["cause"] = .string(looked.description) }
+            if administrator, let library = PhoneLibrary.library { phone["library"] = .string(library) }
             report["phoneNumbers"] = .object(phone.object)
         }
         var paused = Members()

@@ -60,7 +60,8 @@ enum StatusText {
             row("Availability", "可用性服务", health(service, name: service["url"]?.stringValue ?? "?"))
         }
         if let phone = report["phoneNumbers"]?.objectValue {
-            row("Phone numbers", "电话号码", health(phone, name: "libphonenumber"))
+            // The file opened, as an administrator sees it (the store's location likewise).
+            row("Phone numbers", "电话号码", health(phone, name: ["libphonenumber", phone["library"]?.stringValue].compactMap { $0 }.joined(separator: " ")))
         }
         if let signups = report["signups"]?.objectValue {
             if signups["paused"]?.boolValue == true {
