@@ -186,7 +186,7 @@ struct PhoneLibraryTests {
         "a library others may write, or in a directory others may write (helper-28: loaded as it was), is refused as signupd's own files are",
         arguments: [
             ("sbin/libsignupd-phone.so", "sbin/libsignupd-phone.so", 0o666,
-             "phone numbers cannot be checked: {dir}/sbin/libsignupd-phone.so: refusing it: it is writable by group or others (mode 0666)"),
+             "phone numbers cannot be checked: {dir}/sbin/libsignupd-phone.so: refusing it: it is writable by group or others (mode 0666); it may have been changed: put it back by reinstalling the package"),
             ("lib/signupd/libsignupd-phone.so", "lib/signupd", 0o777, "refusing {dir}/sbin/../lib/signupd: it is writable by group or others (mode 0777)"),
         ]
     )
@@ -196,5 +196,7 @@ struct PhoneLibraryTests {
         chmod("\(directory)/\(madeWritable)", mode_t(mode))
         let daemon = try refusedEverywhere(program, in: directory)
         #expect(daemon.log.contains(says.replacingOccurrences(of: "{dir}", with: directory)), "\(daemon.log)")
+        // The remedy names the package file as it is called (helper-33: "signupd_VERSION_amd64.deb").
+        #expect(daemon.log.contains("apt install --reinstall ./signupd_0.1.0_amd64.deb") && !daemon.log.contains("VERSION"), "\(daemon.log)")
     }
 }

@@ -61,13 +61,15 @@ enum PrivateDirectory {
     /// Why a file signupd reads its configuration or trust from (a form, a CA file) must be
     /// refused: it belongs to someone other than root or signupd's user, or others could
     /// rewrite it. Nil when it is safe to read.
-    static func fileRefusal(_ info: stat, runsAs me: uid_t = geteuid()) -> String? {
+    /// `writable`: what to do about a file others could write (the phone library: it may
+    /// have been changed, so it is put back, not just made private).
+    static func fileRefusal(_ info: stat, runsAs me: uid_t = geteuid(), writable advice: String = "run chmod go-w on it") -> String? {
         guard info.st_uid == 0 || info.st_uid == me else {
             return "refusing it: it belongs to uid \(info.st_uid), not to root or to uid \(me) that signupd runs as"
         }
         guard info.st_mode & (S_IWGRP | S_IWOTH) == 0 else {
             let mode = String(info.st_mode & 0o7777, radix: 8)
-            return "refusing it: it is writable by group or others (mode 0\(mode)); run chmod go-w on it"
+            return "refusing it: it is writable by group or others (mode 0\(mode)); \(advice)"
         }
         return nil
     }

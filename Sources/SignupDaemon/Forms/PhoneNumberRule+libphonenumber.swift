@@ -30,7 +30,7 @@ enum PhoneLibrary {
     }
 
     /// What an operator does about it, after the reason.
-    static let remedy = "phone rules refuse every number until that is fixed and signupd restarted (systemctl restart signupd); a library that is missing, damaged or was writable by others (it may have been changed) is put back by reinstalling the package: apt install --reinstall signupd, or, installed from a .deb file, apt install --reinstall ./signupd_VERSION_amd64.deb"
+    static let remedy = "phone rules refuse every number until that is fixed and signupd restarted (systemctl restart signupd); a library that is missing, damaged or was writable by others (it may have been changed) is put back by reinstalling the package: apt install --reinstall signupd, or, installed from a .deb file, apt install --reinstall ./signupd_\(signupdVersion)_amd64.deb"
 
     /// Finds and checks the library without opening it here: its path, or why it must not
     /// be opened. The last check loads it in a child process (`signupd_phone_library_probe`),
@@ -58,7 +58,9 @@ enum PhoneLibrary {
         guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
             return .failure(Unusable(description: "\(path) is not a regular file"))
         }
-        if let refusal = PrivateDirectory.fileRefusal(info, runsAs: serviceUser?.uid ?? geteuid()) {
+        // Writable by others, it may have been changed: the advice is the remedy's
+        // reinstall, not a chmod that would keep whatever was written (helper-33).
+        if let refusal = PrivateDirectory.fileRefusal(info, runsAs: serviceUser?.uid ?? geteuid(), writable: "it may have been changed: put it back by reinstalling the package") {
             return .failure(Unusable(description: "\(path): \(refusal)"))
         }
         do {

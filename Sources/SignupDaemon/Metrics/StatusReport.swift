@@ -31,7 +31,9 @@ enum StatusReport {
         if let looked = PhoneLibrary.looked {
             var phone = Members()
             phone["healthy"] = .bool(looked == nil)
-            if let looked { phone["cause"] = .string(looked.description) }
+            // Why, with its paths, for administrators (as the store's location); others are
+            // told where to look (helper-33).
+            if let looked { phone["cause"] = .string(administrator ? looked.description : "the phone-number library cannot be used; the journal, and status for an administrator, say why") }
             if administrator, let library = PhoneLibrary.library { phone["library"] = .string(library) }
             report["phoneNumbers"] = .object(phone.object)
         }

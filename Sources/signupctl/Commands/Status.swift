@@ -62,6 +62,10 @@ enum StatusText {
         if let phone = report["phoneNumbers"]?.objectValue {
             // The file opened, as an administrator sees it (the store's location likewise).
             row("Phone numbers", "电话号码", health(phone, name: ["libphonenumber", phone["library"]?.stringValue].compactMap { $0 }.joined(separator: " ")))
+        } else {
+            // signupd opens it just after it starts: a status asked in that instant (the
+            // one that started it, often) has no answer yet (helper-33).
+            row("Phone numbers", "电话号码", Say.pick("libphonenumber — not looked at yet (signupd has just started; ask again)", "libphonenumber — 尚未检查（signupd 刚启动，请稍后再查）"))
         }
         if let signups = report["signups"]?.objectValue {
             if signups["paused"]?.boolValue == true {
