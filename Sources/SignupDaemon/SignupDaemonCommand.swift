@@ -268,13 +268,15 @@ public struct SignupDaemonCommand: AsyncParsableCommand {
         case .postgres: DefaultPaths.environment("STATE_DIRECTORY").flatMap { $0.split(separator: ":").first.map(String.init) }
         case .sqlite(let path): path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
         }
+        // One look at the affinity mask for both defaults.
+        let cpus = UsableCPUs.count
         var configuration = DaemonConfiguration(
             listener: listener,
             store: store,
             idleExitSeconds: idleExit.map { $0 == 0 ? nil : $0 } ?? (inherited != nil ? 60 : nil),
             hashCost: security.hashCost,
-            hashConcurrency: security.hashConcurrency ?? UsableCPUs.count,
-            eventLoopThreads: threads ?? UsableCPUs.count,
+            hashConcurrency: security.hashConcurrency ?? cpus,
+            eventLoopThreads: threads ?? cpus,
             eventLoopPinning: EventLoopPinning(rawValue: pinEventLoops) ?? .auto
         )
         limits.apply(to: &configuration.tuning)
