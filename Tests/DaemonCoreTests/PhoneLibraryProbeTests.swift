@@ -29,7 +29,7 @@ struct PhoneLibraryProbeTests {
 
     private func probe(_ path: String, as user: (uid: uid_t, gid: gid_t)?) -> (Bool, String) {
         var why = [CChar](repeating: 0, count: 4_608)
-        let ok = signupd_phone_library_probe(path, user?.uid ?? uid_t.max, user?.gid ?? gid_t.max, &why, why.count) != 0
+        let ok = signupd_phone_library_probe(path, PhoneLibraryTrial.program, user?.uid ?? uid_t.max, user?.gid ?? gid_t.max, &why, why.count) != 0
         return (ok, String(decoding: why.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
     }
 

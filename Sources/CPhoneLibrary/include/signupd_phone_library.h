@@ -33,11 +33,20 @@ int signupd_phone_library_check_elf(const char *path, char *why, size_t why_size
 /* Whether loading `path` and checking one number works in a child process: dlopen runs the
    library's code (its initialisers, then ours), and a library damaged anywhere but its length
    (helper-29: a dynamic section overwritten, code replaced) killed signupd with SIGSEGV or
-   SIGILL at every start. With `as_uid` other than (uid_t)-1, the child first becomes that
-   user and group (`signupd --check-config` run by root: root reads what signupd's user may
-   not). Returns 1 when the child loaded it and checked a number, or 0 with why in `why` when
-   it could not (dlopen's reason), was killed, or did not finish in 10 s. */
-int signupd_phone_library_probe(const char *path, uid_t as_uid, gid_t as_gid, char *why, size_t why_size);
+   SIGILL at every start. The child is `program` (signupd itself: /proc/self/exe) run as
+   `signupd --phone-library-trial`, which calls signupd_phone_library_trial; it has standard
+   output and error, the pipe it answers on, and none of signupd's other descriptors, and it
+   dies with the process that started it. With `as_uid` other than (uid_t)-1, the child first
+   becomes that user and group (`signupd --check-config` run by root: root reads what
+   signupd's user may not). Returns 1 when the child loaded it and checked a number, or 0 with
+   why in `why` when it could not (dlopen's reason), was killed, or did not finish in 10 s. */
+int signupd_phone_library_probe(const char *path, const char *program, uid_t as_uid, gid_t as_gid, char *why, size_t why_size);
+
+/* The child's side of signupd_phone_library_probe, for `signupd --phone-library-trial
+   LIBRARY UID|- GID|- PARENT-PID` (its argc and argv whole): becomes the user, loads the
+   library, checks known answers, and exits (0 when usable), its reason written to descriptor
+   3. Never returns. */
+int signupd_phone_library_trial(int argc, char *const argv[]);
 
 /* Opens the library at `path` once, whichever thread asks first (later calls return the
    first call's answer, whatever their path): checks it with signupd_phone_library_check_elf,

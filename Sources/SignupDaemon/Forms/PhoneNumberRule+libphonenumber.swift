@@ -33,8 +33,9 @@ enum PhoneLibrary {
     static let remedy = "phone rules refuse every number until that is fixed and signupd restarted (systemctl restart signupd); a library that is missing, damaged or was writable by others (it may have been changed) is put back by reinstalling the package: apt install --reinstall signupd, or, installed from a .deb file, apt install --reinstall ./signupd_\(signupdVersion)_amd64.deb"
 
     /// Finds and checks the library without opening it here: its path, or why it must not
-    /// be opened. The last check loads it in a child process (`signupd_phone_library_probe`),
-    /// so that a damaged library kills that, not signupd. For `--check-config` as well as for
+    /// be opened. The last check loads it in a child process (`signupd_phone_library_probe`,
+    /// signupd run again as `PhoneLibraryTrial`), so that a damaged library kills that, not
+    /// signupd. For `--check-config` as well as for
     /// `load`; `--check-config` run by root tries it as `serviceUser` (the package's `signupd`),
     /// since root may read what that user cannot (helper-29).
     static func check(as serviceUser: (uid: uid_t, gid: gid_t)? = nil) -> Result<String, Unusable> {
@@ -69,7 +70,7 @@ enum PhoneLibrary {
             return .failure(Unusable(description: "\(path): \(error)"))
         }
         var why = [CChar](repeating: 0, count: 4_608)
-        guard signupd_phone_library_check_elf(path, &why, why.count) != 0, signupd_phone_library_probe(path, serviceUser?.uid ?? uid_t.max, serviceUser?.gid ?? gid_t.max, &why, why.count) != 0 else {
+        guard signupd_phone_library_check_elf(path, &why, why.count) != 0, signupd_phone_library_probe(path, PhoneLibraryTrial.program, serviceUser?.uid ?? uid_t.max, serviceUser?.gid ?? gid_t.max, &why, why.count) != 0 else {
             return .failure(Unusable(description: String(decoding: why.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)))
         }
         return .success(path)
