@@ -112,7 +112,10 @@ public struct SignupDaemonCommand: AsyncParsableCommand {
     }
 
     private func serve(logger: Logger) async throws {
-        var startup = TimedStages()
+        // From main's first line when signupd's main ran (not in the tests), the command
+        // line's parse and checks its first stage.
+        var startup = TimedStages(now: MainStarted.at ?? .now)
+        if MainStarted.at != nil { startup.finished("arguments") }
         signal(SIGPIPE, SIG_IGN)
         // Whatever signupd creates is private to its user, whatever umask it was started
         // under; the socket gets --socket-mode explicitly once bound.

@@ -9,6 +9,9 @@ struct DaemonLifecycleTests {
         let daemon = DaemonProcess()
         try daemon.start(.systemd)
         #expect(daemon.notifications.contains { $0.contains("READY=1") && $0.contains("STATUS=") })
+        // The start's stages count from main's first line: reading the command line is the
+        // first (ArgumentParser's reflection, ~3 ms of a release start).
+        #expect(daemon.log.contains(#"startup="#) && daemon.log.range(of: #"startup="?[0-9.]+ ms: arguments [0-9.]+ ms, options "#, options: .regularExpression) != nil, "\(daemon.log)")
 
         let client = try daemon.connect()
         let hello = try client.hello()

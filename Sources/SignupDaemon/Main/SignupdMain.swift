@@ -5,6 +5,7 @@ import SignupDaemonCore
 @main
 enum SignupdMain {
     static func main() async {
+        MainStarted.mark()
         // signupd runs itself to try the phone library in a child process before opening it.
         PhoneLibraryTrial.runIfAsked()
         await SignupDaemonCommand.main()
