@@ -124,7 +124,24 @@ static void trial_fail(int report, int code, const char *what, const char *detai
     _exit(code);
 }
 
+/* What a service manager sends every process of the service (systemctl kill, reload, stop,
+   and signupd's own hand-over signal): the trial ignores them, so that it is never reported
+   damaged for a signal meant for signupd (helper-34: SIGHUP from `systemctl kill -s HUP`
+   during a trial turned phone numbers off until a restart; SIGTERM and SIGUSR1 on stop and
+   restart said "damaged" at critical). They are blocked from the spawn until this ignores
+   them, so one that arrives meanwhile is dropped. It still ends with signupd. */
+static const int service_signals[] = {SIGHUP, SIGINT, SIGTERM, SIGUSR1, SIGUSR2};
+#define SERVICE_SIGNALS (sizeof service_signals / sizeof service_signals[0])
+
+/* Signals that say the code that ran was at fault: a library that dies of one is damaged.
+   Any other end by a signal came from outside (SIGKILL of the whole service, the OOM killer). */
+static int is_fault_signal(int signal_number) {
+    return signal_number == SIGSEGV || signal_number == SIGBUS || signal_number == SIGILL || signal_number == SIGFPE ||
+           signal_number == SIGABRT || signal_number == SIGSYS || signal_number == SIGTRAP;
+}
+
 int signupd_phone_library_trial(int argc, char *const argv[]) {
+    for (size_t i = 0; i < SERVICE_SIGNALS; i++) signal(service_signals[i], SIG_IGN);
     /* Its reason goes to descriptor 3, the prober's pipe; run by hand, to standard error. */
     struct stat info;
     int report = fstat(3, &info) == 0 && S_ISFIFO(info.st_mode) ? 3 : 2;
@@ -150,7 +167,7 @@ int signupd_phone_library_probe(const char *path, const char *program, uid_t as_
     int report[2];
     if (pipe2(report, O_CLOEXEC) != 0) {
         snprintf(why, why_size, "cannot start a process to try %s in: %s", path, strerror(errno));
-        return 0;
+        return -1;
     }
     /* A new program, not a fork. signupd has threads by now, and after a fork of a process
        with threads only async-signal-safe calls are safe, which dlopen and the library's
@@ -174,12 +191,13 @@ int signupd_phone_library_probe(const char *path, const char *program, uid_t as_
     posix_spawn_file_actions_adddup2(&actions, report[1], 3);
     posix_spawn_file_actions_addclosefrom_np(&actions, 4);
     posix_spawnattr_init(&attributes);
-    sigset_t none, defaults;
-    sigemptyset(&none);
+    sigset_t blocked, defaults;
+    sigemptyset(&blocked);
     sigemptyset(&defaults);
+    for (size_t i = 0; i < SERVICE_SIGNALS; i++) sigaddset(&blocked, service_signals[i]);
     const int handled[] = {SIGHUP, SIGINT, SIGQUIT, SIGPIPE, SIGTERM, SIGUSR1, SIGUSR2, SIGCHLD};
     for (size_t i = 0; i < sizeof handled / sizeof handled[0]; i++) sigaddset(&defaults, handled[i]);
-    posix_spawnattr_setsigmask(&attributes, &none);
+    posix_spawnattr_setsigmask(&attributes, &blocked);
     posix_spawnattr_setsigdefault(&attributes, &defaults);
     posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
     pid_t child;
@@ -190,7 +208,7 @@ int signupd_phone_library_probe(const char *path, const char *program, uid_t as_
     if (spawned != 0) {
         snprintf(why, why_size, "cannot start %s to try %s in: %s", program, path, strerror(spawned));
         close(report[0]);
-        return 0;
+        return -1;
     }
     /* The child holds the pipe's write end (signupd starts no other process, and this runs
        under the load lock): it reads as ended the moment the child has gone, however it went.
@@ -220,7 +238,7 @@ int signupd_phone_library_probe(const char *path, const char *program, uid_t as_
             kill(child, SIGKILL);
             waitpid(child, NULL, 0);
             close(report[0]);
-            return 0;
+            return -1;
         }
         if (polled <= 0) continue;
         char scratch[256];
@@ -240,8 +258,13 @@ int signupd_phone_library_probe(const char *path, const char *program, uid_t as_
     while (waitpid(child, &status, 0) < 0) {
         if (errno != EINTR) {
             snprintf(why, why_size, "cannot wait for the process trying %s: %s", path, strerror(errno));
-            return 0;
+            return -1;
         }
+    }
+    if (WIFSIGNALED(status) && !is_fault_signal(WTERMSIG(status))) {
+        snprintf(why, why_size, "the process trying %s was stopped from outside by signal %d (%s)", path, WTERMSIG(status),
+                 strsignal(WTERMSIG(status)));
+        return -1;
     }
     if (WIFSIGNALED(status)) {
         snprintf(why, why_size, "%s is damaged: loading it in a test process killed that process with signal %d (%s)", path,

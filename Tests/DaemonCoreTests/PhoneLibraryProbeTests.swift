@@ -27,10 +27,24 @@ struct PhoneLibraryProbeTests {
         return path
     }
 
-    private func probe(_ path: String, as user: (uid: uid_t, gid: gid_t)?) -> (Bool, String) {
+    private func probe(_ path: String, as user: (uid: uid_t, gid: gid_t)?, program: String = PhoneLibraryTrial.program) -> (Bool, String) {
+        let (answer, why) = trialAnswer(path, as: user, program: program)
+        return (answer == 1, why)
+    }
+
+    /// The probe's own answer: 1 usable, 0 the library's fault, -1 the trial did not happen.
+    private func trialAnswer(_ path: String, as user: (uid: uid_t, gid: gid_t)?, program: String) -> (Int32, String) {
         var why = [CChar](repeating: 0, count: 4_608)
-        let ok = signupd_phone_library_probe(path, PhoneLibraryTrial.program, user?.uid ?? uid_t.max, user?.gid ?? gid_t.max, &why, why.count) != 0
-        return (ok, String(decoding: why.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+        let answer = signupd_phone_library_probe(path, program, user?.uid ?? uid_t.max, user?.gid ?? gid_t.max, &why, why.count)
+        return (answer, String(decoding: why.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+    }
+
+    @Test("a trial that cannot be started is not the library's fault: -1, tried again later, not 0 (helper-34: EAGAIN at TasksMax left numbers off)")
+    func trialNotStarted() {
+        let (answer, why) = trialAnswer(Self.built, as: nil, program: "/nonexistent/signupd")
+        #expect(answer == -1, "\(why)")
+        #expect(why.hasPrefix("cannot start /nonexistent/signupd to try \(Self.built) in: "), "\(why)")
+        #expect(trialAnswer(Self.built, as: nil, program: PhoneLibraryTrial.program).0 == 1)
     }
 
     @Test("a library readable by its owner alone loads for root, and is refused, with dlopen's reason, for another user")

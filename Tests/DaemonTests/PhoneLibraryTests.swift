@@ -254,6 +254,13 @@ struct PhoneLibraryTests {
         let shared = held.filter { $0.key > 3 && daemons.contains($0.value) }
         #expect(shared.isEmpty, "the trial holds signupd's \(shared)")
         #expect(!held.contains { $0.key > 2 && $0.value.hasPrefix("socket:") }, "\(held)")
+        // It ignores what systemd sends the whole service (helper-34: SIGHUP from `systemctl
+        // kill` ended it and phone numbers were off until a restart), and is called signupd.
+        let ignored = try #require(Self.signalMask("SigIgn", of: trial))
+        for signal in [SIGHUP, SIGINT, SIGTERM, SIGUSR1, SIGUSR2] {
+            #expect(ignored & (UInt64(1) << (signal - 1)) != 0, "signal \(signal) not ignored: \(String(ignored, radix: 16))")
+        }
+        #expect((try? String(contentsOfFile: "/proc/\(trial)/comm", encoding: .utf8)) == "signupd\n")
         daemon.signal(SIGKILL)
         _ = daemon.waitForExit()
         // The trial goes with it: its end of the FIFO closes (bounded: a trial left behind
@@ -271,5 +278,55 @@ struct PhoneLibraryTests {
         next.signal(SIGTERM)
         #expect(next.waitForExit() == 0)
         #expect(!next.log.contains("already serving"), "\(next.log)")
+    }
+
+    /// A mask line of /proc/PID/status ("SigIgn", "SigBlk"), as bits.
+    private static func signalMask(_ name: String, of pid: pid_t) -> UInt64? {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("\(name):") })
+        else { return nil }
+        return UInt64(line.dropFirst(name.count + 1).trimmingCharacters(in: .whitespaces), radix: 16)
+    }
+
+    @Test("a trial ended from outside is not the library's fault: an error, not critical, and signupd tries again (helper-34: one signal left phone numbers off until a restart)")
+    func trialEndedFromOutsideIsTriedAgain() throws {
+        let directory = DaemonProcess.makeDirectory()
+        let loading = "\(directory)/loading"
+        try #require(mkfifo(loading, 0o600) == 0)
+        // The first trial hangs in the initialiser; the next loads a library that is simply
+        // not the phone library (refused, critical): proof that it was tried again.
+        let stub = try Self.compiled("""
+            #include <fcntl.h>
+            #include <unistd.h>
+            __attribute__((constructor)) static void hang(void) {
+                if (open(FIRST, O_WRONLY | O_CREAT | O_EXCL, 0600) >= 0 && open(LOADING, O_WRONLY) >= 0) for (;;) pause();
+            }
+            """, in: directory, defines: ["-DLOADING=\"\(loading)\"", "-DFIRST=\"\(directory)/first-trial\""])
+        let program = try install(in: directory, library: stub, at: "sbin/libsignupd-phone.so")
+        let daemon = DaemonProcess(directory: directory)
+        try daemon.start(.systemd, program: program)
+        let inside = open(loading, O_RDONLY | O_CLOEXEC)
+        try #require(inside >= 0)
+        defer { close(inside) }
+        let trials = Self.children(of: daemon.pid)
+        try #require(trials.count == 1, "\(trials)")
+        kill(trials[0], SIGKILL)
+        // The retry, a second after the first trial ended, refuses the library for what it is.
+        let client = try daemon.connect()
+        _ = try client.hello()
+        var cause = ""
+        for _ in 0..<300 where !cause.contains("lacks signupd_phone_parse") {
+            try client.send(Request(.status))
+            cause = try client.next("status")["phoneNumbers"]?.objectValue?.string("cause") ?? ""
+            if !cause.contains("lacks") { usleep(100_000) }  // a bound on polling status, not a synchronisation
+        }
+        #expect(cause.contains("lacks signupd_phone_parse"), "\(cause)")
+        daemon.signal(SIGTERM)
+        #expect(daemon.waitForExit() == 0)
+        let log = daemon.log
+        #expect(log.contains("phone numbers cannot be checked yet: the process trying \(directory)/sbin/libsignupd-phone.so was stopped from outside by signal 9"), "\(log)")
+        #expect(!log.contains("is damaged"), "\(log)")
+        let critical = log.split(separator: "\n").filter { $0.contains("critical") }
+        #expect(critical.count == 1 && critical[0].contains("lacks signupd_phone_parse"), "\(critical)")
     }
 }

@@ -38,8 +38,13 @@ int signupd_phone_library_check_elf(const char *path, char *why, size_t why_size
    output and error, the pipe it answers on, and none of signupd's other descriptors, and it
    dies with the process that started it. With `as_uid` other than (uid_t)-1, the child first
    becomes that user and group (`signupd --check-config` run by root: root reads what
-   signupd's user may not). Returns 1 when the child loaded it and checked a number, or 0 with
-   why in `why` when it could not (dlopen's reason), was killed, or did not finish in 10 s. */
+   signupd's user may not). Returns 1 when the child loaded it and checked a number; 0 with
+   why in `why` when the library is at fault: the child could not load it (dlopen's reason),
+   got wrong answers, died of a fault signal (SIGSEGV, SIGBUS, SIGILL, ...) or did not finish
+   in 10 s; -1 with why when the trial itself did not happen, which may pass: the child
+   could not be started (EAGAIN: the service's TasksMax reached), or was ended from outside by
+   another signal (SIGKILL). The child ignores what a service manager sends (SIGHUP, SIGINT,
+   SIGTERM, SIGUSR1, SIGUSR2). */
 int signupd_phone_library_probe(const char *path, const char *program, uid_t as_uid, gid_t as_gid, char *why, size_t why_size);
 
 /* The child's side of signupd_phone_library_probe, for `signupd --phone-library-trial

@@ -24,14 +24,26 @@ public enum PhoneLibraryTrial {
     }
 
     /// The program the trial runs in: this executable when it is signupd, else the
-    /// `signupd` beside it (a build directory: the test bundle's neighbour).
+    /// `signupd` beside it (a build directory: the test bundle's neighbour). This one by its
+    /// path while that is still the file running, so that `ps` and the journal call the trial
+    /// signupd (helper-34: through /proc/self/exe it was "exe"); /proc/self/exe once an
+    /// upgrade has replaced the file.
     static var program: String {
-        if isSignupd.withLockedValue({ $0 }) { return "/proc/self/exe" }
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX))
         let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-        guard length > 0 else { return "signupd" }
-        let executable = String(decoding: buffer.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        return executable.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/") + "/signupd"
+        let executable = length > 0 ? String(decoding: buffer.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self) : nil
+        guard isSignupd.withLockedValue({ $0 }) else {
+            guard let executable else { return "signupd" }
+            return executable.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/") + "/signupd"
+        }
+        var running = stat()
+        var named = stat()
+        if let executable, stat("/proc/self/exe", &running) == 0, stat(executable, &named) == 0,
+            running.st_dev == named.st_dev, running.st_ino == named.st_ino
+        {
+            return executable
+        }
+        return "/proc/self/exe"
     }
 
     private static let isSignupd = NIOLockedValueBox(false)

@@ -27,6 +27,9 @@ enum PhoneLibrary {
     /// Why phone numbers cannot be checked: where signupd looked or what it found there.
     struct Unusable: Error, CustomStringConvertible {
         let description: String
+        /// The trial did not happen rather than fail (its process could not be started, or
+        /// was ended from outside): tried again later, not blamed on the library.
+        var passing = false
     }
 
     /// What an operator does about it, after the reason.
@@ -70,47 +73,87 @@ enum PhoneLibrary {
             return .failure(Unusable(description: "\(path): \(error)"))
         }
         var why = [CChar](repeating: 0, count: 4_608)
-        guard signupd_phone_library_check_elf(path, &why, why.count) != 0, signupd_phone_library_probe(path, PhoneLibraryTrial.program, serviceUser?.uid ?? uid_t.max, serviceUser?.gid ?? gid_t.max, &why, why.count) != 0 else {
-            return .failure(Unusable(description: String(decoding: why.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)))
+        func unusable(passing: Bool = false) -> Unusable {
+            Unusable(description: String(decoding: why.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self), passing: passing)
         }
-        return .success(path)
+        guard signupd_phone_library_check_elf(path, &why, why.count) != 0 else { return .failure(unusable()) }
+        switch signupd_phone_library_probe(path, PhoneLibraryTrial.program, serviceUser?.uid ?? uid_t.max, serviceUser?.gid ?? gid_t.max, &why, why.count) {
+        case 1: return .success(path)
+        case 0: return .failure(unusable())
+        default: return .failure(unusable(passing: true))
+        }
     }
 
     /// The library's functions, checked and opened once for the process by the first to ask
     /// (the warm-up after start, or the first number checked); why not when it cannot be
-    /// used, logged at critical by that first call, before any number is refused.
+    /// used, logged at critical by that first call, before any number is refused. A trial
+    /// that did not happen (`Unusable.passing`) is logged as an error and tried again by
+    /// `warmUp`; numbers checked meanwhile are refused at once, never kept waiting.
     static func load() -> Result<signupd_phone_functions, Unusable> {
-        loaded.withLockedValue { loaded in
-            if let loaded { return loaded }
-            let started = ContinuousClock.now
-            var openedPath = ""
-            let outcome = check().flatMap { path -> Result<signupd_phone_functions, Unusable> in
-                openedPath = path
-                var why: UnsafePointer<CChar>?
-                guard let functions = signupd_phone_library_open(path, &why) else {
-                    return .failure(Unusable(description: why.map { String(cString: $0) } ?? "cannot open \(path)"))
-                }
-                return .success(functions.pointee)
-            }
-            switch outcome {
-            case .failure(let unusable):
-                Logger(label: "signupd").critical("phone numbers cannot be checked: \(unusable); \(remedy)")
-            case .success:
-                opened.withLockedValue { $0 = openedPath }
-                // Which file, and what the checks and the load cost (helper-28).
-                let took = ContinuousClock.now - started
-                let ms = Double(took.components.seconds) * 1000 + Double(took.components.attoseconds) / 1e15
-                Logger(label: "signupd").debug("phone numbers: libphonenumber opened", metadata: ["library": "\(openedPath)", "ms": "\((ms * 100).rounded() / 100)"])
-            }
-            loaded = outcome
-            return outcome
+        if let outcome = published.withLockedValue({ $0 }) { return outcome }
+        return attempts.withLock {
+            if let outcome = published.withLockedValue({ $0 }) { return outcome }
+            return attempt()
         }
+    }
+
+    /// Loads it just after start, and again, 1 s, 2 s, ... up to a minute apart, for as
+    /// long as the trial did not happen (helper-34: a start at the service's TasksMax, or a
+    /// signal, left phone numbers off until a restart).
+    static func warmUp() async {
+        var delay = Duration.seconds(1)
+        guard case .failure(let first) = load(), first.passing else { return }
+        while true {
+            try? await Task.sleep(for: delay)
+            if Task.isCancelled { return }
+            let outcome = attempts.withLock { attempt() }
+            guard case .failure(let unusable) = outcome, unusable.passing else { return }
+            delay = min(delay * 2, .seconds(60))
+        }
+    }
+
+    /// One look, under `attempts`: the checks, the trial, the open; published for `load`,
+    /// `looked` and `library`, and logged.
+    private static func attempt() -> Result<signupd_phone_functions, Unusable> {
+        let started = ContinuousClock.now
+        var openedPath = ""
+        let outcome = check().flatMap { path -> Result<signupd_phone_functions, Unusable> in
+            openedPath = path
+            var why: UnsafePointer<CChar>?
+            guard let functions = signupd_phone_library_open(path, &why) else {
+                return .failure(Unusable(description: why.map { String(cString: $0) } ?? "cannot open \(path)"))
+            }
+            return .success(functions.pointee)
+        }
+        let logger = Logger(label: "signupd")
+        switch outcome {
+        case .failure(let unusable) where unusable.passing:
+            // Not the library's fault, and no reinstall: said as an error, tried again.
+            logger.error("phone numbers cannot be checked yet: \(unusable); trying again shortly (numbers are refused as phone.unavailable until then)")
+        case .failure(let unusable):
+            logger.critical("phone numbers cannot be checked: \(unusable); \(remedy)")
+        case .success:
+            opened.withLockedValue { $0 = openedPath }
+            // Which file, and what the checks and the load cost (helper-28).
+            let took = ContinuousClock.now - started
+            let ms = Double(took.components.seconds) * 1000 + Double(took.components.attoseconds) / 1e15
+            let wasPassing = published.withLockedValue { if case .failure(let before) = $0 { return before.passing } else { return false } }
+            let metadata: Logger.Metadata = ["library": "\(openedPath)", "ms": "\((ms * 100).rounded() / 100)"]
+            if wasPassing {
+                logger.notice("phone numbers: libphonenumber opened after all", metadata: metadata)
+            } else {
+                logger.debug("phone numbers: libphonenumber opened", metadata: metadata)
+            }
+        }
+        published.withLockedValue { $0 = outcome }
+        return outcome
     }
 
     /// What the first look found: nil before it, else why the library cannot be used (nil
     /// inside when it can). For `status`.
     static var looked: Unusable?? {
-        loaded.withLockedValue { loaded in
+        // Never waits for a look under way (helper-34: `status` waited the trial's 10 s).
+        published.withLockedValue { loaded in
             loaded.map { outcome in
                 if case .failure(let unusable) = outcome { return unusable }
                 return nil
@@ -122,7 +165,10 @@ enum PhoneLibrary {
     /// numbers are checked with; the debug log says it too).
     static var library: String? { opened.withLockedValue { $0 } }
 
-    private static let loaded = NIOLockedValueBox<Result<signupd_phone_functions, Unusable>?>(nil)
+    /// The last look's outcome, read without waiting for one under way.
+    private static let published = NIOLockedValueBox<Result<signupd_phone_functions, Unusable>?>(nil)
+    /// Held for a look: one at a time, and a number checked before the first waits for it.
+    private static let attempts = NIOLock()
     private static let opened = NIOLockedValueBox<String?>(nil)
 }
 

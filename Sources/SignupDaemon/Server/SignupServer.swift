@@ -80,8 +80,9 @@ final class SignupServer: Service {
         // libphonenumber, opened beside the first requests rather than before them (a number
         // typed meanwhile waits for it), and not earlier: opened beside the stages it made
         // the first `hello` 2.5 ms later (BENCHMARKS.md). One that cannot be used is logged,
-        // critical, by this first `load` (PhoneLibrary).
-        Task.detached(priority: .utility) { _ = PhoneLibrary.load() }
+        // critical, by this first `load` (PhoneLibrary); a trial that did not happen is tried
+        // again.
+        Task.detached(priority: .utility) { await PhoneLibrary.warmUp() }
 
         let memory = MemoryReturn(logger: logger)
         // Once a second: refresh STATUS= when it changed, check for idle exit, and give memory
