@@ -223,19 +223,26 @@ struct PhoneLibraryTests {
         return held
     }
 
-    @Test("the trial holds none of signupd's descriptors and dies with it: a signupd killed while a trial hangs leaves its socket to the next start (stop 39's CI: kill -9 found the socket 'already served')")
-    func trialOutlivesNothing() throws {
-        let directory = DaemonProcess.makeDirectory()
+    /// signupd installed in `directory` with a library that never finishes loading (in every
+    /// trial, or only the first): its initialiser says so by opening the FIFO `loading` for
+    /// writing, then waits for ever. Opening `loading` for reading returns once a trial is there.
+    private func hangingLibrary(in directory: String, firstTrialOnly: Bool) throws -> (program: String, loading: String) {
         let loading = "\(directory)/loading"
         try #require(mkfifo(loading, 0o600) == 0)
-        // A library that never finishes loading: its initialiser says so by opening the FIFO
-        // for writing, then waits for ever.
         let stub = try Self.compiled("""
             #include <fcntl.h>
             #include <unistd.h>
-            __attribute__((constructor)) static void hang(void) { if (open(LOADING, O_WRONLY) >= 0) for (;;) pause(); }
-            """, in: directory, defines: ["-DLOADING=\"\(loading)\""])
-        let program = try install(in: directory, library: stub, at: "sbin/libsignupd-phone.so")
+            __attribute__((constructor)) static void hang(void) {
+                if ((!ONLY_FIRST || open(FIRST, O_WRONLY | O_CREAT | O_EXCL, 0600) >= 0) && open(LOADING, O_WRONLY) >= 0) for (;;) pause();
+            }
+            """, in: directory, defines: ["-DLOADING=\"\(loading)\"", "-DFIRST=\"\(directory)/first-trial\"", "-DONLY_FIRST=\(firstTrialOnly ? 1 : 0)"])
+        return (try install(in: directory, library: stub, at: "sbin/libsignupd-phone.so"), loading)
+    }
+
+    @Test("the trial holds none of signupd's descriptors and dies with it: a signupd killed while a trial hangs leaves its socket to the next start (stop 39's CI: kill -9 found the socket 'already served')")
+    func trialOutlivesNothing() throws {
+        let directory = DaemonProcess.makeDirectory()
+        let (program, loading) = try hangingLibrary(in: directory, firstTrialOnly: false)
         let daemon = DaemonProcess(directory: directory)
         try daemon.start(.byHand, program: program)
         // Returns once the trial (the warm-up's, just after start) is in that initialiser.
@@ -291,18 +298,9 @@ struct PhoneLibraryTests {
     @Test("a trial ended from outside is not the library's fault: an error, not critical, and signupd tries again (helper-34: one signal left phone numbers off until a restart)")
     func trialEndedFromOutsideIsTriedAgain() throws {
         let directory = DaemonProcess.makeDirectory()
-        let loading = "\(directory)/loading"
-        try #require(mkfifo(loading, 0o600) == 0)
         // The first trial hangs in the initialiser; the next loads a library that is simply
         // not the phone library (refused, critical): proof that it was tried again.
-        let stub = try Self.compiled("""
-            #include <fcntl.h>
-            #include <unistd.h>
-            __attribute__((constructor)) static void hang(void) {
-                if (open(FIRST, O_WRONLY | O_CREAT | O_EXCL, 0600) >= 0 && open(LOADING, O_WRONLY) >= 0) for (;;) pause();
-            }
-            """, in: directory, defines: ["-DLOADING=\"\(loading)\"", "-DFIRST=\"\(directory)/first-trial\""])
-        let program = try install(in: directory, library: stub, at: "sbin/libsignupd-phone.so")
+        let (program, loading) = try hangingLibrary(in: directory, firstTrialOnly: true)
         let daemon = DaemonProcess(directory: directory)
         try daemon.start(.systemd, program: program)
         let inside = open(loading, O_RDONLY | O_CLOEXEC)
