@@ -116,7 +116,8 @@ static int verify(void *handle, signupd_phone_functions *into, char *why, size_t
 /* The trial's reason, written to the prober before it exits with `code`. */
 static void trial_fail(int report, int code, const char *what, const char *detail) {
     char text[1024];
-    int length = snprintf(text, sizeof text, "%s%s%s", what, detail ? ": " : "", detail ? detail : "");
+    /* One line on standard error (run by hand); the prober takes the reason as it is. */
+    int length = snprintf(text, sizeof text, "%s%s%s%s", what, detail ? ": " : "", detail ? detail : "", report == 2 ? "\n" : "");
     if (length > 0) {
         ssize_t ignored = write(report, text, (size_t)length < sizeof text ? (size_t)length : sizeof text - 1);
         (void)ignored;
@@ -161,6 +162,21 @@ int signupd_phone_library_trial(int argc, char *const argv[]) {
     char why_not[512];
     if (!verify(handle, &found, why_not, sizeof why_not)) trial_fail(report, 4, why_not, NULL);
     _exit(0);
+}
+
+/* Whether process `pid` is stopped by a signal (state T, or t when traced). */
+static int is_stopped(pid_t pid) {
+    char path[64], text[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    ssize_t length = read(fd, text, sizeof text - 1);
+    close(fd);
+    if (length <= 0) return 0;
+    text[length] = 0;
+    /* "pid (comm) state ...": the comm may hold anything, so after its last ')'. */
+    char *close_paren = strrchr(text, ')');
+    return close_paren != NULL && close_paren[1] == ' ' && (close_paren[2] == 'T' || close_paren[2] == 't');
 }
 
 int signupd_phone_library_probe(const char *path, const char *program, uid_t as_uid, gid_t as_gid, char *why, size_t why_size) {
@@ -225,9 +241,16 @@ int signupd_phone_library_probe(const char *path, const char *program, uid_t as_
         clock_gettime(CLOCK_MONOTONIC, &now);
         long left = 10000 - ((now.tv_sec - began.tv_sec) * 1000 + (now.tv_nsec - began.tv_nsec) / 1000000);
         if (left <= 0) {
+            /* Stopped (SIGSTOP, `systemctl kill -s STOP`), it never had its 10 s: not the
+               library's fault, tried again (helper-35). Otherwise it hangs while loading. */
+            int stopped = is_stopped(child);
             kill(child, SIGKILL);
             waitpid(child, NULL, 0);
             close(report[0]);
+            if (stopped) {
+                snprintf(why, why_size, "the process trying %s was stopped from outside (SIGSTOP) and did not finish within 10 s", path);
+                return -1;
+            }
             snprintf(why, why_size, "%s did not finish loading in a test process within 10 s", path);
             return 0;
         }

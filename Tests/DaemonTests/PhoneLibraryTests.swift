@@ -239,19 +239,26 @@ struct PhoneLibraryTests {
         return (try install(in: directory, library: stub, at: "sbin/libsignupd-phone.so"), loading)
     }
 
-    @Test("the trial holds none of signupd's descriptors and dies with it: a signupd killed while a trial hangs leaves its socket to the next start (stop 39's CI: kill -9 found the socket 'already served')")
-    func trialOutlivesNothing() throws {
+    /// signupd with `hangingLibrary`, started and caught in its first trial: the daemon, the
+    /// program, the reading end of the FIFO (open while the trial hangs; the caller closes
+    /// it) and the trial's pid.
+    private func caughtInTrial(firstTrialOnly: Bool, _ activation: DaemonProcess.Activation) throws -> (daemon: DaemonProcess, program: String, inside: Int32, trial: pid_t) {
         let directory = DaemonProcess.makeDirectory()
-        let (program, loading) = try hangingLibrary(in: directory, firstTrialOnly: false)
+        let (program, loading) = try hangingLibrary(in: directory, firstTrialOnly: firstTrialOnly)
         let daemon = DaemonProcess(directory: directory)
-        try daemon.start(.byHand, program: program)
+        try daemon.start(activation, program: program)
         // Returns once the trial (the warm-up's, just after start) is in that initialiser.
         let inside = open(loading, O_RDONLY | O_CLOEXEC)
         try #require(inside >= 0)
-        defer { close(inside) }
         let trials = Self.children(of: daemon.pid)
         try #require(trials.count == 1, "\(trials)")
-        let trial = trials[0]
+        return (daemon, program, inside, trials[0])
+    }
+
+    @Test("the trial holds none of signupd's descriptors and dies with it: a signupd killed while a trial hangs leaves its socket to the next start (stop 39's CI: kill -9 found the socket 'already served')")
+    func trialOutlivesNothing() throws {
+        let (daemon, program, inside, trial) = try caughtInTrial(firstTrialOnly: false, .byHand)
+        defer { close(inside) }
         #expect(((try? String(contentsOfFile: "/proc/\(trial)/cmdline", encoding: .utf8)) ?? "").contains("--phone-library-trial"))
         // Standard input, output and error, the answer pipe, the library's FIFO: none of
         // signupd's sockets (a fork held the listening socket and every connection).
@@ -278,7 +285,7 @@ struct PhoneLibraryTests {
         #expect(read(inside, &byte, 1) == 0)
         // The next signupd finds the socket free: nothing of the killed one serves it. Its
         // own trial hangs too, and is stopped with it.
-        let next = DaemonProcess(directory: directory)
+        let next = DaemonProcess(directory: daemon.directory)
         try next.start(.byHand, program: program)
         let client = try next.connect()
         #expect(try client.hello().string("event") == "hello")
@@ -295,21 +302,18 @@ struct PhoneLibraryTests {
         return UInt64(line.dropFirst(name.count + 1).trimmingCharacters(in: .whitespaces), radix: 16)
     }
 
-    @Test("a trial ended from outside is not the library's fault: an error, not critical, and signupd tries again (helper-34: one signal left phone numbers off until a restart)")
-    func trialEndedFromOutsideIsTriedAgain() throws {
-        let directory = DaemonProcess.makeDirectory()
+    @Test(
+        "a trial ended or stopped from outside is not the library's fault: an error, not critical, and signupd tries again (helper-34: one signal left phone numbers off until a restart; helper-35: SIGSTOP until the 10 s ran out)",
+        arguments: [(SIGKILL, "was stopped from outside by signal 9"), (SIGSTOP, "was stopped from outside (SIGSTOP) and did not finish within 10 s")]
+    )
+    func trialEndedFromOutsideIsTriedAgain(signal: Int32, says: String) throws {
         // The first trial hangs in the initialiser; the next loads a library that is simply
         // not the phone library (refused, critical): proof that it was tried again.
-        let (program, loading) = try hangingLibrary(in: directory, firstTrialOnly: true)
-        let daemon = DaemonProcess(directory: directory)
-        try daemon.start(.systemd, program: program)
-        let inside = open(loading, O_RDONLY | O_CLOEXEC)
-        try #require(inside >= 0)
+        let (daemon, _, inside, trial) = try caughtInTrial(firstTrialOnly: true, .systemd)
         defer { close(inside) }
-        let trials = Self.children(of: daemon.pid)
-        try #require(trials.count == 1, "\(trials)")
-        kill(trials[0], SIGKILL)
-        // The retry, a second after the first trial ended, refuses the library for what it is.
+        kill(trial, signal)
+        // The retry, a second after the first trial ended (stopped: its 10 s out), refuses
+        // the library for what it is.
         let client = try daemon.connect()
         _ = try client.hello()
         var cause = ""
@@ -322,9 +326,25 @@ struct PhoneLibraryTests {
         daemon.signal(SIGTERM)
         #expect(daemon.waitForExit() == 0)
         let log = daemon.log
-        #expect(log.contains("phone numbers cannot be checked yet: the process trying \(directory)/sbin/libsignupd-phone.so was stopped from outside by signal 9"), "\(log)")
+        #expect(log.contains("phone numbers cannot be checked yet: the process trying \(daemon.directory)/sbin/libsignupd-phone.so \(says)"), "\(log)")
         #expect(!log.contains("is damaged"), "\(log)")
         let critical = log.split(separator: "\n").filter { $0.contains("critical") }
         #expect(critical.count == 1 && critical[0].contains("lacks signupd_phone_parse"), "\(critical)")
+    }
+
+    @Test("a number typed while the first trial hangs is refused within a second, not held for the trial's 10 s with every connection of its event loop (helper-35)")
+    func numberDuringAHangingTrial() throws {
+        let (daemon, _, inside, trial) = try caughtInTrial(firstTrialOnly: false, .systemd)
+        defer { close(inside) }
+        let states = try phoneStates(daemon, "13800138000")
+        #expect(states == ["failed phone.unavailable"], "\(states)")
+        // Answered while the trial still hangs: its end of the FIFO is open, it is there.
+        var ended = pollfd(fd: inside, events: Int16(POLLIN), revents: 0)
+        #expect(poll(&ended, 1, 0) == 0, "the trial had ended: the answer waited for it")
+        #expect(Self.children(of: daemon.pid) == [trial])
+        let client = try daemon.connect()
+        #expect(try client.hello().string("event") == "hello")
+        daemon.signal(SIGTERM)
+        #expect(daemon.waitForExit() == 0)
     }
 }

@@ -84,32 +84,65 @@ enum PhoneLibrary {
         }
     }
 
-    /// The library's functions, checked and opened once for the process by the first to ask
-    /// (the warm-up after start, or the first number checked); why not when it cannot be
-    /// used, logged at critical by that first call, before any number is refused. A trial
-    /// that did not happen (`Unusable.passing`) is logged as an error and tried again by
-    /// `warmUp`; numbers checked meanwhile are refused at once, never kept waiting.
+    /// The library's functions, checked and opened once for the process by the warm-up just
+    /// after start (or, in a process without one, the first number checked); why not when it
+    /// cannot be used, logged at critical by that look, before any number is refused. A
+    /// number checked while that first look is under way waits for it, at most until
+    /// `firstLookWait` after the look began, and is refused as one that cannot be checked now
+    /// after that: it is checked on an event loop, and every connection of that loop waits
+    /// with it (helper-35: a trial stopped for 10 s held half the daemon's connections). A
+    /// trial that did not happen (`Unusable.passing`) is logged as an error and tried again
+    /// by `warmUp`; numbers checked meanwhile are refused at once.
     static func load() -> Result<signupd_phone_functions, Unusable> {
         if let outcome = published.withLockedValue({ $0 }) { return outcome }
-        return attempts.withLock {
-            if let outcome = published.withLockedValue({ $0 }) { return outcome }
-            return attempt()
+        let began = firstLookBegan.withLockedValue { began in
+            if began == nil { began = .now }
+            return began!
+        }
+        if !firstLookClaimed.exchange() {
+            return look()
+        }
+        let left = firstLookWait - (ContinuousClock.now - began)
+        let seconds = Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18
+        if seconds > 0, firstLookDone.lock(whenValue: true, timeoutSeconds: seconds) {
+            firstLookDone.unlock()
+        }
+        return published.withLockedValue { $0 } ?? .failure(Unusable(description: "the phone library is still being checked (just after start)", passing: true))
+    }
+
+    /// How long after the first look began a number checked meanwhile may wait for it: a
+    /// look takes about 25 ms (a release build: the trial's start, the library's, the open).
+    static let firstLookWait = Duration.seconds(1)
+
+    /// Begins the first look now, so that a number checked before it ends waits for it
+    /// rather than doing it on an event loop, then loads it in the background and again,
+    /// 1 s, 2 s, ... up to a minute apart, for as long as the trial did not happen
+    /// (helper-34: a start at the service's TasksMax, or a signal, left phone numbers off
+    /// until a restart).
+    static func warmUp() {
+        let claimed = !firstLookClaimed.exchange()
+        firstLookBegan.withLockedValue { began in
+            if began == nil { began = .now }
+        }
+        Task.detached(priority: .utility) {
+            let first = claimed ? look() : load()
+            guard case .failure(let unusable) = first, unusable.passing else { return }
+            var delay = Duration.seconds(1)
+            while true {
+                try? await Task.sleep(for: delay)
+                if Task.isCancelled { return }
+                guard case .failure(let unusable) = look(), unusable.passing else { return }
+                delay = min(delay * 2, .seconds(60))
+            }
         }
     }
 
-    /// Loads it just after start, and again, 1 s, 2 s, ... up to a minute apart, for as
-    /// long as the trial did not happen (helper-34: a start at the service's TasksMax, or a
-    /// signal, left phone numbers off until a restart).
-    static func warmUp() async {
-        var delay = Duration.seconds(1)
-        guard case .failure(let first) = load(), first.passing else { return }
-        while true {
-            try? await Task.sleep(for: delay)
-            if Task.isCancelled { return }
-            let outcome = attempts.withLock { attempt() }
-            guard case .failure(let unusable) = outcome, unusable.passing else { return }
-            delay = min(delay * 2, .seconds(60))
-        }
+    /// One look, one at a time: published, and the first one's waiters woken.
+    private static func look() -> Result<signupd_phone_functions, Unusable> {
+        let outcome = attempts.withLock { attempt() }
+        firstLookDone.lock()
+        firstLookDone.unlock(withValue: true)
+        return outcome
     }
 
     /// One look, under `attempts`: the checks, the trial, the open; published for `load`,
@@ -167,8 +200,21 @@ enum PhoneLibrary {
 
     /// The last look's outcome, read without waiting for one under way.
     private static let published = NIOLockedValueBox<Result<signupd_phone_functions, Unusable>?>(nil)
-    /// Held for a look: one at a time, and a number checked before the first waits for it.
+    /// Held for a look: one at a time.
     private static let attempts = NIOLock()
+    /// Whether someone has taken the first look on (the warm-up, or a number checked first).
+    private static let firstLookClaimed = Claim()
+    /// When the first look began, for how long a number may wait for it.
+    private static let firstLookBegan = NIOLockedValueBox<ContinuousClock.Instant?>(nil)
+    /// True once the first look has published its outcome.
+    private static let firstLookDone = ConditionLock(value: false)
+
+    /// A flag set once, by whoever sets it first.
+    private final class Claim: Sendable {
+        private let taken = NIOLockedValueBox(false)
+        /// Sets it; whether it was set already.
+        func exchange() -> Bool { taken.withLockedValue { taken in defer { taken = true }; return taken } }
+    }
     private static let opened = NIOLockedValueBox<String?>(nil)
 }
 

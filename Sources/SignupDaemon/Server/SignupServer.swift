@@ -82,7 +82,7 @@ final class SignupServer: Service {
         // the first `hello` 2.5 ms later (BENCHMARKS.md). One that cannot be used is logged,
         // critical, by this first `load` (PhoneLibrary); a trial that did not happen is tried
         // again.
-        Task.detached(priority: .utility) { await PhoneLibrary.warmUp() }
+        PhoneLibrary.warmUp()
 
         let memory = MemoryReturn(logger: logger)
         // Once a second: refresh STATUS= when it changed, check for idle exit, and give memory
