@@ -188,11 +188,15 @@ int signupd_phone_library_probe(const char *path, const char *program, uid_t as_
     /* A new program, not a fork. signupd has threads by now, and after a fork of a process
        with threads only async-signal-safe calls are safe, which dlopen and the library's
        initialisers are not (a lock another thread held at the fork, the allocator's, ICU's
-       or a C++ static's, stays held in the copy for ever). And a fork held every descriptor
-       signupd had: a signupd killed while its trial ran left the listening socket open in the
-       child, so the next start found it "already served" (the kill -9 test in the CI of stop
-       39; 1 of 2 local runs of 400 kills). The trial gets /dev/null, standard output and
-       error, the pipe as descriptor 3 and nothing else, and dies with signupd. */
+       or a C++ static's, stays held in the copy for ever: one such copy, left from a local
+       kill -9 run, sat for an hour in ICU's umtx_initImplPreInit under libphonenumber's
+       first regex compile, another thread having held ICU's init mutex at the fork; in a
+       signupd not killed, its 10 s ran out and phone numbers were off until a restart). And
+       a fork held every descriptor signupd had: a signupd killed while its trial ran left the
+       listening socket open in the child, so the next start found it "already served" (the
+       kill -9 test in the CI of stop 39; 2 of 4 local runs of 400 kills, two at once). The
+       trial gets /dev/null, standard output and error, the pipe as descriptor 3 and nothing
+       else, and dies with signupd. */
     char uid_text[24] = "-", gid_text[24] = "-", parent_text[24];
     if (as_uid != (uid_t)-1) {
         snprintf(uid_text, sizeof uid_text, "%u", (unsigned)as_uid);
