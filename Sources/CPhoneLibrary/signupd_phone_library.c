@@ -289,7 +289,7 @@ int signupd_phone_library_probe(const char *path, const char *program, uid_t as_
         }
     }
     if (WIFSIGNALED(status) && !is_fault_signal(WTERMSIG(status))) {
-        snprintf(why, why_size, "the process trying %s was stopped from outside by signal %d (%s)", path, WTERMSIG(status),
+        snprintf(why, why_size, "the process trying %s was ended from outside by signal %d (%s)", path, WTERMSIG(status),
                  strsignal(WTERMSIG(status)));
         return -1;
     }

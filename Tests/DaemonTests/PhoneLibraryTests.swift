@@ -304,7 +304,7 @@ struct PhoneLibraryTests {
 
     @Test(
         "a trial ended or stopped from outside is not the library's fault: an error, not critical, and signupd tries again (helper-34: one signal left phone numbers off until a restart; helper-35: SIGSTOP until the 10 s ran out)",
-        arguments: [(SIGKILL, "was stopped from outside by signal 9"), (SIGSTOP, "was stopped from outside (SIGSTOP) and did not finish within 10 s")]
+        arguments: [(SIGKILL, "was ended from outside by signal 9 (Killed)"), (SIGSTOP, "was stopped from outside (SIGSTOP) and did not finish within 10 s")]
     )
     func trialEndedFromOutsideIsTriedAgain(signal: Int32, says: String) throws {
         // The first trial hangs in the initialiser; the next loads a library that is simply

@@ -43,8 +43,8 @@ int signupd_phone_library_check_elf(const char *path, char *why, size_t why_size
    got wrong answers, died of a fault signal (SIGSEGV, SIGBUS, SIGILL, ...) or did not finish
    in 10 s; -1 with why when the trial itself did not happen, which may pass: the child
    could not be started (EAGAIN: the service's TasksMax reached), was ended from outside by
-   another signal (SIGKILL), or was stopped (SIGSTOP) when its 10 s ran out. The child ignores what a service manager sends (SIGHUP, SIGINT,
-   SIGTERM, SIGUSR1, SIGUSR2). */
+   another signal (SIGKILL), or was stopped (SIGSTOP) when its 10 s ran out. The child
+   ignores what a service manager sends (SIGHUP, SIGINT, SIGTERM, SIGUSR1, SIGUSR2). */
 int signupd_phone_library_probe(const char *path, const char *program, uid_t as_uid, gid_t as_gid, char *why, size_t why_size);
 
 /* The child's side of signupd_phone_library_probe, for `signupd --phone-library-trial

@@ -95,13 +95,8 @@ enum PhoneLibrary {
     /// by `warmUp`; numbers checked meanwhile are refused at once.
     static func load() -> Result<signupd_phone_functions, Unusable> {
         if let outcome = published.withLockedValue({ $0 }) { return outcome }
-        let began = firstLookBegan.withLockedValue { began in
-            if began == nil { began = .now }
-            return began!
-        }
-        if !firstLookClaimed.exchange() {
-            return look()
-        }
+        let (began, claimed) = claimFirstLook()
+        if claimed { return look() }
         let left = firstLookWait - (ContinuousClock.now - began)
         let seconds = Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18
         if seconds > 0, firstLookDone.lock(whenValue: true, timeoutSeconds: seconds) {
@@ -120,10 +115,7 @@ enum PhoneLibrary {
     /// (helper-34: a start at the service's TasksMax, or a signal, left phone numbers off
     /// until a restart).
     static func warmUp() {
-        let claimed = !firstLookClaimed.exchange()
-        firstLookBegan.withLockedValue { began in
-            if began == nil { began = .now }
-        }
+        let (_, claimed) = claimFirstLook()
         Task.detached(priority: .utility) {
             let first = claimed ? look() : load()
             guard case .failure(let unusable) = first, unusable.passing else { return }
@@ -134,6 +126,16 @@ enum PhoneLibrary {
                 guard case .failure(let unusable) = look(), unusable.passing else { return }
                 delay = min(delay * 2, .seconds(60))
             }
+        }
+    }
+
+    /// When the first look began, and whether the caller has just begun it (and must take it).
+    private static func claimFirstLook() -> (began: ContinuousClock.Instant, claimed: Bool) {
+        firstLookBegan.withLockedValue { began in
+            if let began { return (began, false) }
+            let now = ContinuousClock.now
+            began = now
+            return (now, true)
         }
     }
 
@@ -202,19 +204,12 @@ enum PhoneLibrary {
     private static let published = NIOLockedValueBox<Result<signupd_phone_functions, Unusable>?>(nil)
     /// Held for a look: one at a time.
     private static let attempts = NIOLock()
-    /// Whether someone has taken the first look on (the warm-up, or a number checked first).
-    private static let firstLookClaimed = Claim()
-    /// When the first look began, for how long a number may wait for it.
+    /// When the first look began (nil: nobody has taken it on yet), for how long a number
+    /// may wait for it.
     private static let firstLookBegan = NIOLockedValueBox<ContinuousClock.Instant?>(nil)
     /// True once the first look has published its outcome.
     private static let firstLookDone = ConditionLock(value: false)
 
-    /// A flag set once, by whoever sets it first.
-    private final class Claim: Sendable {
-        private let taken = NIOLockedValueBox(false)
-        /// Sets it; whether it was set already.
-        func exchange() -> Bool { taken.withLockedValue { taken in defer { taken = true }; return taken } }
-    }
     private static let opened = NIOLockedValueBox<String?>(nil)
 }
 
