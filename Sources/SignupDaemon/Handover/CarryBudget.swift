@@ -11,7 +11,7 @@ import NIOCore
 /// `maxPerUID` stored, stored at a rate of `perSecond` after a first `burst`; all uids
 /// together at most `maxTotal` (signupd.service's `FileDescriptorStoreMax=` leaves room for
 /// them and the handover state). A connection refused here is served as any other; a
-/// restart closes it. When all places are taken, a newcomer may take one from the biggest
+/// restart stores it then if its uid's budget allows (`HandoverCoordinator.storeAtRestart`), or closes it. When all places are taken, a newcomer may take one from the biggest
 /// holder (`move`, chosen by `CarryDisplacement`, issue 27): places are shared fairly.
 struct CarryBudget: Sendable {
     let maxPerUID: Int

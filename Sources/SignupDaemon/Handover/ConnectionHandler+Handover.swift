@@ -58,6 +58,15 @@ extension ConnectionHandler {
         handover.name = coordinator.store(channel: output.channel, output: output, handler: self)
     }
 
+    /// At a restart, on the connection's loop: true if it is carried (stored before, or now
+    /// within its user's budget: `HandoverCoordinator.storeAtRestart`), false if it closes.
+    func storeAtRestart(output: ConnectionOutput, descriptors: [UInt64: Int32]) -> Bool {
+        guard let coordinator = shared.handover, output.channel.isActive else { return false }
+        guard handover.name == nil, handover.restoring == nil else { return true }
+        handover.name = coordinator.storeAtRestart(channel: output.channel, output: output, handler: self, descriptors: descriptors)
+        return handover.name != nil
+    }
+
     /// From `channelRead`: a stored connection in use keeps its place ahead of idle ones
     /// (`CarryDisplacement`); the coordinator hears of it every few seconds at most.
     func touchForHandover(output: ConnectionOutput, now: NIODeadline) {

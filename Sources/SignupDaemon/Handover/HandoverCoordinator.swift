@@ -13,7 +13,7 @@ import Glibc
 /// systemd's file descriptor store (issue 16; PROTOCOL.md "Restarts").
 ///
 /// A connection is stored (`FDSTORE=1`, `FDNAME=`) once it holds a session, within its
-/// uid's `CarryBudget`, and removed at close (the names are unique per boot: `c.START.N`). On the restart signal (`RestartKillSignal=SIGUSR1` in signupd.service) the daemon
+/// uid's `CarryBudget` (one that does not is tried again at the restart), and removed at close (the names are unique per boot: `c.START.N`). On the restart signal (`RestartKillSignal=SIGUSR1` in signupd.service) the daemon
 /// stops handling requests, lets running signups and logins finish, saves every session and
 /// connection into a sealed memfd which it stores too, and exits; the next process restores
 /// them (`restore`) before it reports READY=1.
@@ -118,6 +118,40 @@ final class HandoverCoordinator: Sendable {
         return name
     }
 
+    /// At the restart, a connection not stored yet (it never held a session, or its user's
+    /// budget was spent when it first did) is stored now if that budget allows, so that a
+    /// request its client sends meanwhile is answered by the next process: closing it made
+    /// a `ping` on a connection accepted just before the restart fail (the boot test's
+    /// upgrade, CI: 1 of 163 pings, "Broken pipe"). No place is taken from anyone, and a
+    /// refusal is not logged here: the restart's notice counts what it closes.
+    /// `descriptors` maps socket cookies to descriptors (`unknownDescriptors`), one scan for all.
+    func storeAtRestart(channel: Channel, output: ConnectionOutput, handler: ConnectionHandler, descriptors: [UInt64: Int32]) -> String? {
+        let peer = output.principal.key
+        let taken = state.withLockedValue { $0.budget.take(peer: peer, now: .now()) == nil }
+        guard taken else { return nil }
+        let fd = DescriptorStore.cookie(of: channel).flatMap { descriptors[$0] } ?? descriptor(of: channel)
+        let name = prefix + String(state.withLockedValue { $0.counter += 1; return $0.counter })
+        guard let fd, DescriptorStore.add(fd, name: name) else {
+            state.withLockedValue { $0.budget.release(peer: peer) }
+            return nil
+        }
+        remember(Entry(name: name, fd: fd, output: output, handler: NIOLoopBound(handler, eventLoop: output.eventLoop)))
+        return name
+    }
+
+    /// Every descriptor that is a socket and not a stored connection's, by socket cookie.
+    private func unknownDescriptors() -> [UInt64: Int32] {
+        var limit = rlimit()
+        getrlimit(RLIMIT_NOFILE_VALUE, &limit)
+        let last = Int32(clamping: min(limit.rlim_cur, 1 << 20))
+        let known = state.withLockedValue { $0.knownDescriptors }
+        var found: [UInt64: Int32] = [:]
+        for fd in Int32(3)..<last where !known.contains(fd) {
+            if let cookie = DescriptorStore.cookie(ofDescriptor: fd) { found[cookie] = fd }
+        }
+        return found
+    }
+
     /// The store is full: the connection that gives its place to `peer`'s newcomer
     /// (`CarryDisplacement`), taken out of the entries and the budget; nil if none does.
     private static func displace(for peer: PeerKey, in state: inout State, now: NIODeadline, idleAfter: TimeAmount) -> Entry? {
@@ -204,9 +238,15 @@ final class HandoverCoordinator: Sendable {
         //    not in the store is not carried whatever happens: it closes now, not at the end,
         //    so that it is not served meanwhile (helper-23: 2,200 such connections of a views
         //    attack kept every step's round of the loops waiting; the hand-over took 5.9 s).
+        //    Those its user's budget allows are stored now instead (`storeAtRestart`).
         let stored = Set(allEntries.map { ObjectIdentifier($0.output) })
+        let candidates = services.registry.allConnections.filter { !stored.contains(ObjectIdentifier($0)) }
+        let descriptors = candidates.isEmpty ? [:] : unknownDescriptors()
+        let kept = await onTheirLoops(candidates, loop: \.eventLoop) { output in
+            (output, (try? output.channel.pipeline.syncOperations.handler(type: ConnectionHandler.self))?.storeAtRestart(output: output, descriptors: descriptors) ?? false)
+        }
         var unstored: [PeerKey: Int] = [:]
-        for output in services.registry.allConnections where !stored.contains(ObjectIdentifier(output)) {
+        for (output, carried) in kept where !carried {
             unstored[output.principal.key, default: 0] += 1
             output.channel.close(promise: nil)
         }
@@ -216,7 +256,7 @@ final class HandoverCoordinator: Sendable {
             let byUser = unstored.sorted { ($0.value, $0.key.description) > ($1.value, $1.key.description) }.prefix(8).map { "\($0.key): \(Self.connections($0.value))" }
             let total = unstored.values.reduce(0, +)
             logger.notice(
-                "a restart closes \(Self.connections(total)) that \(total == 1 ? "is" : "are") not in systemd's file descriptor store; the sessions opened on \(total == 1 ? "it" : "them") wait for resume in the next process (with --resume-grace; at most --max-resumable-sessions-per-user each user)",
+                "a restart closes \(Self.connections(total)) that could not be stored in systemd's file descriptor store (their users were over their share); the sessions opened on \(total == 1 ? "it" : "them") wait for resume in the next process (with --resume-grace; at most --max-resumable-sessions-per-user each user)",
                 metadata: ["connections": "\(total)", "by": "\(byUser.joined(separator: ", "))\(unstored.count > 8 ? ", …" : "")"])
         }
         await onEveryConnection { $0.pauseForHandover() }

@@ -125,6 +125,9 @@ final class SignupServer: Service {
         if reason == .handover, let handover {
             notifier.stopping(status: "handing over \(services.directory.count) sessions and \(services.registry.connectionCount) connections")
             try? await serverChannel.close()
+            // A connection accepted just before the close is registered on its loop by a
+            // task posted there: once round every loop, and the hand-over sees it.
+            for loop in group.makeIterator() { try? await loop.submit {}.get() }
             let carried = await handover.handOver(services: services, drain: drain, loop: loop)
             await closeConnections()
             logger.notice(
