@@ -1,5 +1,6 @@
 #include "cicu.h"
 
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,11 +8,113 @@
 #include <unicode/uchar.h>
 #include <unicode/uscript.h>
 #include <unicode/ustring.h>
-#include <unicode/uchar.h>
 #include <unicode/utf16.h>
 #include <unicode/unorm2.h>
 #include <unicode/uspoof.h>
 #include <unicode/uversion.h>
+
+// ICU is opened at first use, not linked: mapping and relocating libicuuc and libicui18n
+// at every exec cost about 0.7 ms of a socket-activated start whose first `hello` needs
+// no ICU (issue 29). The daemon opens it in the background once serving
+// (`signupd_icu_load`); a name checked before that opens it then. The library is the one
+// of the headers' major version, whose symbols carry that version (uspoof_open_72...):
+// the headers' macros give the names, stringified after expansion.
+#define ICU_FUNCTIONS(X)                                                                   \
+    X(u_charDirection) X(u_charFromName) X(u_charName) X(u_charType) X(u_getUnicodeVersion) \
+    X(u_getVersion) X(u_hasBinaryProperty) X(u_strToLower) X(u_strToUpper)                 \
+    X(unorm2_getNFCInstance) X(unorm2_getNFDInstance) X(unorm2_getNFKCCasefoldInstance)     \
+    X(unorm2_normalize) X(uscript_getScript) X(uscript_hasScript) X(uspoof_check2)          \
+    X(uspoof_getSkeleton) X(uspoof_open) X(uspoof_setChecks) X(uspoof_setRestrictionLevel)
+
+#define ICU_NAME_(name) #name
+#define ICU_NAME(name) ICU_NAME_(name)
+#define ICU_LIBRARY "libicui18n.so." ICU_NAME(U_ICU_VERSION_MAJOR_NUM)
+
+#define ICU_POINTER(name) static __typeof__(&name) icu_##name;
+ICU_FUNCTIONS(ICU_POINTER)
+
+static int icuLoaded;
+static char icuError[512];
+static pthread_once_t icuOnce = PTHREAD_ONCE_INIT;
+
+static void loadICU(void) {
+    void *library = dlopen(ICU_LIBRARY, RTLD_NOW | RTLD_LOCAL);
+    if (library == NULL) {
+        const char *why = dlerror();
+        snprintf(icuError, sizeof icuError, "cannot open %s: %s", ICU_LIBRARY, why ? why : "unknown error");
+        return;
+    }
+#define ICU_RESOLVE(name)                                                                                      \
+    icu_##name = (__typeof__(icu_##name))dlsym(library, ICU_NAME(name));                                       \
+    if (icu_##name == NULL) {                                                                                  \
+        snprintf(icuError, sizeof icuError, "%s has no %s", ICU_LIBRARY, ICU_NAME(name));                      \
+        return;                                                                                                \
+    }
+    ICU_FUNCTIONS(ICU_RESOLVE)
+    // The Unicode version signupd reports without opening ICU (`signupd_unicode_version`,
+    // part of the stored identity keys' version) must be the library's.
+    UVersionInfo unicode;
+    uint8_t expected[4];
+    icu_u_getUnicodeVersion(unicode);
+    signupd_unicode_version(expected);
+    if (unicode[0] != expected[0] || unicode[1] != expected[1]) {
+        snprintf(icuError, sizeof icuError, "%s implements Unicode %d.%d, signupd was built for Unicode %s", ICU_LIBRARY,
+                 unicode[0], unicode[1], U_UNICODE_VERSION);
+        return;
+    }
+    icuLoaded = 1;
+}
+
+int32_t signupd_icu_load(void) {
+    pthread_once(&icuOnce, loadICU);
+    return icuLoaded;
+}
+
+const char *signupd_icu_error(void) {
+    signupd_icu_load();
+    return icuLoaded ? NULL : icuError;
+}
+
+// From here on, each ICU call goes through its pointer, once `signupd_icu_load` said yes.
+#define ICU_MISSING (-(int32_t)U_MISSING_RESOURCE_ERROR)
+#undef u_charDirection
+#define u_charDirection (*icu_u_charDirection)
+#undef u_charFromName
+#define u_charFromName (*icu_u_charFromName)
+#undef u_charName
+#define u_charName (*icu_u_charName)
+#undef u_charType
+#define u_charType (*icu_u_charType)
+#undef u_getVersion
+#define u_getVersion (*icu_u_getVersion)
+#undef u_hasBinaryProperty
+#define u_hasBinaryProperty (*icu_u_hasBinaryProperty)
+#undef u_strToLower
+#define u_strToLower (*icu_u_strToLower)
+#undef u_strToUpper
+#define u_strToUpper (*icu_u_strToUpper)
+#undef unorm2_getNFCInstance
+#define unorm2_getNFCInstance (*icu_unorm2_getNFCInstance)
+#undef unorm2_getNFDInstance
+#define unorm2_getNFDInstance (*icu_unorm2_getNFDInstance)
+#undef unorm2_getNFKCCasefoldInstance
+#define unorm2_getNFKCCasefoldInstance (*icu_unorm2_getNFKCCasefoldInstance)
+#undef unorm2_normalize
+#define unorm2_normalize (*icu_unorm2_normalize)
+#undef uscript_getScript
+#define uscript_getScript (*icu_uscript_getScript)
+#undef uscript_hasScript
+#define uscript_hasScript (*icu_uscript_hasScript)
+#undef uspoof_check2
+#define uspoof_check2 (*icu_uspoof_check2)
+#undef uspoof_getSkeleton
+#define uspoof_getSkeleton (*icu_uspoof_getSkeleton)
+#undef uspoof_open
+#define uspoof_open (*icu_uspoof_open)
+#undef uspoof_setChecks
+#define uspoof_setChecks (*icu_uspoof_setChecks)
+#undef uspoof_setRestrictionLevel
+#define uspoof_setRestrictionLevel (*icu_uspoof_setRestrictionLevel)
 
 // One spoof checker, configured once and then only read: ICU documents checking and
 // skeletons on a configured USpoofChecker as safe from any number of threads.
@@ -39,18 +142,21 @@ static int32_t normalize(const UNormalizer2 *normalizer, UErrorCode status, cons
 }
 
 int32_t signupd_nfc(const uint16_t *source, int32_t length, uint16_t *destination, int32_t capacity) {
+    if (!signupd_icu_load()) return ICU_MISSING;
     UErrorCode status = U_ZERO_ERROR;
     const UNormalizer2 *normalizer = unorm2_getNFCInstance(&status);
     return normalize(normalizer, status, source, length, destination, capacity);
 }
 
 int32_t signupd_nfkc_casefold(const uint16_t *source, int32_t length, uint16_t *destination, int32_t capacity) {
+    if (!signupd_icu_load()) return ICU_MISSING;
     UErrorCode status = U_ZERO_ERROR;
     const UNormalizer2 *normalizer = unorm2_getNFKCCasefoldInstance(&status);
     return normalize(normalizer, status, source, length, destination, capacity);
 }
 
 int32_t signupd_skeleton(const uint16_t *source, int32_t length, uint16_t *destination, int32_t capacity) {
+    if (!signupd_icu_load()) return ICU_MISSING;
     const USpoofChecker *sc = sharedChecker();
     if (sc == NULL) return -(int32_t)checkerStatus;
     UErrorCode status = U_ZERO_ERROR;
@@ -60,6 +166,7 @@ int32_t signupd_skeleton(const uint16_t *source, int32_t length, uint16_t *desti
 }
 
 int32_t signupd_spoof_check(const uint16_t *source, int32_t length) {
+    if (!signupd_icu_load()) return ICU_MISSING;
     const USpoofChecker *sc = sharedChecker();
     if (sc == NULL) return -(int32_t)checkerStatus;
     UErrorCode status = U_ZERO_ERROR;
@@ -69,14 +176,31 @@ int32_t signupd_spoof_check(const uint16_t *source, int32_t length) {
 }
 
 void signupd_unicode_version(uint8_t version[4]) {
-    u_getUnicodeVersion(version);
+    int major = 0, minor = 0;
+    sscanf(U_UNICODE_VERSION, "%d.%d", &major, &minor);
+    version[0] = (uint8_t)major;
+    version[1] = (uint8_t)minor;
+    version[2] = version[3] = 0;
+}
+
+void signupd_icu_unicode_version(uint8_t version[4]) {
+    if (!signupd_icu_load()) {
+        memset(version, 0, 4);
+        return;
+    }
+    icu_u_getUnicodeVersion(version);
 }
 
 void signupd_icu_version(uint8_t version[4]) {
+    if (!signupd_icu_load()) {
+        memset(version, 0, 4);
+        return;
+    }
     u_getVersion(version);
 }
 
 int32_t signupd_to_upper(const uint16_t *source, int32_t length, uint16_t *destination, int32_t capacity) {
+    if (!signupd_icu_load()) return ICU_MISSING;
     UErrorCode status = U_ZERO_ERROR;
     int32_t needed = u_strToUpper((UChar *)destination, capacity, (const UChar *)source, length, "", &status);
     if (status == U_BUFFER_OVERFLOW_ERROR || status == U_STRING_NOT_TERMINATED_WARNING) return needed;
@@ -84,6 +208,7 @@ int32_t signupd_to_upper(const uint16_t *source, int32_t length, uint16_t *desti
 }
 
 int32_t signupd_to_lower(const uint16_t *source, int32_t length, uint16_t *destination, int32_t capacity) {
+    if (!signupd_icu_load()) return ICU_MISSING;
     UErrorCode status = U_ZERO_ERROR;
     int32_t needed = u_strToLower((UChar *)destination, capacity, (const UChar *)source, length, "", &status);
     if (status == U_BUFFER_OVERFLOW_ERROR || status == U_STRING_NOT_TERMINATED_WARNING) return needed;
@@ -105,6 +230,7 @@ static UChar32 capitalOfSmallCapital(UChar32 c) {
 }
 
 int32_t signupd_strip_diacritics(const uint16_t *source, int32_t length, uint16_t *destination, int32_t capacity) {
+    if (!signupd_icu_load()) return ICU_MISSING;
     UErrorCode status = U_ZERO_ERROR;
     const UNormalizer2 *nfd = unorm2_getNFDInstance(&status);
     if (U_FAILURE(status)) return -(int32_t)status;
@@ -189,6 +315,7 @@ static int passesBidiRule(const uint16_t *source, int32_t length) {
 }
 
 int32_t signupd_classify(const uint16_t *source, int32_t length) {
+    if (!signupd_icu_load()) return -1;
     int32_t result = 0;
     int hasLetter = 0;
     UScriptCode base = USCRIPT_INVALID_CODE;
@@ -221,6 +348,7 @@ int32_t signupd_classify(const uint16_t *source, int32_t length) {
 }
 
 int32_t signupd_bidi_rule(const uint16_t *source, int32_t length) {
+    if (!signupd_icu_load()) return 0;
     int hasRTL = 0;
     for (int32_t i = 0; i < length;) {
         UChar32 c;
@@ -232,15 +360,18 @@ int32_t signupd_bidi_rule(const uint16_t *source, int32_t length) {
 }
 
 int32_t signupd_script(int32_t c) {
+    if (!signupd_icu_load()) return -1;
     UErrorCode status = U_ZERO_ERROR;
     UScriptCode script = uscript_getScript(c, &status);
     return U_SUCCESS(status) ? (int32_t)script : -1;
 }
 
 int32_t signupd_has_script(int32_t c, int32_t script) {
+    if (!signupd_icu_load()) return 0;
     return uscript_hasScript(c, (UScriptCode)script) ? 1 : 0;
 }
 
 int32_t signupd_bidi_class(int32_t c) {
+    if (!signupd_icu_load()) return -1;
     return (int32_t)u_charDirection(c);
 }

@@ -74,10 +74,21 @@ public enum Usernames {
     /// Most code points in one grapheme cluster (NFC and key).
     public static let maxCodePointsPerCharacter = 8
 
-    /// The Unicode version the keys are computed with (the linked ICU's).
+    /// The Unicode version the keys are computed with: that of the ICU signupd was built
+    /// against, which the ICU it opens must match (known without opening it).
     public static let unicodeVersion = ICU.version(signupd_unicode_version)
-    /// The linked ICU's version.
-    public static let icuVersion = ICU.version(signupd_icu_version)
+    /// The opened ICU's version ("0.0" if it cannot be opened).
+    public static var icuVersion: String { ICU.version(signupd_icu_version) }
+    /// The opened ICU's Unicode version ("0.0" if it cannot be opened): `unicodeVersion`
+    /// when it can.
+    public static var openedUnicodeVersion: String { ICU.version(signupd_icu_unicode_version) }
+
+    /// Opens ICU now, rather than at the first name checked (it is opened at first use, not
+    /// at start): nil when usable, else why not. Until it is, every name is refused as
+    /// `unavailable`.
+    public static func openICU() -> String? {
+        signupd_icu_load() == 1 ? nil : String(cString: signupd_icu_error())
+    }
     /// Names the key algorithm and its Unicode version; stored with the keys so that a
     /// daemon linked against another ICU recomputes them.
     /// The look-alike table's part (`LookAlikes.version`) changes with any change of the table.

@@ -128,4 +128,14 @@ struct UsernameIdentityTests {
         #expect(LookAlikes.version.wholeMatch(of: /[0-9]+\.[0-9a-f]{16}/) != nil)
         #expect(Usernames.unicodeVersion.wholeMatch(of: /[0-9]+\.[0-9]+/) != nil)
     }
+
+    /// ICU is opened at first use, not linked: the version known without opening it (part of
+    /// the stored keys' version) is checked against the library's when it opens.
+    @Test("ICU opens at first use, and its Unicode version is the one the keys name")
+    func icuOpens() {
+        #expect(Usernames.openICU() == nil)
+        #expect(Usernames.icuVersion.wholeMatch(of: /[1-9][0-9]*\.[0-9]+/) != nil, "\(Usernames.icuVersion)")
+        #expect(Usernames.openedUnicodeVersion == Usernames.unicodeVersion)
+        #expect(Usernames.unicodeVersion != "0.0")
+    }
 }

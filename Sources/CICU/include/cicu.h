@@ -69,8 +69,20 @@ int32_t signupd_script(int32_t c);
 int32_t signupd_has_script(int32_t c, int32_t script);
 int32_t signupd_bidi_class(int32_t c);
 
-/// The Unicode version of the linked ICU (e.g. 15.0) and ICU's own (e.g. 72.1).
+/// The Unicode version of the ICU signupd was built against (e.g. 15.0), known without
+/// opening it (the library opened must agree, `signupd_icu_load`), and ICU's own version
+/// (e.g. 72.1; zeros if it cannot be opened).
 void signupd_unicode_version(uint8_t version[4]);
 void signupd_icu_version(uint8_t version[4]);
+/// The opened ICU's Unicode version (zeros if it cannot be opened).
+void signupd_icu_unicode_version(uint8_t version[4]);
+
+/// Opens ICU (libicui18n of the headers' major version) once for the process: 1 when it is
+/// usable, 0 when not, and then every function above fails (a negative length, a class of
+/// -1, the Bidi Rule not passed). Called at first use, or earlier to take the cost off a request.
+int32_t signupd_icu_load(void);
+
+/// Why ICU cannot be used (after `signupd_icu_load` said 0), or NULL when it can.
+const char *signupd_icu_error(void);
 
 #endif

@@ -5,6 +5,7 @@ import NIOCore
 import NIOPosix
 import SignupProtocol
 import ServiceLifecycle
+import UsernameIdentity
 
 #if canImport(Glibc)
 import Glibc
@@ -83,6 +84,13 @@ final class SignupServer: Service {
         // critical, by this first `load` (PhoneLibrary); a trial that did not happen is tried
         // again.
         PhoneLibrary.warmUp()
+        // ICU likewise (it is opened at first use, cicu.c): in the background, so the first
+        // name checked does not pay for it.
+        Task.detached(priority: .utility) { [logger] in
+            if let why = Usernames.openICU() {
+                logger.critical("usernames cannot be checked: \(why); every name is refused as unavailable (reinstall the ICU package signupd depends on)")
+            }
+        }
 
         let memory = MemoryReturn(logger: logger)
         // Once a second: refresh STATUS= when it changed, check for idle exit, and give memory
