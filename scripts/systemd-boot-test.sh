@@ -469,6 +469,7 @@ pass
 # process to close the stored connections with bye restarted.
 HANDOVER="python3 $TESTS/restart_handover.py"
 out=$(ns_exec $HANDOVER carry 2>&1) || fail "only connections holding a session are stored: $out"
+out=$(ns_exec $HANDOVER churn 20 2>&1) || fail "short connections across restarts: $out"
 out=$(ns_exec $HANDOVER fair 2>&1) || fail "the restart store shared fairly (issue 27): $out"
 fair_note=$(echo "$out" | tail -1)
 # --long (BOOT_TEST_LONG=1, from scripts/test.sh --long): the same two attacks at the sizes

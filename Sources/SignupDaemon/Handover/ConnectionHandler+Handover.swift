@@ -58,13 +58,18 @@ extension ConnectionHandler {
         handover.name = coordinator.store(channel: output.channel, output: output, handler: self)
     }
 
-    /// At a restart, on the connection's loop: true if it is carried (stored before, or now
-    /// within its user's budget: `HandoverCoordinator.storeAtRestart`), false if it closes.
-    func storeAtRestart(output: ConnectionOutput, descriptors: [UInt64: Int32]) -> Bool {
-        guard let coordinator = shared.handover, output.channel.isActive else { return false }
-        guard handover.name == nil, handover.restoring == nil else { return true }
-        handover.name = coordinator.storeAtRestart(channel: output.channel, output: output, handler: self, descriptors: descriptors)
-        return handover.name != nil
+    /// At a restart, on the connection's loop: carried (stored before, or now within its
+    /// user's budget: `HandoverCoordinator.storeAtRestart`), gone already, or to be closed.
+    func storeAtRestart(output: ConnectionOutput, descriptors: [UInt64: Int32]) -> HandoverCoordinator.RestartOutcome {
+        guard let coordinator = shared.handover, output.channel.isActive else { return .gone }
+        guard handover.name == nil, handover.restoring == nil else { return .carried }
+        switch coordinator.storeAtRestart(channel: output.channel, output: output, handler: self, descriptors: descriptors) {
+        case .stored(let name):
+            handover.name = name
+            return .carried
+        case let refused:
+            return .closed(refused, heldSessions: !liveHolds.isEmpty)
+        }
     }
 
     /// From `channelRead`: a stored connection in use keeps its place ahead of idle ones

@@ -125,18 +125,34 @@ final class HandoverCoordinator: Sendable {
     /// upgrade, CI: 1 of 163 pings, "Broken pipe"). No place is taken from anyone, and a
     /// refusal is not logged here: the restart's notice counts what it closes.
     /// `descriptors` maps socket cookies to descriptors (`unknownDescriptors`), one scan for all.
-    func storeAtRestart(channel: Channel, output: ConnectionOutput, handler: ConnectionHandler, descriptors: [UInt64: Int32]) -> String? {
+    func storeAtRestart(channel: Channel, output: ConnectionOutput, handler: ConnectionHandler, descriptors: [UInt64: Int32]) -> StoredAtRestart {
         let peer = output.principal.key
         let taken = state.withLockedValue { $0.budget.take(peer: peer, now: .now()) == nil }
-        guard taken else { return nil }
+        guard taken else { return .overShare }
         let fd = DescriptorStore.cookie(of: channel).flatMap { descriptors[$0] } ?? descriptor(of: channel)
         let name = prefix + String(state.withLockedValue { $0.counter += 1; return $0.counter })
         guard let fd, DescriptorStore.add(fd, name: name) else {
             state.withLockedValue { $0.budget.release(peer: peer) }
-            return nil
+            return .notTaken
         }
         remember(Entry(name: name, fd: fd, output: output, handler: NIOLoopBound(handler, eventLoop: output.eventLoop)))
-        return name
+        return .stored(name)
+    }
+
+    /// What became of a connection not stored before the restart.
+    enum StoredAtRestart: Sendable {
+        case stored(String)
+        /// Its user's share of the store is taken.
+        case overShare
+        /// Its descriptor was not found, or systemd did not take it.
+        case notTaken
+    }
+
+    /// A connection the restart looked at, from its loop: carried, gone already (its client
+    /// closed it), or closed now and why.
+    enum RestartOutcome: Sendable {
+        case carried, gone
+        case closed(StoredAtRestart, heldSessions: Bool)
     }
 
     /// Every descriptor that is a socket and not a stored connection's, by socket cookie.
@@ -242,22 +258,31 @@ final class HandoverCoordinator: Sendable {
         let stored = Set(allEntries.map { ObjectIdentifier($0.output) })
         let candidates = services.registry.allConnections.filter { !stored.contains(ObjectIdentifier($0)) }
         let descriptors = candidates.isEmpty ? [:] : unknownDescriptors()
-        let kept = await onTheirLoops(candidates, loop: \.eventLoop) { output in
-            (output, (try? output.channel.pipeline.syncOperations.handler(type: ConnectionHandler.self))?.storeAtRestart(output: output, descriptors: descriptors) ?? false)
+        let outcomes = await onTheirLoops(candidates, loop: \.eventLoop) { output -> (ConnectionOutput, RestartOutcome) in
+            let handler = try? output.channel.pipeline.syncOperations.handler(type: ConnectionHandler.self)
+            return (output, handler?.storeAtRestart(output: output, descriptors: descriptors) ?? .gone)
         }
-        var unstored: [PeerKey: Int] = [:]
-        for (output, carried) in kept where !carried {
-            unstored[output.principal.key, default: 0] += 1
+        var overShare: [PeerKey: Int] = [:]
+        var notTaken = 0
+        var heldSessions = false
+        for (output, outcome) in outcomes {
+            guard case .closed(let why, let held) = outcome else { continue }
             output.channel.close(promise: nil)
+            heldSessions = heldSessions || held
+            if case .overShare = why { overShare[output.principal.key, default: 0] += 1 } else { notTaken += 1 }
         }
         // Said, not only counted: which users' connections a restart does not carry (helper-24).
-        if !unstored.isEmpty {
+        if !overShare.isEmpty {
             // "uid 1003: 1 connection, uid 1004 (client web-7): 3 connections": who, and how many.
-            let byUser = unstored.sorted { ($0.value, $0.key.description) > ($1.value, $1.key.description) }.prefix(8).map { "\($0.key): \(Self.connections($0.value))" }
-            let total = unstored.values.reduce(0, +)
+            let byUser = overShare.sorted { ($0.value, $0.key.description) > ($1.value, $1.key.description) }.prefix(8).map { "\($0.key): \(Self.connections($0.value))" }
+            let total = overShare.values.reduce(0, +)
+            let sessions = heldSessions ? "; the sessions opened on \(total == 1 ? "it" : "them") wait for resume in the next process (with --resume-grace; at most --max-resumable-sessions-per-user each user)" : ""
             logger.notice(
-                "a restart closes \(Self.connections(total)) that could not be stored in systemd's file descriptor store (their users were over their share); the sessions opened on \(total == 1 ? "it" : "them") wait for resume in the next process (with --resume-grace; at most --max-resumable-sessions-per-user each user)",
-                metadata: ["connections": "\(total)", "by": "\(byUser.joined(separator: ", "))\(unstored.count > 8 ? ", …" : "")"])
+                "a restart closes \(Self.connections(total)) over \(overShare.count == 1 ? "its user's" : "their users'") share of systemd's file descriptor store\(sessions)",
+                metadata: ["connections": "\(total)", "by": "\(byUser.joined(separator: ", "))\(overShare.count > 8 ? ", …" : "")"])
+        }
+        if notTaken > 0 {
+            logger.warning("a restart closes \(Self.connections(notTaken)) that systemd did not take into its file descriptor store (is FileDescriptorStoreMax= full?)", metadata: ["connections": "\(notTaken)"])
         }
         await onEveryConnection { $0.pauseForHandover() }
         stages.finished("pause")
