@@ -436,6 +436,12 @@ def carry():
     print("carry: 40 connections without a session stored nothing; 3 that opened one were stored")
 
 
+def count_in(line, key):
+    """KEY=N in a journal line's metadata; 0 when it is not there."""
+    found = re.search(r"\b%s=(\d+)" % key, line)
+    return int(found.group(1)) if found else 0
+
+
 def churn(restarts=15):
     """Short connections (connect, hello, ping, pong, close) in a loop on three threads while
     the service restarts: none may end early. A connection NIO had taken from the socket's
@@ -443,6 +449,7 @@ def churn(restarts=15):
     (helper-36: 2 in 6,600 across 40 restarts; CI, stop 40: 1 of 163 pings)."""
     import random
     import threading
+    since = time.time()
     stop = threading.Event()
     counts = {"ok": 0, "failed": []}
     lock = threading.Lock()
@@ -485,7 +492,21 @@ def churn(restarts=15):
     if counts["failed"] or counts["ok"] < restarts:
         fail("%d of %d short connections failed across %d restarts: %s" % (
             len(counts["failed"]), counts["ok"] + len(counts["failed"]), restarts, counts["failed"][:3]))
-    print("churn: %d short connections across %d restarts, none ended early" % (counts["ok"], restarts))
+    # The two processes' lines add up: what one handed over, the next carried on or says its
+    # clients had closed (helper-37: "handed over connections=4", "carried on connections=0").
+    journal = subprocess.run(["journalctl", "-u", "signupd.service", "--since", "@%d" % int(since), "-o", "cat", "--no-pager"],
+                             capture_output=True, text=True).stdout
+    handed, checked = None, 0
+    for line in journal.splitlines():
+        if "handed over to the next process" in line:
+            handed = count_in(line, "connections")
+        elif "carried on from the previous process" in line and handed is not None:
+            if count_in(line, "connections") + count_in(line, "endedByClients") != handed:
+                fail("handed over %d connections, but the next process says: %s" % (handed, line))
+            handed, checked = None, checked + 1
+    if checked < restarts // 2:
+        fail("only %d restarts' handed over / carried on lines were found: %s" % (checked, journal[-2000:]))
+    print("churn: %d short connections across %d restarts, none ended early; handed over = carried on + ended by clients at %d restarts" % (counts["ok"], restarts, checked))
 
 
 def fair():

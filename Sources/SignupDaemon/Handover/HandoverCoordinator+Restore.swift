@@ -12,8 +12,11 @@ extension HandoverCoordinator {
     enum Restored: Equatable {
         /// Nothing was stored: a first start, or after `systemctl stop`.
         case nothing
-        /// Sessions and connections carried on.
-        case carried(sessions: Int, connections: Int)
+        /// Sessions and connections carried on, and how many connections handed over had
+        /// been closed by their clients during the restart (systemd drops a stored
+        /// descriptor that hangs up; helper-37: "handed over connections=4", then "carried on
+        /// connections=0", with nothing said of the four).
+        case carried(sessions: Int, connections: Int, endedByClients: Int)
         /// Stored connections that could not be carried on were closed with `bye`.
         case closed(connections: Int, reason: String)
     }
@@ -88,7 +91,7 @@ extension HandoverCoordinator {
         }
         stages.finished("connections")
         let carried = await Self.carryOn(state, handlers: handlers, outputs: outputs, services: context.services, group: group, stages: &stages)
-        return .carried(sessions: carried.sessions, connections: carried.connections)
+        return .carried(sessions: carried.sessions, connections: carried.connections, endedByClients: max(0, state.connections.count - outputs.count))
     }
 
     /// The sessions of `state`, on the connections adopted for it (by name; a connection

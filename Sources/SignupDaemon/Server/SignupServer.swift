@@ -202,10 +202,14 @@ final class SignupServer: Service {
         switch await handover.restore(context: context, group: group, stages: &stages) {
         case .nothing:
             break
-        case .carried(let sessions, let connections):
+        case .carried(let sessions, let connections, let endedByClients):
             let took = stages.total
             services.metrics.carried(sessions: sessions, seconds: Double(took.components.seconds) + Double(took.components.attoseconds) / 1e18)
-            logger.notice("carried on from the previous process", metadata: ["sessions": "\(sessions)", "connections": "\(connections)", "took": "\(stages.description)"])
+            var metadata: Logger.Metadata = ["sessions": "\(sessions)", "connections": "\(connections)", "took": "\(stages.description)"]
+            // Handed over, then closed by their clients before this process took them:
+            // counted, so that the two lines add up.
+            if endedByClients > 0 { metadata["endedByClients"] = "\(endedByClients)" }
+            logger.notice("carried on from the previous process", metadata: metadata)
         case .closed(let connections, let reason):
             logger.notice("closed the previous process's connections", metadata: ["connections": "\(connections)", "reason": "\(reason)"])
         }
