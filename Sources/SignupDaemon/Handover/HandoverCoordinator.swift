@@ -108,10 +108,19 @@ final class HandoverCoordinator: Sendable {
             warnOnce("a connection's descriptor was not found: it will not survive a restart")
             return nil
         }
+        guard let name = add(fd, output: output, handler: handler) else {
+            warnOnce("systemd did not take a connection into its file descriptor store (is FileDescriptorStoreMax= full?): connections beyond it end at a restart")
+            return nil
+        }
+        return name
+    }
+
+    /// Gives `fd` to systemd under a new name and keeps track of it; nil (and the place its
+    /// user took given back) if systemd did not take it.
+    private func add(_ fd: Int32, output: ConnectionOutput, handler: ConnectionHandler) -> String? {
         let name = prefix + String(state.withLockedValue { $0.counter += 1; return $0.counter })
         guard DescriptorStore.add(fd, name: name) else {
-            state.withLockedValue { $0.budget.release(peer: peer) }
-            warnOnce("systemd did not take a connection into its file descriptor store (is FileDescriptorStoreMax= full?): connections beyond it end at a restart")
+            state.withLockedValue { $0.budget.release(peer: output.principal.key) }
             return nil
         }
         remember(Entry(name: name, fd: fd, output: output, handler: NIOLoopBound(handler, eventLoop: output.eventLoop)))
@@ -129,14 +138,11 @@ final class HandoverCoordinator: Sendable {
         let peer = output.principal.key
         let taken = state.withLockedValue { $0.budget.take(peer: peer, now: .now()) == nil }
         guard taken else { return .overShare }
-        let fd = DescriptorStore.cookie(of: channel).flatMap { descriptors[$0] } ?? descriptor(of: channel)
-        let name = prefix + String(state.withLockedValue { $0.counter += 1; return $0.counter })
-        guard let fd, DescriptorStore.add(fd, name: name) else {
+        guard let fd = DescriptorStore.cookie(of: channel).flatMap({ descriptors[$0] }) ?? descriptor(of: channel) else {
             state.withLockedValue { $0.budget.release(peer: peer) }
             return .notTaken
         }
-        remember(Entry(name: name, fd: fd, output: output, handler: NIOLoopBound(handler, eventLoop: output.eventLoop)))
-        return .stored(name)
+        return add(fd, output: output, handler: handler).map { .stored($0) } ?? .notTaken
     }
 
     /// What became of a connection not stored before the restart.
@@ -155,15 +161,17 @@ final class HandoverCoordinator: Sendable {
         case closed(StoredAtRestart, heldSessions: Bool)
     }
 
-    /// Every descriptor that is a socket and not a stored connection's, by socket cookie.
+    /// Every open descriptor that is a socket and not a stored connection's, by socket
+    /// cookie: the open ones only (`/proc/self/fd`), not every number up to LimitNOFILE=.
     private func unknownDescriptors() -> [UInt64: Int32] {
-        var limit = rlimit()
-        getrlimit(RLIMIT_NOFILE_VALUE, &limit)
-        let last = Int32(clamping: min(limit.rlim_cur, 1 << 20))
         let known = state.withLockedValue { $0.knownDescriptors }
         var found: [UInt64: Int32] = [:]
-        for fd in Int32(3)..<last where !known.contains(fd) {
-            if let cookie = DescriptorStore.cookie(ofDescriptor: fd) { found[cookie] = fd }
+        guard let directory = opendir("/proc/self/fd") else { return found }
+        defer { closedir(directory) }
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            guard let fd = Int32(name), fd > 2, !known.contains(fd), let cookie = DescriptorStore.cookie(ofDescriptor: fd) else { continue }
+            found[cookie] = fd
         }
         return found
     }

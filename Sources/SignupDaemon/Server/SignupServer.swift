@@ -164,12 +164,6 @@ final class SignupServer: Service {
         logger.info("stopped", metadata: ["signups": "\(services.accounts.counts.signups)", "logins": "\(services.accounts.counts.logins)"])
     }
 
-    /// Closes every connection still open (after a handover: those not carried) and waits
-    /// until what their closing asks of other loops (a view leaving its session) has run,
-    /// while every loop still runs. Left to the loops' shutdown, a connection closed on a
-    /// loop still running asked it of a loop already stopped: 87 "Cannot schedule tasks on an
-    /// EventLoop that has already shut down" in one restart under a views attack (helper-22),
-    /// which NIO says will become a crash.
     /// Stops taking connections from the socket's queue (they wait there for the next
     /// process) and lets each one taken already reach its loop and be admitted. Closing the
     /// server channel at once dropped those: NIO sets up an accepted connection on its loop,
@@ -186,6 +180,12 @@ final class SignupServer: Service {
         }
     }
 
+    /// Closes every connection still open (after a handover: those not carried) and waits
+    /// until what their closing asks of other loops (a view leaving its session) has run,
+    /// while every loop still runs. Left to the loops' shutdown, a connection closed on a
+    /// loop still running asked it of a loop already stopped: 87 "Cannot schedule tasks on an
+    /// EventLoop that has already shut down" in one restart under a views attack (helper-22),
+    /// which NIO says will become a crash.
     private func closeConnections() async {
         let outputs = services.registry.allConnections
         for output in outputs { output.channel.close(promise: nil) }
