@@ -125,6 +125,9 @@ public struct SignupDaemonCommand: AsyncParsableCommand {
         var configuration = try makeConfiguration(inherited: inherited)
         FileLimit.fit(&configuration, logger: logger)
         startup.finished("options")
+        // SQLite opens beside the forms, the event loops and the socket (issue 29, the cold
+        // start): the first `hello` does not wait for it, the first request does (StartGate).
+        let sqlite: OpeningAccountStore? = if case .sqlite(let path) = configuration.store { try Self.openSQLite(path, logger: logger) } else { nil }
         let lastGood = configuration.lastGoodFormsPath.map(LastGoodForms.init(path:))
         let formLibrary = try FormStartup.load(configuration.formDirectories, lastGood: lastGood, now: Int64(wallClockSeconds()), logger: logger)
         startup.finished("forms")
@@ -143,16 +146,19 @@ public struct SignupDaemonCommand: AsyncParsableCommand {
             store = postgres
             storeServices.append(.init(service: postgres.client))
         case .sqlite(let path):
-            try PrivateDirectory.checkDatabaseOwner(path)
-            store = try SQLiteAccountStore(path: path)
-            for file in PrivateDirectory.restrictDatabaseFiles(path) {
-                logger.notice("made \(file) private (mode 0600): it was readable by others")
-            }
+            store = try sqlite ?? Self.openSQLite(path, logger: logger)
         }
-        startup.finished("store")
-        if !(store is PostgresAccountStore) {
-            await Self.logKeptCollisions(in: store, logger: logger)
-            startup.finished("kept collisions")
+        // The SQLite store's open is waited for once the socket is served.
+        var opening: SignupServer.Opening?
+        if let sqlite {
+            opening = { (stages: inout TimedStages) async throws in
+                _ = try await sqlite.opened()
+                stages.finished("store")
+                await Self.logKeptCollisions(in: sqlite, logger: logger)
+                stages.finished("kept collisions")
+            }
+        } else {
+            startup.finished("store")
         }
         let accounts = AccountService(
             store: store, configuration: configuration, logger: logger,
@@ -205,7 +211,10 @@ public struct SignupDaemonCommand: AsyncParsableCommand {
                 idleAfter: .seconds(Int64(configuration.carryIdleSeconds)), stateLimit: configuration.maxHandoverBytes)
             : nil
         startup.finished("services")
-        let server = SignupServer(configuration: configuration, services: services, group: group, notifier: notifier, logger: logger, handover: handover, startup: startup, eventLoops: eventLoops)
+        let server = SignupServer(
+            configuration: configuration, services: services, group: group, notifier: notifier, logger: logger, handover: handover, startup: startup,
+            eventLoops: eventLoops, opening: opening
+        )
         let restarts = await HandoverSignal.start(server)
         defer { restarts.cancel() }
         let serviceGroup = ServiceGroup(
@@ -328,6 +337,19 @@ public struct SignupDaemonCommand: AsyncParsableCommand {
         formConfiguration.passwordQuality = PasswordQualityCheck { password, user in quality.check.check(password, user) }
         Task.detached(priority: .utility) { _ = quality.check }
         return formConfiguration
+    }
+
+    /// Starts opening the SQLite store at `path` beside the rest of the start; its owner is
+    /// checked first, here (a database of another user refuses the start at once).
+    private static func openSQLite(_ path: String, logger: Logger) throws -> OpeningAccountStore {
+        try PrivateDirectory.checkDatabaseOwner(path)
+        return OpeningAccountStore { () throws(AccountStoreError) in
+            let store = try SQLiteAccountStore(path: path)
+            for file in PrivateDirectory.restrictDatabaseFiles(path) {
+                logger.notice("made \(file) private (mode 0600): it was readable by others")
+            }
+            return store
+        }
     }
 
     /// Says once, at start, which accounts from before Unicode identity keys collide

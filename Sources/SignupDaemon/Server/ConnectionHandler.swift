@@ -32,6 +32,8 @@ final class ConnectionHandler: ChannelDuplexHandler {
         var started = NIODeadline.now()
         /// The store's kind and where it is, for `status`.
         var storeDescription = "memory"
+        /// Closed while the start finishes after the socket is served: requests wait for it.
+        var startGate = StartGate()
 
         var limits: ServerLimits { tuning.limits }
         /// Unhandled input and unread output of all connections together.
@@ -141,6 +143,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
                 ]))
                 victim.end(.displaced(maxConnections: registry.maxConnections, peer: victimKey, held: held))
             }
+            waitForStart(on: context.eventLoop)
             armIdleTimer(context: context, at: now)
         case .refuse(let failure):
             // The refusal, then `bye` with the same words.
@@ -265,6 +268,18 @@ final class ConnectionHandler: ChannelDuplexHandler {
             output.flush()
             turns.waitForTurn(ObjectIdentifier(self), peer: principalKey) { [self] in woke() }
         }
+    }
+
+    /// Greeted before the start has finished (the store still opening: `StartGate`): paused,
+    /// reading nothing, until it has.
+    private func waitForStart(on eventLoop: EventLoop) {
+        guard !shared.startGate.isOpen else { return }
+        let handler = NIOLoopBound(self, eventLoop: eventLoop)
+        if shared.startGate.whenOpen({ eventLoop.execute { handler.value.startFinished() } }) { state.pause() }
+    }
+
+    private func startFinished() {
+        if state.resume() == .drain { drain() }
     }
 
     /// The turn or the output room a drain waited for came.

@@ -27,6 +27,10 @@ final class SignupServer: Service {
     private let startup: TimedStages
     /// The event loops and where they run (`EventLoopPinning.apply`), said with `serving`.
     private let eventLoops: String
+    /// What the start finishes once the socket is served (the store's open, which runs
+    /// beside the earlier stages: `OpeningAccountStore`), timing its own stages.
+    typealias Opening = @Sendable (inout TimedStages) async throws -> Void
+    private let opening: Opening?
     private let handedOverBox = NIOLockedValueBox(false)
     /// Whether this process ended by handing its sessions to the next one: it then exits
     /// with `handedOverExitStatus`, so that a hand-over nobody asked systemd for (a SIGUSR1
@@ -37,9 +41,10 @@ final class SignupServer: Service {
 
     init(
         configuration: DaemonConfiguration, services: SessionServices, group: MultiThreadedEventLoopGroup, notifier: ServiceNotifier, logger: Logger,
-        handover: HandoverCoordinator? = nil, startup: TimedStages = TimedStages(), eventLoops: String = ""
+        handover: HandoverCoordinator? = nil, startup: TimedStages = TimedStages(), eventLoops: String = "", opening: Opening? = nil
     ) {
         self.eventLoops = eventLoops
+        self.opening = opening
         self.configuration = configuration
         self.startup = startup
         self.services = services
@@ -55,13 +60,27 @@ final class SignupServer: Service {
     }
 
     func run() async throws {
+        var startup = self.startup
+        // The socket is served first (issue 29, the cold start: clients are greeted while the
+        // rest of the start finishes); the gate holds their requests until READY=1.
+        let gate = StartGate(closed: true)
+        let (serverChannel, context) = try await bind(startGate: gate)
+        startup.finished("socket")
+        do {
+            try await opening?(&startup)
+        } catch {
+            // Nothing was handled; the clients greeted meanwhile hear that the start failed
+            // (the journal says why: the caller logs `error`).
+            try? await serverChannel.close()
+            for output in services.registry.allConnections { output.end(.shutdown(Self.startFailed)) }
+            await services.registry.waitForConnections()
+            removeSocketFile()
+            throw error
+        }
         // Sign-up paused by an operator (issue 26): known before the first session opens.
         await services.signupPause.refresh()
         services.tellSessionsOfPauses()
-        var startup = self.startup
         startup.finished("signup pause")
-        let (serverChannel, context) = try await bind()
-        startup.finished("socket")
         // Handover (issue 16): what the previous process left, restored before READY=1.
         if let handover {
             await restore(from: handover, context: context)
@@ -72,6 +91,7 @@ final class SignupServer: Service {
         // Every host sharing a PostgreSQL store hears of a pause within a second.
         let pausePolling = services.accounts.store is PostgresAccountStore ? services.signupPause.startPolling(on: loop) : nil
         let lastStatus = NIOLockedValueBox(statusLine())
+        gate.open()
         notifier.ready(status: lastStatus.withLockedValue { $0 })
         startup.finished("ready")
         logger.info("serving", metadata: ["socket": "\(socketDescription)", "pid": "\(getpid())", "startup": "\(startup.description)", "eventLoops": "\(eventLoops)"])
@@ -248,7 +268,7 @@ final class SignupServer: Service {
         }
     }
 
-    private func bind() async throws -> (Channel, ConnectionHandler.Context) {
+    private func bind(startGate: StartGate) async throws -> (Channel, ConnectionHandler.Context) {
         let context = ConnectionHandler.Context(
             services: services,
             tuning: configuration.tuning,
@@ -258,7 +278,8 @@ final class SignupServer: Service {
             handover: handover,
             trustedBridges: configuration.trustedBridges,
             administrators: configuration.administrators,
-            storeDescription: configuration.store.description
+            storeDescription: configuration.store.description,
+            startGate: startGate
         )
         let outputCap = configuration.limits.maxOutputBytes
         let bootstrap = ServerBootstrap(group: group)
@@ -299,6 +320,9 @@ final class SignupServer: Service {
             return (channel, context)
         }
     }
+
+    /// `bye`'s reason to clients greeted by a start that then failed (PROTOCOL.md).
+    static let startFailed = "start failed"
 
     /// Connections accepted by the kernel but not yet by the daemon.
     static let listenBacklog: Int32 = 64

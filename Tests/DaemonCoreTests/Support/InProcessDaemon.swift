@@ -59,6 +59,7 @@ final class InProcessDaemon: Sendable {
         linesPerUIDPerTurn: Int = 256,
         trustedBridgeUIDs: Set<UInt32> = [],
         maxConnectionsPerClient: Int? = nil,
+        startGate: StartGate = StartGate(),
         tuned: (inout DaemonTuning) -> Void = { _ in }
     ) throws {
         var tuning = Self.tuning
@@ -135,7 +136,8 @@ final class InProcessDaemon: Sendable {
             ),
             serverName: "signupd/test",
             logger: logger,
-            trustedBridges: TrustedBridges(uids: trustedBridgeUIDs)
+            trustedBridges: TrustedBridges(uids: trustedBridgeUIDs),
+            startGate: startGate
         )
     }
 
