@@ -47,6 +47,26 @@ import UsernameIdentity
         try await daemon.stop()
     }
 
+    @Test func aFailedStartTellsEveryGreetedClientAndAnyGreetedAfter() async throws {
+        let gate = StartGate(closed: true)
+        let daemon = try InProcessDaemon(startGate: gate)
+        let waiting = try await daemon.connect()
+        try await waiting.send(#"{"op":"open","form":"signup","id":1}"#)
+        gate.fail()
+        await daemon.loop.run()
+        let said = try await waiting.written()
+        #expect(said.count == 1 && said.first?.event == "bye" && said.first?.string("reason") == "start failed")
+        #expect(!waiting.isOpen)
+        // Greeted after the failure (an accept NIO was finishing): told at once, not held.
+        let late = try await daemon.connect()
+        await daemon.loop.run()
+        let told = try await late.written()
+        #expect(told.count == 1 && told.first?.event == "bye" && told.first?.string("reason") == "start failed")
+        #expect(!late.isOpen)
+        #expect(daemon.services.directory.count == 0 && daemon.services.registry.connectionCount == 0)
+        try await daemon.stop()
+    }
+
     @Test func theStoreOpensOnceWhoeverAsksFirst() async throws {
         let opens = NIOLockedValueBox(0)
         let store = OpeningAccountStore { () throws(AccountStoreError) in

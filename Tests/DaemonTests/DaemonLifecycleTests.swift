@@ -200,6 +200,35 @@ struct DaemonLifecycleTests {
         }
     }
 
+    @Test("a start whose store cannot be opened says bye to every client it greeted, and exits at once")
+    func failedStartSaysByeAndExits() throws {
+        let daemon = DaemonProcess()
+        // Not a SQLite database: the open fails just after the socket is served.
+        #expect(FileManager.default.createFile(atPath: daemon.databasePath, contents: Data(repeating: 0x5A, count: 8192), attributes: [.posixPermissions: 0o600]))
+        try daemon.start(.systemd, waitForReady: false, lifetime: 60)
+        // Clients queued at activation, as behind systemd's socket, each asking at once:
+        // some are greeted before the open fails, some while it fails, some never.
+        let clients = try (0..<24).map { _ in try LineClient(path: daemon.socketPath) }
+        for client in clients { try client.sendRaw(#"{"op":"ping","id":1}"# + "\n") }
+        // Exits by itself (a hang is killed at `lifetime`: another status).
+        #expect(daemon.waitForExit() == 1)
+        #expect(daemon.log.contains("cannot open the account store: cannot open \(daemon.databasePath): SQLite error 26"), "\(daemon.log)")
+        daemon.closeListener()
+        var greeted = 0
+        for client in clients {
+            // Until the end (or the reset of a close that left the ping unread).
+            var events: [JSONObject] = []
+            while let line = try? client.readLine(), let event = try? JSONParser.parse(line).objectValue { events.append(event) }
+            let names = events.map { $0["event"]?.stringValue ?? "?" }
+            #expect(names == [] || names == ["hello", "bye"], "\(names)")
+            if names == ["hello", "bye"] {
+                greeted += 1
+                #expect(events[1]["reason"]?.stringValue == "start failed")
+            }
+        }
+        #expect(greeted > 0)
+    }
+
     @Test("exits 0 by itself after --idle-exit seconds without connections")
     func idleExit() throws {
         let daemon = DaemonProcess()

@@ -271,15 +271,22 @@ final class ConnectionHandler: ChannelDuplexHandler {
     }
 
     /// Greeted before the start has finished (the store still opening: `StartGate`): paused,
-    /// reading nothing, until it has.
+    /// reading nothing, until it has; told and closed if it failed.
     private func waitForStart(on eventLoop: EventLoop) {
         guard !shared.startGate.isOpen else { return }
         let handler = NIOLoopBound(self, eventLoop: eventLoop)
-        if shared.startGate.whenOpen({ eventLoop.execute { handler.value.startFinished() } }) { state.pause() }
+        switch shared.startGate.whenStarted({ outcome in eventLoop.execute { handler.value.started(outcome) } }) {
+        case nil: state.pause()
+        case .opened: break
+        case .failed: end(.shutdown(SignupServer.startFailed))
+        }
     }
 
-    private func startFinished() {
-        if state.resume() == .drain { drain() }
+    private func started(_ outcome: StartGate.Outcome) {
+        switch outcome {
+        case .opened: if state.resume() == .drain { drain() }
+        case .failed: end(.shutdown(SignupServer.startFailed))
+        }
     }
 
     /// The turn or the output room a drain waited for came.

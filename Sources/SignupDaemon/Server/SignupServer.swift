@@ -69,11 +69,14 @@ final class SignupServer: Service {
         do {
             try await opening?(&startup)
         } catch {
-            // Nothing was handled; the clients greeted meanwhile hear that the start failed
-            // (the journal says why: the caller logs `error`).
+            // Nothing was handled. The gate tells every client greeted meanwhile that the
+            // start failed, and closes its connection without waiting for it to read;
+            // accepts in flight are admitted first (`stopAccepting`) and told as well. The
+            // caller logs why.
+            await stopAccepting(serverChannel)
+            gate.fail()
             try? await serverChannel.close()
-            for output in services.registry.allConnections { output.end(.shutdown(Self.startFailed)) }
-            await services.registry.waitForConnections()
+            await closeConnections()
             removeSocketFile()
             throw error
         }

@@ -4,11 +4,21 @@ import NIOConcurrencyHelpers
 /// as soon as the forms and the event loops are ready, so a client is greeted (`hello`)
 /// while the account store is still being opened beside it (`OpeningAccountStore`), the
 /// sign-up pause read and the sessions of a restart restored; a connection greeted before
-/// that is paused, and its requests are handled, in order, once the gate opens.
+/// that is paused, and its requests are handled, in order, once the gate opens. Should the
+/// start fail instead, every connection waiting, and any greeted later (one the kernel had
+/// queued, or NIO was admitting), is told so and closed at once: none waits for a start that
+/// will not come, and none keeps the failed process alive.
 final class StartGate: Sendable {
+    /// How a wait ended.
+    enum Outcome: Sendable {
+        case opened
+        case failed
+    }
+
     private enum State {
-        case closed(waiting: [@Sendable () -> Void])
+        case closed(waiting: [@Sendable (Outcome) -> Void])
         case open
+        case failed
     }
 
     private let state: NIOLockedValueBox<State>
@@ -25,28 +35,35 @@ final class StartGate: Sendable {
         }
     }
 
-    /// Has `resume` run (on the thread that opens the gate) once requests may be handled;
-    /// false, and it never runs, when they may already.
-    func whenOpen(_ resume: @escaping @Sendable () -> Void) -> Bool {
+    /// Has `resume` run (on the thread that opens or fails the gate) once the start has
+    /// ended; nil if it has already, with how (`resume` then never runs).
+    func whenStarted(_ resume: @escaping @Sendable (Outcome) -> Void) -> Outcome? {
         state.withLockedValue { state in
             switch state {
             case .open:
-                return false
+                return .opened
+            case .failed:
+                return .failed
             case .closed(var waiting):
                 waiting.append(resume)
                 state = .closed(waiting: waiting)
-                return true
+                return nil
             }
         }
     }
 
     /// Opens the gate and resumes whoever waited; once.
-    func open() {
-        let waiting: [@Sendable () -> Void] = state.withLockedValue { state in
+    func open() { end(.opened) }
+
+    /// The start failed: whoever waited, and whoever comes, hears so.
+    func fail() { end(.failed) }
+
+    private func end(_ outcome: Outcome) {
+        let waiting: [@Sendable (Outcome) -> Void] = state.withLockedValue { state in
             guard case .closed(let waiting) = state else { return [] }
-            state = .open
+            state = outcome == .opened ? .open : .failed
             return waiting
         }
-        for resume in waiting { resume() }
+        for resume in waiting { resume(outcome) }
     }
 }

@@ -113,6 +113,13 @@ final class DaemonProcess {
         if listenFD >= 0 { close(listenFD) }
     }
 
+    /// Closes the test's own copy of the socket it passed (as systemd's): connections still
+    /// in its queue, which no daemon accepted, then end.
+    func closeListener() {
+        if listenFD >= 0 { close(listenFD) }
+        listenFD = -1
+    }
+
     /// Starts the daemon; with `.systemd`, returns once it has sent READY=1.
     /// `umask` runs the daemon under that file-creation mask; `passSocket: false` leaves
     /// out `--socket` when run by hand (for `$SIGNUPD_SOCKET` and the defaults);
