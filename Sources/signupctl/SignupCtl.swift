@@ -24,7 +24,7 @@ struct SignupCtl: ParsableCommand {
             members, or {"ok":false,"command":NAME,"error":{"code":CODE,"message":TEXT,"exitCode":N}}. \
             CODE is a protocol error code (invalid_token, forbidden, unknown_session, not_ready, \
             rate_limited, ...) or one of refused, invalid_input, no_daemon, permission_denied, \
-            not_a_socket, connection_refused, unreachable, timeout, protocol_error, disconnected, \
+            not_a_socket, connection_refused, unreachable, start_failed, timeout, protocol_error, disconnected, \
             not_signupd, usage, unknown_command, cancelled. `monitor --json` prints one such object per event (a result's own ok is "eventOk"); \
             `--version --json` prints {"ok":true,"command":"version","version":V} and \
             `help --json` {"ok":true,"command":"help","help":TEXT}. The exit code is \
@@ -32,7 +32,7 @@ struct SignupCtl: ParsableCommand {
 
             EXIT CODES: 0 success; 1 the daemon said no (wrong password, name taken at submit, \
             invalid token); 2 the input is invalid (a field failed validation); 3 signupd cannot \
-            be reached; 4 the conversation broke (timeout, unexpected reply); 75 the account store is \
+            be reached, or could not finish starting; 4 the conversation broke (timeout, unexpected reply); 75 the account store is \
             unavailable or phone numbers cannot be checked, try again later (--json code "unavailable"); 64 bad usage \
             (unknown command or option, missing or invalid argument); 130 the interactive form or a prompt \
             was left with Esc or Ctrl-C.

@@ -93,3 +93,41 @@ finally:
         daemon.stop()
     server.destroy()
 checks.done()
+
+# A start that fails after its hello (the store could not be opened): signupd says bye
+# "start failed" and closes at once. signupctl exits 3 with code start_failed, whether its
+# request left before the close (it reads the bye) or after (the write fails; it reads the
+# bye left in its socket), never 4 with "Broken pipe" (helper-38).
+import socket  # noqa: E402
+import threading  # noqa: E402
+
+failed = Checks("signupctl against a start that fails after its hello")
+where = tempfile.mkdtemp(prefix="signupd-startfail-")
+path = os.path.join(where, "s.sock")
+listener = socket.socket(socket.AF_UNIX)
+listener.bind(path)
+listener.listen(8)
+HELLO = (b'{"event":"hello","protocol":"signup/1","server":"signupd/0.1.0","forms":["signup","login"],'
+         b'"limits":{"maxLineBytes":65536,"maxSessionsPerConnection":16,"maxOutputBytes":1048576}}\n')
+CASES = (["--json", "ping"], ["--json", "status"], ["ping"])
+
+
+def greet_then_fail():
+    for _ in CASES:
+        conn, _ = listener.accept()
+        conn.sendall(HELLO + b'{"event":"bye","reason":"start failed"}\n')
+        conn.close()
+
+
+threading.Thread(target=greet_then_fail, daemon=True).start()
+for args in CASES:
+    r = subprocess.run([CTL] + args, capture_output=True, text=True, timeout=30, env={"PATH": "/usr/bin:/bin", "SIGNUPD_SOCKET": path})
+    failed.check(r.returncode == 3, "%s after hello then bye start failed: exit 3, got %d %r %r" % (args, r.returncode, r.stdout, r.stderr))
+    if "--json" in args:
+        error = json.loads(r.stdout.strip().splitlines()[0]).get("error", {})
+        failed.check(error.get("code") == "start_failed" and error.get("exitCode") == 3, "%s: code start_failed: %r" % (args, r.stdout))
+    else:
+        failed.check("could not start" in r.stderr and "journalctl -u signupd" in r.stderr, "%s says where to look: %r" % (args, r.stderr))
+listener.close()
+shutil.rmtree(where, ignore_errors=True)
+failed.done()

@@ -85,7 +85,27 @@ public final class BlockingSignupConnection<Failure: Error> {
 
     /// Sends bytes as they are.
     public func sendRaw(_ bytes: [UInt8]) throws(Failure) {
-        if let error = UnixIO.writeAll(fd, bytes) { throw failure(.sendFailed(errno: error)) }
+        guard let error = UnixIO.writeAll(fd, bytes) else { return }
+        // The daemon closed the connection; if it said why first (`bye`: a stop, a start
+        // that failed), that is the failure, not the broken pipe.
+        if let reason = byeAlreadySent() { throw failure(.ended(.bye(reason: reason))) }
+        throw failure(.sendFailed(errno: error))
+    }
+
+    /// The reason of a `bye` the daemon sent before closing, among what it sent and was not
+    /// read yet (read without waiting).
+    private func byeAlreadySent() -> String? {
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { break }
+            chunk[..<count].withUnsafeBytes { framer.feed($0, take) }
+        }
+        for line in lines.reversed() {
+            if let message = ServerMessage(line: line), case .bye(let reason) = message.event { return reason }
+        }
+        return nil
     }
 
     /// Sends a request with a fresh id and returns the id.

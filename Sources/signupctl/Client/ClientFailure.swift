@@ -50,6 +50,12 @@ extension CommandFailure {
             self.init(.protocolError, Say.pick("signupd closed the connection: \(UnixIO.errnoText(code))", "服务关闭了连接：\(UnixIO.errnoText(code))"))
         case .receiveFailed(let code):
             self.init(.protocolError, Say.pick("reading from signupd: \(UnixIO.errnoText(code))", "读取服务应答失败：\(UnixIO.errnoText(code))"))
+        case .ended(.bye(let reason)) where reason == "start failed":
+            // Greeted by a start that then failed (PROTOCOL.md, `bye`): it cannot serve, and
+            // its journal says why.
+            self.init(.unreachable, Say.pick(
+                "signupd could not start (see systemctl status signupd and journalctl -u signupd)",
+                "服务无法启动（请查看 `systemctl status signupd` 和 `journalctl -u signupd`）"), code: "start_failed")
         case .ended(.bye(let reason)):
             self.init(.protocolError, Say.pick("signupd closed the connection: \(reason)", "服务关闭了连接：\(Say.byeReason(reason))"))
         case .ended:

@@ -21,7 +21,7 @@ enum Say {
         let known: [(prefix: String, text: String)] = [
             ("shutdown", "服务正在停止"), ("restarted", "服务已重新启动，请重新打开表单"), ("idle", "长时间无操作，连接已关闭"),
             ("stuck", "连接无响应"), ("slow consumer", "读取过慢，连接已关闭"), ("over budget", "服务内存紧张，连接已关闭"),
-            ("displaced", "连接数已满，本连接让位于其他用户"),
+            ("displaced", "连接数已满，本连接让位于其他用户"), ("start failed", "服务无法启动"),
         ]
         return known.first { reason.hasPrefix($0.prefix) }?.text ?? "（\(reason)）"
     }
