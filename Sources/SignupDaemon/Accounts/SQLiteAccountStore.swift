@@ -3,6 +3,7 @@ import GRDB
 #if canImport(Glibc)
 import Glibc
 #endif
+import UnixIO
 import UsernameIdentity
 
 /// The embedded default store: SQLite through GRDB, in WAL mode, with `synchronous=FULL`
@@ -28,7 +29,7 @@ final class SQLiteAccountStore: AccountStore {
             // A daemon linked against another ICU (Unicode version) recomputes the keys.
             try pool.write { db in try Self.recomputeKeys(db) }
         } catch {
-            throw .unavailable("cannot open \(path): \(Self.describe(error))")
+            throw .unavailable("cannot open \(path): \(Self.describe(error))\(Self.accessProblem(path))")
         }
         self.path = path
         identity = Self.fileIdentity(path)
@@ -339,6 +340,16 @@ final class SQLiteAccountStore: AccountStore {
     }
 
     /// A database error without statement arguments (GRDB omits them unless asked).
+    /// Why signupd may not use the database file or its directory, when that is why SQLite
+    /// could not open it (its "unable to open database file" does not say): "" otherwise.
+    private static func accessProblem(_ path: String) -> String {
+        let directory = path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
+        for (file, mode) in [(path, R_OK | W_OK), (directory.isEmpty ? "." : directory, R_OK | W_OK | X_OK)] where access(file, mode) != 0 && errno != ENOENT {
+            return " (\(file): \(UnixIO.errnoText()) for uid \(geteuid()))"
+        }
+        return ""
+    }
+
     private static func describe(_ error: any Error) -> String {
         if let error = error as? DatabaseError {
             return "SQLite error \(error.extendedResultCode.rawValue): \(error.message ?? "unknown")"
