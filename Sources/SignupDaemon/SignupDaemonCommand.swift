@@ -103,10 +103,10 @@ public struct SignupDaemonCommand: AsyncParsableCommand {
         do {
             try await serve(logger: logger)
         } catch let error as DaemonError {
-            logger.critical("cannot start: \(error)")
+            Self.startFailed("cannot start: \(error)", logger: logger)
             throw ExitCode(1)
         } catch AccountStoreError.unavailable(let reason) {
-            logger.critical("cannot open the account store: \(reason)")
+            Self.startFailed("cannot open the account store: \(reason)", logger: logger)
             throw ExitCode(1)
         }
     }
@@ -337,6 +337,15 @@ public struct SignupDaemonCommand: AsyncParsableCommand {
         formConfiguration.passwordQuality = PasswordQualityCheck { password, user in quality.check.check(password, user) }
         Task.detached(priority: .utility) { _ = quality.check }
         return formConfiguration
+    }
+
+    /// Says why the start failed in the journal and, under systemd, in `systemctl status`
+    /// (`STATUS=`: where signupctl sends people, and where a journal may not show it).
+    private static func startFailed(_ why: String, logger: Logger) {
+        logger.critical("\(why)")
+        let notifier = ServiceNotifier()
+        notifier.status(why)
+        _ = notifier.waitUntilSent(atMost: .seconds(1))
     }
 
     /// Starts opening the SQLite store at `path` beside the rest of the start; its owner is

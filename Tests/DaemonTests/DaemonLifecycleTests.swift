@@ -213,6 +213,9 @@ struct DaemonLifecycleTests {
         // Exits by itself (a hang is killed at `lifetime`: another status).
         #expect(daemon.waitForExit() == 1)
         #expect(daemon.log.contains("cannot open the account store: cannot open \(daemon.databasePath): SQLite error 26"), "\(daemon.log)")
+        // `systemctl status` says it too (STATUS=), where signupctl's message sends people.
+        let status = try daemon.waitForNotification { $0.contains("STATUS=") }
+        #expect(status.contains("STATUS=cannot open the account store: cannot open \(daemon.databasePath): SQLite error 26"), "\(status)")
         daemon.closeListener()
         var greeted = 0
         for client in clients {
