@@ -125,8 +125,9 @@ public struct SignupDaemonCommand: AsyncParsableCommand {
         var configuration = try makeConfiguration(inherited: inherited)
         FileLimit.fit(&configuration, logger: logger)
         startup.finished("options")
-        // SQLite opens beside the forms, the event loops and the socket (issue 29, the cold
-        // start): the first `hello` does not wait for it, the first request does (StartGate).
+        // The SQLite store is opened once the socket is served (issue 29, the cold start):
+        // the first `hello` does not wait for it, the first request does (StartGate). Its
+        // owner is checked here, before anything is served.
         let sqlite: OpeningAccountStore? = if case .sqlite(let path) = configuration.store { try Self.openSQLite(path, logger: logger) } else { nil }
         let lastGood = configuration.lastGoodFormsPath.map(LastGoodForms.init(path:))
         let formLibrary = try FormStartup.load(configuration.formDirectories, lastGood: lastGood, now: Int64(wallClockSeconds()), logger: logger)
@@ -348,8 +349,9 @@ public struct SignupDaemonCommand: AsyncParsableCommand {
         _ = notifier.waitUntilSent(atMost: .seconds(1))
     }
 
-    /// Starts opening the SQLite store at `path` beside the rest of the start; its owner is
-    /// checked first, here (a database of another user refuses the start at once).
+    /// The SQLite store at `path`, opened at its first use (`SignupServer`'s opening, once the
+    /// socket is served); its owner is checked now (a database of another user refuses the
+    /// start at once).
     private static func openSQLite(_ path: String, logger: Logger) throws -> OpeningAccountStore {
         try PrivateDirectory.checkDatabaseOwner(path)
         return OpeningAccountStore { () throws(AccountStoreError) in

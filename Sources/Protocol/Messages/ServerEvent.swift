@@ -345,3 +345,9 @@ extension ServerEvent {
         return writer.bytes
     }
 }
+
+extension ServerEvent {
+    /// `bye`'s reason to a client greeted by a start that then failed (PROTOCOL.md, `bye`):
+    /// said by signupd, recognised by its clients.
+    public static let startFailedReason = "start failed"
+}

@@ -1,11 +1,11 @@
 import NIOConcurrencyHelpers
 import UsernameIdentity
 
-/// A store being opened beside the rest of the start (issue 29, the cold start): SQLite's
-/// open, its migrations checked and its WAL index made again took 1.5–2 ms, and the first
-/// `hello` does not need any of it. The daemon serves its socket meanwhile; requests wait for
-/// the open (`StartGate`), so in practice every call here finds the store open. A call made
-/// earlier waits for it, and one made after a failed open fails as the open did.
+/// A store opened after the socket is served (issue 29, the cold start): SQLite's open, its
+/// migrations checked and its WAL index made again took 1.5–2.5 ms, and the first `hello`
+/// does not need any of it. Requests wait for the open (`StartGate`), so in practice every
+/// call here finds the store open; a call made earlier waits for it, and one made after a
+/// failed open fails as the open did.
 final class OpeningAccountStore: AccountStore {
     private typealias Opening = Task<Result<any AccountStore, AccountStoreError>, Never>
     private let open: @Sendable () throws(AccountStoreError) -> any AccountStore

@@ -339,7 +339,6 @@ final class SQLiteAccountStore: AccountStore {
         }
     }
 
-    /// A database error without statement arguments (GRDB omits them unless asked).
     /// Why signupd may not use the database file or its directory, when that is why SQLite
     /// could not open it (its "unable to open database file" does not say): "" otherwise.
     private static func accessProblem(_ path: String) -> String {
@@ -350,6 +349,7 @@ final class SQLiteAccountStore: AccountStore {
         return ""
     }
 
+    /// A database error without statement arguments (GRDB omits them unless asked).
     private static func describe(_ error: any Error) -> String {
         if let error = error as? DatabaseError {
             return "SQLite error \(error.extendedResultCode.rawValue): \(error.message ?? "unknown")"

@@ -278,14 +278,14 @@ final class ConnectionHandler: ChannelDuplexHandler {
         switch shared.startGate.whenStarted({ outcome in eventLoop.execute { handler.value.started(outcome) } }) {
         case nil: state.pause()
         case .opened: break
-        case .failed: end(.shutdown(SignupServer.startFailed))
+        case .failed: end(.shutdown(ServerEvent.startFailedReason))
         }
     }
 
     private func started(_ outcome: StartGate.Outcome) {
         switch outcome {
         case .opened: if state.resume() == .drain { drain() }
-        case .failed: end(.shutdown(SignupServer.startFailed))
+        case .failed: end(.shutdown(ServerEvent.startFailedReason))
         }
     }
 

@@ -27,8 +27,8 @@ final class SignupServer: Service {
     private let startup: TimedStages
     /// The event loops and where they run (`EventLoopPinning.apply`), said with `serving`.
     private let eventLoops: String
-    /// What the start finishes once the socket is served (the store's open, which runs
-    /// beside the earlier stages: `OpeningAccountStore`), timing its own stages.
+    /// What the start finishes once the socket is served (the SQLite store's open:
+    /// `OpeningAccountStore`, `StartGate`), timing its own stages.
     typealias Opening = @Sendable (inout TimedStages) async throws -> Void
     private let opening: Opening?
     private let handedOverBox = NIOLockedValueBox(false)
@@ -323,9 +323,6 @@ final class SignupServer: Service {
             return (channel, context)
         }
     }
-
-    /// `bye`'s reason to clients greeted by a start that then failed (PROTOCOL.md).
-    static let startFailed = "start failed"
 
     /// Connections accepted by the kernel but not yet by the daemon.
     static let listenBacklog: Int32 = 64

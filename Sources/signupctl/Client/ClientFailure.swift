@@ -50,7 +50,7 @@ extension CommandFailure {
             self.init(.protocolError, Say.pick("signupd closed the connection: \(UnixIO.errnoText(code))", "服务关闭了连接：\(UnixIO.errnoText(code))"))
         case .receiveFailed(let code):
             self.init(.protocolError, Say.pick("reading from signupd: \(UnixIO.errnoText(code))", "读取服务应答失败：\(UnixIO.errnoText(code))"))
-        case .ended(.bye(let reason)) where reason == "start failed":
+        case .ended(.bye(let reason)) where reason == ServerEvent.startFailedReason:
             // Greeted by a start that then failed (PROTOCOL.md, `bye`): it cannot serve, and
             // its journal says why.
             self.init(.unreachable, Say.pick(
