@@ -251,6 +251,8 @@ final class ConnectionOutput: EventLoopConfined, @unchecked Sendable {
 
     /// The encoding storage a connection keeps between answers; a bigger answer's is freed.
     static let keptEncoderBytes = 4096
+    /// The output storage a connection keeps between flushes (a keystroke's answers fit).
+    static let keptPendingBytes = 512
 
     /// The encoding storage kept now (for tests).
     var encoderCapacity: Int {
@@ -262,14 +264,21 @@ final class ConnectionOutput: EventLoopConfined, @unchecked Sendable {
     func flush() {
         eventLoop.preconditionInEventLoop()
         guard pending.readableBytes > 0 else { return }
-        let batch = pending
-        pending = channel.allocator.buffer(capacity: 0)
         let promise = eventLoop.makePromise(of: Void.self)
         writesInFlight += 1
         promise.futureResult.assumeIsolated().whenComplete { [self] _ in writesInFlight -= 1 }
         isFlushing = true
-        channel.writeAndFlush(batch, promise: promise)
+        channel.writeAndFlush(pending, promise: promise)
         isFlushing = false
+        // Written at once (a Unix socket's usual case), NIO keeps no reference and the next
+        // answers reuse this storage: a new buffer per flush was an allocation per request.
+        // Still held (the client is slow), `clear` copies on the next write. A big batch's
+        // storage is not kept for the connection's life.
+        if pending.capacity > Self.keptPendingBytes {
+            pending = channel.allocator.buffer(capacity: 0)
+        } else {
+            pending.clear()
+        }
         batchBuffered = nil
         lastWrite = promise.futureResult
         reportUnread()

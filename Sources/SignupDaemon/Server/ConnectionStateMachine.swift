@@ -184,11 +184,16 @@ struct ConnectionStateMachine {
         backlogHead += 1
         if case .line(let bytes) = frame { backlogBytes -= bytes.count }
         if backlogHead == backlog.count {
-            backlog.removeAll(keepingCapacity: false)
+            // A few lines' room is kept: a request a read is the usual case, and freeing it
+            // made every request allocate it again. A burst's larger backlog is given back.
+            backlog.removeAll(keepingCapacity: backlog.capacity <= Self.keptBacklogCapacity)
             backlogHead = 0
         }
         return frame
     }
+
+    /// The backlog room kept once it is handled (lines, not bytes).
+    static let keptBacklogCapacity = 4
 
     /// The line being handled gets its answer from elsewhere: the rest waits for `replied`.
     mutating func awaitReply() {
