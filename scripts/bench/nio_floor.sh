@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# NIO's floor beside the anchor and signupd (scripts/bench/nio_floor.py; BENCHMARKS.md):
+# builds nio-floor (a separate package: SwiftNIO alone) and signupd in release, as
+# scripts/bench.sh does, and runs the comparison. Run scripts/bench.sh once first (it
+# builds ndjson-echo and ndjson-load).
+#   scripts/bench/nio_floor.sh [--rounds N] [--duration S]
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+tools=.build/bench-tools
+[ -x "$tools/ndjson-load" ] || { echo "run scripts/bench.sh first (it builds $tools)" >&2; exit 2; }
+floor=$(cd scripts/bench/nio-floor && swift build -c release >&2 && swift build -c release --show-bin-path)/nio-floor
+swift build -c release --static-swift-stdlib --disable-local-rpath --scratch-path .build-static --product signupd >&2
+signupd=$(swift build -c release --static-swift-stdlib --disable-local-rpath --scratch-path .build-static --show-bin-path)/signupd
+exec python3 scripts/bench/nio_floor.py --signupd "$signupd" --echo "$tools/ndjson-echo" --floor "$floor" --load "$tools/ndjson-load" "$@"
