@@ -3,8 +3,9 @@ import SignupProtocol
 extension FieldDefinition {
     /// The validation that follows from the values alone. For a field with an
     /// availability check, `validating` here means "valid, check it".
-    /// `valueOf` reads another field's value by name.
-    func evaluate(_ value: String, valueOf: (String) -> String, configuration: FormConfiguration) -> Validation {
+    /// `valueOf` reads another field's value by name; `checked`: a valid value is then
+    /// checked (availability or password quality: the form's `FieldPlan`).
+    func evaluate(_ value: String, checked: Bool, valueOf: (String) -> String, configuration: FormConfiguration) -> Validation {
         if value.isEmpty { return .empty }
         let prefix = messagePrefix
         for spec in rules {
@@ -14,7 +15,7 @@ extension FieldDefinition {
                 return Validation(.failed, MessageRef(id, failure.params))
             }
         }
-        return checksAvailability || checksQuality ? Validation(.validating, MessageRef("\(prefix).checking")) : Validation(.ok, MessageRef(okMessageID))
+        return checked ? Validation(.validating, MessageRef("\(prefix).checking")) : Validation(.ok, MessageRef(okMessageID))
     }
 }
 

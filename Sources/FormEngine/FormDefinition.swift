@@ -140,7 +140,12 @@ public enum SubmitAction: String, Sendable, Codable, CaseIterable {
 public struct FormDefinition: Sendable, Codable, Equatable {
     public var name: String
     public var titles: LocalizedText
-    public var fields: [FieldDefinition]
+    public var fields: [FieldDefinition] {
+        didSet { plan = FieldPlan.plans(of: fields) }
+    }
+    /// What each keystroke asks of the fields, worked out from `fields` whenever they change
+    /// (`FieldPlan`); shared by every session of the form, not stored in a handover.
+    private(set) var plan: [FieldPlan]
     public var submitLabels: LocalizedText
     public var action: SubmitAction
     /// The index of the field an account is known by.
@@ -152,10 +157,25 @@ public struct FormDefinition: Sendable, Codable, Equatable {
         self.name = name
         self.titles = titles
         self.fields = fields
+        plan = FieldPlan.plans(of: fields)
         self.submitLabels = submitLabels
         self.action = action
         self.identityField = identityField
         self.secretField = secretField
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case name, titles, fields, submitLabels, action, identityField, secretField
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        try self.init(
+            name: container.decode(String.self, forKey: .name), titles: container.decode(LocalizedText.self, forKey: .titles),
+            fields: container.decode([FieldDefinition].self, forKey: .fields), submitLabels: container.decode(LocalizedText.self, forKey: .submitLabels),
+            action: container.decode(SubmitAction.self, forKey: .action), identityField: container.decode(Int.self, forKey: .identityField),
+            secretField: container.decode(Int.self, forKey: .secretField)
+        )
     }
 
     /// The kind of identity the form signs up or logs in.

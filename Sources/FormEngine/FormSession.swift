@@ -203,14 +203,16 @@ public struct FormSession: Sendable, Codable, Equatable {
 
     private mutating func revalidate(changed: Int, now: Moment, into step: inout FormStep) {
         // The fields are read in place, not copied one by one (a copy of a field retains
-        // each of its strings and arrays, on every keystroke).
-        let fields = form.fields
-        let changedName = fields[changed].name
-        for index in fields.indices {
-            guard index == changed || fields[index].dependsOn(changedName) else { continue }
-            let field = fields[index]
-            let validation = field.evaluate(values[index], valueOf: { name in form.index(of: name).map { values[$0] } ?? "" }, configuration: configuration)
-            if field.checksAvailability {
+        // each of its strings and arrays, on every keystroke), and what they would answer
+        // the same every time is asked of the form's plan (`FieldPlan`).
+        let plan = form.plan
+        for index in plan[changed].revalidates {
+            let field = form.fields[index]
+            let validation = field.evaluate(
+                values[index], checked: plan[index].checksAvailability || plan[index].checksQuality,
+                valueOf: { name in form.index(of: name).map { values[$0] } ?? "" }, configuration: configuration
+            )
+            if plan[index].checksAvailability {
                 // flatMapLatest: whatever the new value, the old check's answer is no longer wanted.
                 if index != changed, validation.state == .validating {
                     // Only a field it depends on changed: the value's check (in flight or
@@ -232,7 +234,7 @@ public struct FormSession: Sendable, Codable, Equatable {
                     step.effects.append(.startCheck(id: check.id, identity: form.identity(check.value), deadline: check.deadline))
                 }
             }
-            if field.checksQuality {
+            if plan[index].checksQuality {
                 // A newer value (or user name): the older answer is stale, and ignored.
                 pendingQuality.removeAll { $0.field == index }
                 if validation.state == .validating {

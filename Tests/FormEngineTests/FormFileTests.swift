@@ -23,6 +23,33 @@ struct FormFileTests {
         #expect(repeated?.dependsOn("username") == false)
     }
 
+    @Test("the form's plan agrees with its fields, after a change of them and after a round trip through JSON")
+    func plan() throws {
+        func expectAgrees(_ form: FormDefinition, _ label: String) {
+            #expect(form.plan.count == form.fields.count, "\(label)")
+            for (changed, field) in form.fields.enumerated() {
+                let plan = form.plan[changed]
+                #expect(plan.revalidates == form.fields.indices.filter { $0 == changed || form.fields[$0].dependsOn(field.name) }, "\(label).\(field.name)")
+                #expect(plan.checksAvailability == field.checksAvailability && plan.checksQuality == field.checksQuality, "\(label).\(field.name)")
+            }
+        }
+        for form in [FormDefinition.signup, .login, .phoneSignup, .phoneLogin] {
+            expectAgrees(form, form.name)
+            let decoded = try JSONDecoder().decode(FormDefinition.self, from: JSONEncoder().encode(form))
+            #expect(decoded == form)
+            expectAgrees(decoded, "decoded \(form.name)")
+        }
+        let signup = FormDefinition.signup
+        let password = try #require(signup.fields.firstIndex { $0.name == "password" })
+        let repeated = try #require(signup.fields.firstIndex { $0.name == "repeatedPassword" })
+        #expect(signup.plan[password].revalidates == [password, repeated])
+        // The repeated password no longer reads the password: a change of it revalidates only itself.
+        var changed = signup
+        changed.fields[repeated].rules = [RuleSpec(.minLength(1))]
+        #expect(changed.plan[password].revalidates == [password])
+        expectAgrees(changed, "changed")
+    }
+
     @Test("a minimal form reads, with its identity and secret")
     func minimal() throws {
         let form = try FormFile.parse(head + user + pw, file: "f.form")
