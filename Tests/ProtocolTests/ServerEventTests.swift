@@ -106,4 +106,22 @@ struct ServerEventTests {
         writer.value(value)
         #expect(String(decoding: writer.bytes, as: UTF8.self) == text)
     }
+
+    /// Commas are kept per level in a 64-bit word and an array past it: a value nested past
+    /// 64 levels, with elements before and after each deeper one, comes out as it went in.
+    @Test("nested past 64 levels, with elements on both sides of each level", arguments: [63, 64, 65, 130])
+    func deep(_ levels: Int) throws {
+        var text = "0"
+        for level in 0..<levels {
+            text = level % 2 == 0 ? "[1,\(text),\"x\"]" : "{\"a\":true,\"b\":\(text),\"c\":null}"
+        }
+        let value = try JSONParser.parse(Array(text.utf8), maxDepth: 200)
+        var writer = JSONWriter()
+        writer.value(value)
+        #expect(String(decoding: writer.bytes, as: UTF8.self) == text)
+        // Reused after a reset: no level left over.
+        writer.reset()
+        writer.value(value)
+        #expect(String(decoding: writer.bytes, as: UTF8.self) == text)
+    }
 }

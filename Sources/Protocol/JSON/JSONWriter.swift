@@ -4,7 +4,10 @@
 public struct JSONWriter: Sendable {
     /// The bytes written so far.
     public private(set) var bytes: [UInt8]
-    private var needsComma: [Bool] = []
+    /// Which open containers have an element already (the next one needs a comma): one bit
+    /// per level for the first 64, an array past them. It was an array of flags, whose
+    /// uniqueness checks and bounds on every member were a tenth of encoding an event.
+    private var commas = CommaStack()
 
     public init(reservingCapacity capacity: Int = 128) {
         bytes = []
@@ -14,30 +17,30 @@ public struct JSONWriter: Sendable {
     /// Clears the output but keeps its storage, so a writer can be reused per message.
     public mutating func reset() {
         bytes.removeAll(keepingCapacity: true)
-        needsComma.removeAll(keepingCapacity: true)
+        commas = CommaStack()
     }
 
     public mutating func beginObject() {
         separate()
         bytes.append(UInt8(ascii: "{"))
-        needsComma.append(false)
+        commas.push()
     }
 
     public mutating func endObject() {
         bytes.append(UInt8(ascii: "}"))
-        needsComma.removeLast()
+        commas.pop()
         markWritten()
     }
 
     public mutating func beginArray(_ key: String) {
         self.key(key)
         bytes.append(UInt8(ascii: "["))
-        needsComma.append(false)
+        commas.push()
     }
 
     public mutating func endArray() {
         bytes.append(UInt8(ascii: "]"))
-        needsComma.removeLast()
+        commas.pop()
         markWritten()
     }
 
@@ -47,7 +50,7 @@ public struct JSONWriter: Sendable {
         appendQuoted(key)
         bytes.append(UInt8(ascii: ":"))
         // The value that follows must not be preceded by a comma.
-        if !needsComma.isEmpty { needsComma[needsComma.count - 1] = false }
+        commas.setTop(false)
     }
 
     public mutating func member(_ key: String, _ value: String) {
@@ -106,7 +109,7 @@ public struct JSONWriter: Sendable {
         case .array(let items):
             separate()
             bytes.append(UInt8(ascii: "["))
-            needsComma.append(false)
+            commas.push()
             for item in items { self.value(item) }
             endArray()
         case .object(let object):
@@ -129,13 +132,11 @@ public struct JSONWriter: Sendable {
     private static let nullBytes: [UInt8] = Array("null".utf8)
 
     private mutating func separate() {
-        guard let last = needsComma.last else { return }
-        if last { bytes.append(UInt8(ascii: ",")) }
-        needsComma[needsComma.count - 1] = true
+        if commas.setTop(true) { bytes.append(UInt8(ascii: ",")) }
     }
 
     private mutating func markWritten() {
-        if !needsComma.isEmpty { needsComma[needsComma.count - 1] = true }
+        commas.setTop(true)
     }
 
     private mutating func appendInteger(_ value: Int64) {
@@ -179,5 +180,40 @@ public struct JSONWriter: Sendable {
             bytes.append(Self.hexDigits[Int(byte & 0xF)])
         default: bytes.append(byte)
         }
+    }
+}
+
+/// Whether each open container of a `JSONWriter` has an element: a bit per level for the
+/// first 64 levels, an array past them (only a deep `value` goes there).
+private struct CommaStack: Sendable {
+    private var depth = 0
+    private var bits: UInt64 = 0
+    private var deeper: [Bool] = []
+
+    /// Opens a container, with no element yet.
+    mutating func push() {
+        if depth < 64 { bits &= ~(1 << UInt64(depth)) } else { deeper.append(false) }
+        depth += 1
+    }
+
+    mutating func pop() {
+        depth -= 1
+        if depth >= 64 { deeper.removeLast() }
+    }
+
+    /// Sets the innermost container's flag and returns what it was (false outside any).
+    @discardableResult
+    mutating func setTop(_ value: Bool) -> Bool {
+        guard depth > 0 else { return false }
+        let level = depth - 1
+        if level < 64 {
+            let bit: UInt64 = 1 << UInt64(level)
+            let was = bits & bit != 0
+            if value { bits |= bit } else { bits &= ~bit }
+            return was
+        }
+        let was = deeper[level - 64]
+        deeper[level - 64] = value
+        return was
     }
 }
