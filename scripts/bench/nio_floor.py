@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Where a request's CPU goes: the anchor (ndjson-echo), NIO's floor (nio-floor: a SwiftNIO
-server that answers every line with a fixed line, parsing nothing) and signupd, alternated,
+server that answers every line with a fixed line, parsing nothing; left to the kernel, and
+with its loops pinned as signupd's are) and signupd, alternated,
 under the bench's throughput load (ndjson-load -c 100, 1 and 8 in flight). For each: requests
 a second, and the server's and the load generator's user and system CPU per request, read
 from /proc/PID/stat over the middle of each run. Release builds only (BENCHMARKS.md).
@@ -40,7 +41,7 @@ work = tempfile.mkdtemp(prefix="signupd-floor-")
 def start(kind, sock):
     if kind == "anchor":
         cmd = [args.echo, sock]
-    elif kind == "nio-floor":
+    elif kind.startswith("nio-floor"):
         cmd = [args.floor, sock]
     else:
         cmd = [args.signupd, "--socket", sock, "--database", os.path.join(work, "db-%d.sqlite" % time.monotonic_ns()),
@@ -53,11 +54,23 @@ def start(kind, sock):
             s.connect(sock)
             s.recv(1)
             s.close()
+            if kind == "nio-floor pinned":
+                pin_event_loops(proc.pid)
             return proc
         except OSError:
             if time.monotonic() > deadline:
                 raise RuntimeError("nothing answers on " + sock)
             time.sleep(0.02)
+
+
+def pin_event_loops(pid):
+    """Each NIO event loop thread on a CPU of its own, as signupd pins its loops by default
+    (--pin-event-loops auto); Linux takes a thread id where it takes a pid."""
+    cpus = sorted(os.sched_getaffinity(pid))
+    loops = sorted(int(t) for t in os.listdir("/proc/%d/task" % pid)
+                   if open("/proc/%d/task/%s/comm" % (pid, t)).read().startswith("NIO-ELT"))
+    for cpu, tid in zip(cpus, loops):
+        os.sched_setaffinity(tid, {cpu})
 
 
 def cpu(pid):
@@ -89,7 +102,7 @@ def measure(kind, depth):
         proc.wait(timeout=60)
 
 
-KINDS = ["anchor", "nio-floor", "signupd"]
+KINDS = ["anchor", "nio-floor", "nio-floor pinned", "signupd"]
 try:
     for depth in (1, 8):
         results = {k: [] for k in KINDS}
