@@ -8,6 +8,8 @@ import Testing
 @Suite struct ConnectionStateTableTests {
     typealias Machine = ConnectionStateMachine
     static let line = Machine.Frame.line(Array(#"{"op":"ping"}"#.utf8))
+    /// A line of `readAheadBytes`: a connection waiting for its turn with it is read no more.
+    static let bigLine = Machine.Frame.line(Array(#"{"op":"ping","pad":""#.utf8) + Array(repeating: UInt8(ascii: "x"), count: Machine.readAheadBytes) + Array(#""}"#.utf8))
 
     /// The states, each reached from a new connection by the events that lead there.
     static let states: [(name: String, build: @Sendable () -> Machine)] = [
@@ -35,6 +37,16 @@ import Testing
             var m = open()
             m.received(line)
             m.received(line)
+            _ = m.receivedAll()
+            _ = m.nextFrame()
+            _ = m.drainEnded(outputFull: false)
+            return m
+        }),
+        // The same with more than `readAheadBytes` left: its reads are held back too.
+        ("waiting for turn, read ahead", {
+            var m = open()
+            m.received(line)
+            m.received(bigLine)
             _ = m.receivedAll()
             _ = m.nextFrame()
             _ = m.drainEnded(outputFull: false)
@@ -273,6 +285,28 @@ import Testing
             "resume": .outcome("ignore", "open, lines 1, awaiting, read held"),
         ],
         "waiting for turn": [
+            "admission": .cannotOccur(Self.precondition),
+            "adopted": .cannotOccur(Self.precondition),
+            "readRequested": .outcome("read", "open, lines 1, wake turn"),
+            "received+receivedAll": .outcome("wait", "open, lines 2, wake turn"),
+            "nextFrame": .outcome("nil", "open, lines 1, wake turn"),
+            "awaitReply": .cannotOccur(Self.notHandling),
+            "drainEnded(room)": .cannotOccur(Self.noDrain),
+            "drainEnded(full)": .cannotOccur(Self.noDrain),
+            "woke": .outcome("drain", "open, lines 1"),
+            "replied": .cannotOccur(Self.noAwait),
+            "inputClosed": .outcome("finishInput", "draining, lines 1, wake turn"),
+            "progressed(idle)": .cannotOccur(Self.onlyDraining),
+            "progressed(busy)": .cannotOccur(Self.onlyDraining),
+            "end(idle)": .outcome(#"sayBye("idle: no request for 600 seconds")"#, "closing, lines 1, wake turn"),
+            "end(failed)": .outcome("close", "closing, lines 1, wake turn"),
+            "writeFailed": .outcome("dropInput", "closing, lines 0, wake turn"),
+            "inactive": .outcome("release(deregister: true)", "closed, lines 0"),
+            "pause": .outcome("-", "open, lines 1, wake turn, paused"),
+            "handOver": .outcome("save", "open, lines 1, wake turn, paused"),
+            "resume": .outcome("ignore", "open, lines 1, wake turn"),
+        ],
+        "waiting for turn, read ahead": [
             "admission": .cannotOccur(Self.precondition),
             "adopted": .cannotOccur(Self.precondition),
             "readRequested": .outcome("hold", "open, lines 1, wake turn, read held"),

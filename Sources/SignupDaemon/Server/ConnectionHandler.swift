@@ -202,8 +202,9 @@ final class ConnectionHandler: ChannelDuplexHandler {
         }
     }
 
-    /// NIO asks to read: passed on only while nothing waits to be handled (the state machine
-    /// holds it back otherwise, and passes it on once the backlog is handled).
+    /// NIO asks to read: passed on only while nothing waits to be handled, or little while
+    /// the connection waits for its turn (the state machine holds it back otherwise, and
+    /// passes it on once the backlog is handled: `ConnectionStateMachine.readAheadBytes`).
     func read(context: ChannelHandlerContext) {
         switch state.readRequested() {
         case .read: context.read()

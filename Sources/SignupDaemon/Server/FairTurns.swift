@@ -4,8 +4,9 @@ import NIOCore
 /// Shares one event loop's request handling between the uids it serves, not between their
 /// connections. In each turn a uid's connections together may handle `linesPerUIDPerTurn`
 /// request lines or spend `timePerUIDPerTurn` handling them, whichever comes first, however
-/// many connections the uid opens. A connection whose uid has used its share waits
-/// (reading paused) for the next turn, which serves the waiting connections uid by uid in
+/// many connections the uid opens. A connection whose uid has used its share waits (its
+/// reading paused once 1 KiB waits, `ConnectionStateMachine.readAheadBytes`) for the next
+/// turn, which serves the waiting connections uid by uid in
 /// rotation; between turns the loop polls, so another uid's request is handled at once.
 /// One uid's flood costs everyone else at most one share of its work per turn.
 ///
