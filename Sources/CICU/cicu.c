@@ -165,6 +165,8 @@ int32_t signupd_skeleton(const uint16_t *source, int32_t length, uint16_t *desti
     return U_FAILURE(status) ? -(int32_t)status : needed;
 }
 
+_Static_assert(SIGNUPD_SPOOF_INVISIBLE == USPOOF_INVISIBLE, "the header's bit is ICU's");
+
 int32_t signupd_spoof_check(const uint16_t *source, int32_t length) {
     if (!signupd_icu_load()) return ICU_MISSING;
     const USpoofChecker *sc = sharedChecker();
