@@ -26,6 +26,23 @@ struct RequestTests {
         #expect(try decode(text) == expected)
     }
 
+    /// helper-40: a request refused for naming a member twice lost its `id`, so a client
+    /// matching answers by id waited for ever. The id is echoed when the request names it once.
+    @Test("a member named twice is refused with the request's id, unless the id is what is named twice", arguments: [
+        (#"{"op":"set","field":"password","value":"abcdef","value":"zzzzzz","id":19}"#, RequestID.integer(19) as RequestID?),
+        (#"{"id":"a","op":"ping","op":"describe"}"#, .string("a")),
+        (#"{"op":"close","extra":{"x":1,"x":2},"id":3}"#, .integer(3)),
+        (#"{"op":"ping","id":1,"id":2}"#, nil),
+        (#"{"op":"ping","op":"ping","id":[1]}"#, nil),
+        (#"{"op":"ping","op":"ping"}"#, nil),
+    ])
+    func duplicateKeepsTheID(_ text: String, _ id: RequestID?) {
+        #expect { try decode(text) } throws: { error in
+            guard let error = error as? RequestError else { return false }
+            return error.code == .invalidRequest && error.message.hasPrefix("duplicate member") && error.id == id
+        }
+    }
+
     @Test("encoding and decoding agree")
     func roundTrip() throws {
         let requests = [

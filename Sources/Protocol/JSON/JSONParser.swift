@@ -24,18 +24,24 @@ public struct JSONParser: ~Copyable {
     private let bytes: UnsafeRawBufferPointer
     private var index = 0
     private let maxDepth: Int
+    /// Whether a member name given twice in one object is an error (`duplicateKey`), as it
+    /// is for every request; when not, both are kept, in order.
+    private let rejectsDuplicates: Bool
 
-    private init(bytes: UnsafeRawBufferPointer, maxDepth: Int) {
+    private init(bytes: UnsafeRawBufferPointer, maxDepth: Int, rejectsDuplicates: Bool) {
         self.bytes = bytes
         self.maxDepth = maxDepth
+        self.rejectsDuplicates = rejectsDuplicates
     }
 
-    /// Parses one complete JSON document.
+    /// Parses one complete JSON document. With `rejectsDuplicates` false, an object that
+    /// names a member twice keeps both (only to read what else a refused request said).
     public static func parse(
         _ bytes: UnsafeRawBufferPointer,
-        maxDepth: Int = defaultMaxDepth
+        maxDepth: Int = defaultMaxDepth,
+        rejectsDuplicates: Bool = true
     ) throws(JSONParseError) -> JSONValue {
-        var parser = JSONParser(bytes: bytes, maxDepth: maxDepth)
+        var parser = JSONParser(bytes: bytes, maxDepth: maxDepth, rejectsDuplicates: rejectsDuplicates)
         parser.skipWhitespace()
         let value = try parser.parseValue(depth: 0)
         parser.skipWhitespace()
@@ -113,7 +119,9 @@ public struct JSONParser: ~Copyable {
             let key = try parseString()
             // A linear scan is fastest for the handful of members a request has; past that,
             // a set keeps a hostile object with thousands of members from costing O(n²).
-            if members.count < 8 {
+            if !rejectsDuplicates {
+                // Both kept.
+            } else if members.count < 8 {
                 for member in members where member.key == key {
                     throw JSONParseError(kind: .duplicateKey, message: "duplicate member \"\(key)\"", offset: keyOffset)
                 }

@@ -84,11 +84,21 @@ extension Request {
             value = try JSONParser.parse(line)
         } catch {
             switch error.kind {
-            case .duplicateKey: throw RequestError(.invalidRequest, error.message)
+            case .duplicateKey: throw RequestError(.invalidRequest, error.message, id: idDespiteDuplicates(line))
             case .syntax, .invalidUTF8, .tooDeep: throw RequestError(.invalidJSON, "\(error.message) at byte \(error.offset)")
             }
         }
         return try decode(value)
+    }
+
+    /// The `id` of a request refused for naming a member twice, so that the refusal carries
+    /// it as every other refusal of a request does: read from the line parsed again with
+    /// both members kept, when the request names `id` once and it is a valid id.
+    private static func idDespiteDuplicates(_ line: UnsafeRawBufferPointer) -> RequestID? {
+        guard case .object(let object)? = try? JSONParser.parse(line, rejectsDuplicates: false) else { return nil }
+        let ids = object.members.filter { $0.key == "id" }
+        guard ids.count == 1 else { return nil }
+        return RequestID(json: ids[0].value)
     }
 
     /// Decodes one line held in an array.
