@@ -897,6 +897,18 @@ def part_15():
         checks.check(hung_up and "closing a client that stopped reading" in daemon.log(), "a session holder that stopped reading is closed: %s after %.1f s" % (events, waited))
         pong, _ = reader.reply(reader.send("ping"))
         checks.check(pong["event"] == "pong", "a session holder that reads is kept past the timeout")
+        # helper-40: a client holding no session that writes a big batch before reading
+        # anything was closed as idle ("no request for N seconds"), and nothing was logged.
+        writer = Client(daemon.sock)
+        try:
+            writer.send_raw(b'{"op":"describe","form":"signup"}\n' * 20000)  # ~600 KB, none of the answers read
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        poller = select.poll()
+        poller.register(writer.sock, select.POLLRDHUP)
+        hung_up = any(e & (select.POLLHUP | select.POLLRDHUP) for _, e in poller.poll(15000))
+        checks.check(hung_up and daemon.log().count("closing a client that stopped reading") == 2,
+                     "a client without sessions that writes before it reads is closed as stuck, and logged: %s" % hung_up)
     finally:
         checks.check(daemon.stop() == 0, "daemon exits 0")
 

@@ -310,8 +310,14 @@ final class ConnectionHandler: ChannelDuplexHandler {
             if let stuck = output.outputStuckSince, stuck + timeout <= now {
                 shared.services.reporting.log.log(.notice, "closing a client that stopped reading", peer: principalKey, metadata: output.principal.logMetadata(pid: output.peer.pid, ["unread": "\(output.unreadBytes)"]))
                 end(.stuck(seconds: timeout.nanoseconds / 1_000_000_000))
-            } else if liveHolds.isEmpty, !state.awaitingReply, due <= now {
+            } else if liveHolds.isEmpty, !state.awaitingReply, due <= now, output.outputStuckSince == nil {
                 end(.idle(seconds: timeout.nanoseconds / 1_000_000_000))
+            } else if let stuck = output.outputStuckSince, liveHolds.isEmpty, !state.awaitingReply, due <= now {
+                // No request for a timeout because its answers are not read (the daemon
+                // stopped reading it): closed as stuck, and logged, when that is due —
+                // not as idle (helper-40's client, writing 600 KB before reading, was
+                // told "idle" and nothing was logged).
+                armIdleTimer(context: context, at: stuck)
             } else {
                 // Held sessions, or a request since: look again one timeout after the later of the two.
                 armIdleTimer(context: context, at: due > now ? lastRequest : now)
