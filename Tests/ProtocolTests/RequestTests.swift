@@ -43,6 +43,29 @@ struct RequestTests {
         }
     }
 
+    /// helper-41: a line with a duplicate and a JSON fault after it was invalid_request,
+    /// and invalid_json with the fault first: the code now does not depend on the order.
+    @Test("a line that names a member twice and is not JSON either is invalid_json, whichever comes first", arguments: [
+        #"{"op":"ping","id":28,"x":1,"x":2,"bad":tru}"#, #"{"op":"ping","id":28,"bad":tru,"x":1,"x":2}"#,
+        #"{"op":"ping","x":1,"x":2,}"#, "{\"op\":\"ping\",\"x\":1,\"x\":2,\"y\":\"\u{01}\"}",
+        #"{"op":"ping","x":1,"x":2,"deep":"# + String(repeating: "[", count: 40) + String(repeating: "]", count: 40) + "}",
+    ])
+    func duplicateAndInvalidJSON(_ text: String) {
+        #expect { try decode(text) } throws: { ($0 as? RequestError)?.code == .invalidJSON }
+    }
+
+    /// helper-41: names that Swift's String == calls equal (canonically equivalent) are two
+    /// names in JSON, compared by code point (RFC 8259): not duplicates; unknown, ignored.
+    @Test("canonically equivalent member names are different names", arguments: [
+        "{\"op\":\"ping\",\"id\":50,\"\u{212A}\":1,\"K\":2}", "{\"op\":\"ping\",\"id\":50,\"\u{037E}\":1,\";\":2}",
+        "{\"op\":\"ping\",\"id\":50,\"\u{E9}\":1,\"e\u{301}\":2}",
+        // Past the parser's linear scan (8 members): the set compares bytes too.
+        "{\"op\":\"ping\",\"id\":50,\"a\":1,\"b\":1,\"c\":1,\"d\":1,\"e\":1,\"f\":1,\"\u{212B}\":1,\"\u{C5}\":2}",
+    ])
+    func canonicalEquivalentsAreDistinct(_ text: String) throws {
+        #expect(try decode(text) == Request(id: .integer(50), .ping))
+    }
+
     @Test("encoding and decoding agree")
     func roundTrip() throws {
         let requests = [

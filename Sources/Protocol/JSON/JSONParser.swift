@@ -104,7 +104,7 @@ public struct JSONParser: ~Copyable {
         guard depth <= maxDepth else { throw error(.tooDeep, "nesting deeper than \(maxDepth) levels") }
         index += 1
         var members: [JSONObject.Member] = []
-        var seen: Set<String> = []
+        var seen: Set<[UInt8]> = []
         skipWhitespace()
         if current == UInt8(ascii: "}") {
             index += 1
@@ -119,15 +119,17 @@ public struct JSONParser: ~Copyable {
             let key = try parseString()
             // A linear scan is fastest for the handful of members a request has; past that,
             // a set keeps a hostile object with thousands of members from costing O(n²).
+            // Names are the same when their code points are (RFC 8259), not when Swift's
+            // String == calls them equal: K and the Kelvin sign K are two names (helper-41).
             if !rejectsDuplicates {
                 // Both kept.
             } else if members.count < 8 {
-                for member in members where member.key == key {
+                for member in members where member.key.utf8.elementsEqual(key.utf8) {
                     throw JSONParseError(kind: .duplicateKey, message: "duplicate member \"\(key)\"", offset: keyOffset)
                 }
             } else {
-                if seen.isEmpty { seen = Set(members.map(\.key)) }
-                guard seen.insert(key).inserted else {
+                if seen.isEmpty { seen = Set(members.map { Array($0.key.utf8) }) }
+                guard seen.insert(Array(key.utf8)).inserted else {
                     throw JSONParseError(kind: .duplicateKey, message: "duplicate member \"\(key)\"", offset: keyOffset)
                 }
             }

@@ -84,21 +84,28 @@ extension Request {
             value = try JSONParser.parse(line)
         } catch {
             switch error.kind {
-            case .duplicateKey: throw RequestError(.invalidRequest, error.message, id: idDespiteDuplicates(line))
+            case .duplicateKey: throw duplicateRefusal(error, line)
             case .syntax, .invalidUTF8, .tooDeep: throw RequestError(.invalidJSON, "\(error.message) at byte \(error.offset)")
             }
         }
         return try decode(value)
     }
 
-    /// The `id` of a request refused for naming a member twice, so that the refusal carries
-    /// it as every other refusal of a request does: read from the line parsed again with
-    /// both members kept, when the request names `id` once and it is a valid id.
-    private static func idDespiteDuplicates(_ line: UnsafeRawBufferPointer) -> RequestID? {
-        guard case .object(let object)? = try? JSONParser.parse(line, rejectsDuplicates: false) else { return nil }
-        let ids = object.members.filter { $0.key == "id" }
-        guard ids.count == 1 else { return nil }
-        return RequestID(json: ids[0].value)
+    /// The refusal of a line that names a member twice, read again with both members kept:
+    /// `invalid_json` when the rest of the line is not JSON either (whatever the order of the
+    /// two faults: helper-41), else `invalid_request` with the request's `id` as every
+    /// other refusal of a request carries it (helper-40), when it names `id` once and that
+    /// is a valid id.
+    private static func duplicateRefusal(_ duplicate: JSONParseError, _ line: UnsafeRawBufferPointer) -> RequestError {
+        let value: JSONValue
+        do {
+            value = try JSONParser.parse(line, rejectsDuplicates: false)
+        } catch {
+            return RequestError(.invalidJSON, "\(error.message) at byte \(error.offset)")
+        }
+        guard case .object(let object) = value else { return RequestError(.invalidRequest, duplicate.message) }
+        let ids = object.members.filter { $0.key.utf8.elementsEqual("id".utf8) }
+        return RequestError(.invalidRequest, duplicate.message, id: ids.count == 1 ? RequestID(json: ids[0].value) : nil)
     }
 
     /// Decodes one line held in an array.
