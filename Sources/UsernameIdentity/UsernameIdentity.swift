@@ -40,8 +40,8 @@ public enum UsernameRejection: Error, Sendable, Equatable {
     /// or U+0640 ARABIC TATWEEL.
     case invalidCharacters
     /// A Default_Ignorable_Code_Point (Hangul fillers, zero-width characters, bidi
-    /// controls, variation selectors, soft hyphen, ...), or a nonspacing mark repeated in
-    /// a row (which shows as one).
+    /// controls, variation selectors, soft hyphen, ...), or the same nonspacing mark twice
+    /// on one letter (which shows as one).
     case invisibleCharacters
     /// No letter other than modifier letters (Lu Ll Lt Lo) and no decimal digit: ʼʼ, ๆๆ.
     case noLetter
@@ -120,8 +120,8 @@ public enum Usernames {
         switch ICU.spoofCheck(key) {
         case 0: break
         case ..<0: return .failure(.unavailable)
-        // A nonspacing mark twice in a row (x + ◌́ + ◌́ shows as xé): invisible, not a mix of
-        // scripts (helper-40 was told "mixes scripts").
+        // The same nonspacing mark twice on one letter (x + ◌́ + ◌́ shows as xé): invisible,
+        // not a mix of scripts (helper-40 was told "mixes scripts").
         case let bits where bits & Int32(SIGNUPD_SPOOF_INVISIBLE) != 0: return .failure(.invisibleCharacters)
         default: return .failure(.mixedScripts)
         }

@@ -312,15 +312,15 @@ final class ConnectionHandler: ChannelDuplexHandler {
                 end(.stuck(seconds: timeout.nanoseconds / 1_000_000_000))
             } else if liveHolds.isEmpty, !state.awaitingReply, due <= now, output.outputStuckSince == nil {
                 end(.idle(seconds: timeout.nanoseconds / 1_000_000_000))
-            } else if let stuck = output.outputStuckSince, liveHolds.isEmpty, !state.awaitingReply, due <= now {
-                // No request for a timeout because its answers are not read (the daemon
-                // stopped reading it): closed as stuck, and logged, when that is due —
-                // not as idle (helper-40's client, writing 600 KB before reading, was
-                // told "idle" and nothing was logged).
-                armIdleTimer(context: context, at: stuck)
             } else {
-                // Held sessions, or a request since: look again one timeout after the later of the two.
-                armIdleTimer(context: context, at: due > now ? lastRequest : now)
+                // Held sessions, or a request since: look again one timeout after the later
+                // of the two — or, while its answers are unread, when the stuck close is due
+                // (one timeout after output last moved), whichever is first. Unread answers
+                // make it stuck, not idle: helper-40's client, writing 600 KB before reading,
+                // was told "idle" and nothing was logged, and helper-41's, holding a session,
+                // was closed only after twice the timeout.
+                let next = due > now ? lastRequest : now
+                armIdleTimer(context: context, at: output.outputStuckSince.map { min($0, next) } ?? next)
             }
         }
     }
