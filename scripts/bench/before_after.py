@@ -36,10 +36,7 @@ p.add_argument("--after-args", default="")
 p.add_argument("--scrape", type=float, default=0)
 args = p.parse_args()
 work = tempfile.mkdtemp(prefix="signupd-ba-")
-# As scripts/bench/run.py: one uid's load, the per-uid budgets lifted.
-FAST_ARGS = ["--max-connections-per-user", "20000", "--max-connections", "20000", "--idle-exit", "0",
-             "--availability-checks-per-second", "1000000", "--availability-checks-per-session-per-second", "1000000",
-             "--max-queued-hashes-per-user", "1000", "--max-queued-hashes", "1000", "--idle-connection-timeout", "0"]
+from bench_args import FAST_ARGS  # the per-uid budgets lifted (bench_args.py)
 
 
 def wait_connectable(path, timeout=30):

@@ -46,11 +46,7 @@ sys.dont_write_bytecode = True  # importing Tests/robustness/harness.py leaves n
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 
-# From scripts/bench/run.py: the load comes from one uid, so lift the per-uid budgets
-# (connections, availability answers, queued hashes) that protect other users.
-FAST_ARGS = ["--max-connections-per-user", "20000", "--max-connections", "20000", "--idle-exit", "0",
-             "--availability-checks-per-second", "1000000", "--availability-checks-per-session-per-second", "1000000",
-             "--max-queued-hashes-per-user", "1000", "--max-queued-hashes", "1000", "--idle-connection-timeout", "0"]
+from bench_args import FAST_ARGS  # the per-uid budgets lifted (bench_args.py)
 CHEAP_HASH = ["--argon2-ops", "1", "--argon2-memory-kib", "8192"]
 
 # The metrics signupd exposes (Sources/SignupDaemon/Metrics/DaemonMetrics.swift), with their labels.

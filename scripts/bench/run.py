@@ -33,11 +33,7 @@ p.add_argument("--memory-return", help="Tests/robustness/memory_return.py: adds 
 args = p.parse_args()
 HERE = os.path.dirname(os.path.abspath(__file__))
 work = tempfile.mkdtemp(prefix="signupd-bench-")
-# The load comes from one uid: lift the per-uid budgets (connections, availability answers,
-# queued hashes) that protect other users, so that the daemon's own speed is measured.
-FAST_ARGS = ["--max-connections-per-user", "20000", "--max-connections", "20000", "--idle-exit", "0",
-             "--availability-checks-per-second", "1000000", "--availability-checks-per-session-per-second", "1000000",
-             "--max-queued-hashes-per-user", "1000", "--max-queued-hashes", "1000", "--idle-connection-timeout", "0"]
+from bench_args import FAST_ARGS  # the per-uid budgets lifted (bench_args.py)
 
 
 def log(*a):
