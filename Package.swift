@@ -95,7 +95,8 @@ let package = Package(
             dependencies: [
                 "SignupProtocol", "FormEngine", "UsernameIdentity", "UnixIO", "CSystemd", "CSodium", "CPWQuality", "CPhoneLibrary",
                 nio("NIOCore"), nio("NIOPosix"), nio("NIOHTTP1"), nio("NIOConcurrencyHelpers"),
-                product("ArgumentParser", of: "swift-argument-parser"),
+                // No swift-argument-parser: its reflection was 3.3 ms of every cold start
+                // (Config/CommandLine/; issue 29). signupctl and signupd-web keep it.
                 product("Logging", of: "swift-log"),
                 product("ServiceLifecycle", of: "swift-service-lifecycle"),
                 // SIGHUP (reload) as an async sequence.

@@ -2,7 +2,7 @@
 """Writes a man page (mdoc) for a command from its own argument parser.
 
 The command's `--experimental-dump-help` (swift-argument-parser's description of every
-subcommand, option and help text) gives NAME, SYNOPSIS, DESCRIPTION, OPTIONS and
+subcommand, option and help text; signupd's own parser writes the same members) gives NAME, SYNOPSIS, DESCRIPTION, OPTIONS and
 COMMANDS; a hand-written fragment adds what a parser does not know (EXIT STATUS, FILES,
 ENVIRONMENT, SEE ALSO). Same output as the parser's generate-manual plugin in spirit,
 without building the plugin's tool in every package build.

@@ -1,4 +1,3 @@
-import ArgumentParser
 import CSystemd
 import FormEngine
 import Logging
@@ -6,6 +5,7 @@ import NIOCore
 import NIOPosix
 import SignupProtocol
 import ServiceLifecycle
+import UnixIO
 import UsernameIdentity
 
 #if canImport(Glibc)
@@ -13,59 +13,118 @@ import Glibc
 #endif
 
 /// `signupd`: the form-session daemon. Its `@main` entry is the `signupd` target's.
-public struct SignupDaemonCommand: AsyncParsableCommand {
-    public static let configuration = CommandConfiguration(
-        commandName: "signupd",
-        abstract: "Serve sign-up and login form sessions over a Unix socket (protocol signup/1).",
-        discussion: """
-            Clients connect to the socket, open a form session and send what the user types; \
-            signupd validates every field as it changes, decides when submit is enabled, runs \
-            the signup or login against its account store, and streams every change back as \
-            newline-delimited JSON (signupd-protocol(7); PROTOCOL.md in /usr/share/doc/signupd).
+public struct SignupDaemonCommand: CommandLineCommand, Sendable {
+    static let commandName = "signupd"
+    static let abstract = "Serve sign-up and login form sessions over a Unix socket (protocol signup/1)."
+    static let discussion = """
+        Clients connect to the socket, open a form session and send what the user types; \
+        signupd validates every field as it changes, decides when submit is enabled, runs \
+        the signup or login against its account store, and streams every change back as \
+        newline-delimited JSON (signupd-protocol(7); PROTOCOL.md in /usr/share/doc/signupd).
 
-            Under systemd it takes its listening socket from socket activation (signupd.socket) \
-            and reports readiness and status with sd_notify. Run by hand, it binds --socket itself.
-            """,
-        version: signupdVersion
-    )
+        Under systemd it takes its listening socket from socket activation (signupd.socket) \
+        and reports readiness and status with sd_notify. Run by hand, it binds --socket itself.
+        """
+    static let version = signupdVersion
 
-    @OptionGroup(title: "Socket and store") var paths: PathOptions
-    @OptionGroup(title: "PostgreSQL store") var postgres: PostgresOptions
-    @OptionGroup(title: "Availability check") var availability: AvailabilityOptions
-    @OptionGroup(title: "Limits") var limits: LimitOptions
-    @OptionGroup(title: "Passwords and tokens") var security: SecurityOptions
-    @OptionGroup(title: "Front ends and resuming") var frontEnds: FrontEndOptions
+    /// Every option, in the order and sections `--help` lists them.
+    static var options: [CommandLineOption<Self>] {
+        PathOptions.options.map { $0.lifted(\.paths, section: "Socket and store") }
+            + PostgresOptions.options.map { $0.lifted(\.postgres, section: "PostgreSQL store") }
+            + AvailabilityOptions.options.map { $0.lifted(\.availability, section: "Availability check") }
+            + LimitOptions.options.map { $0.lifted(\.limits, section: "Limits") }
+            + SecurityOptions.options.map { $0.lifted(\.security, section: "Passwords and tokens") }
+            + FrontEndOptions.options.map { $0.lifted(\.frontEnds, section: "Front ends and resuming") }
+            + [
+                .option("idle-exit", \.idleExit, valueName: "seconds", help: "Seconds without any connection after which to exit (0: never). Default: 60 under socket activation, 0 by hand."),
+                .option("threads", \.threads, valueName: "n", help: "Event loop threads (default: the number of CPUs signupd may run on)."),
+                .option("pin-event-loops", \.pinEventLoops, valueName: "auto|no", help: "Pin each event loop thread to a CPU of its own: auto (when there is one loop per CPU signupd may run on) or no."),
+                .option("log-level", \.logLevel, valueName: "level", completion: .words(Logger.Level.allCases.map(\.rawValue)), help: "Log level: trace, debug, info, notice, warning, error, critical."),
+            ]
+            + FormOptions.options.map { $0.lifted(\.forms, section: "Forms and messages") }
+            + OperatorOptions.options.map { $0.lifted(\.operators, section: "Metrics and administration") }
+    }
 
-    @Option(help: ArgumentHelp("Seconds without any connection after which to exit (0: never). Default: 60 under socket activation, 0 by hand.", valueName: "seconds"))
+    var paths = PathOptions()
+    var postgres = PostgresOptions()
+    var availability = AvailabilityOptions()
+    var limits = LimitOptions()
+    var security = SecurityOptions()
+    var frontEnds = FrontEndOptions()
     var idleExit: Int?
-
-    @Option(help: ArgumentHelp("Event loop threads (default: the number of CPUs signupd may run on).", valueName: "n"))
     var threads: Int?
+    var pinEventLoops = "auto"
+    var logLevel = "info"
+    var forms = FormOptions()
+    var operators = OperatorOptions()
 
-    @Option(help: ArgumentHelp("Pin each event loop thread to a CPU of its own: auto (when there is one loop per CPU signupd may run on) or no.", valueName: "auto|no"))
-    var pinEventLoops: String = "auto"
+    init() {}
 
-    @Option(help: ArgumentHelp("Log level: trace, debug, info, notice, warning, error, critical.", valueName: "level"))
-    var logLevel: String = "info"
+    /// Parses the command line, checks it, and runs: the process's exit status follows from
+    /// how (0; 64 for a usage error, with the usage; 1 for a start that failed, said why).
+    public static func main() async {
+        var standardError = StandardError()
+        let command: Self
+        do {
+            switch try parse(Array(CommandLine.arguments.dropFirst())) {
+            case .help: exit(print: helpText, status: 0)
+            case .version: exit(print: version + "\n", status: 0)
+            case .dumpHelp: exit(print: dumpHelpJSON, status: 0)
+            case .completionScript(let shell): exit(print: completionScript(for: shell), status: 0)
+            case .run(let parsed):
+                try parsed.validate()
+                command = parsed
+            }
+        } catch {
+            exit(usageError: error)
+        }
+        do {
+            try await command.run()
+        } catch let error as UsageError {
+            exit(usageError: error)
+        } catch let status as ExitStatus {
+            Glibc.exit(status.code)
+        } catch {
+            print("Error: \(error)", to: &standardError)
+            Glibc.exit(1)
+        }
+        Glibc.exit(0)
+    }
 
-    @OptionGroup(title: "Forms and messages") var forms: FormOptions
-    @OptionGroup(title: "Metrics and administration") var operators: OperatorOptions
+    private static func exit(print text: String, status: Int32) -> Never {
+        UnixIO.writeAll(1, Array(text.utf8))
+        Glibc.exit(status)
+    }
 
-    public init() {}
+    private static func exit(usageError error: any Error) -> Never {
+        var standardError = StandardError()
+        var text = "Error: \(error)\n"
+        if let usage = error as? UsageError, let help = usage.optionHelp { text += "Help:  \(help)\n" }
+        print(text + usage, to: &standardError)
+        Glibc.exit(UsageError.exitStatus)
+    }
 
-    public func validate() throws {
+    /// Every option group's checks, then those between groups.
+    func validate() throws {
+        try paths.validate()
+        try postgres.validate()
+        try availability.validate()
+        try limits.validate()
+        try security.validate()
+        try frontEnds.validate()
+        try operators.validate()
         guard Logger.Level(rawValue: logLevel) != nil else {
-            throw ValidationError("unknown --log-level \"\(logLevel)\"; one of: \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", "))")
+            throw UsageError("unknown --log-level \"\(logLevel)\"; one of: \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", "))")
         }
         if let threads { try checkRange("--threads", threads, 1...256) }
         guard EventLoopPinning(rawValue: pinEventLoops) != nil else {
-            throw ValidationError("unknown --pin-event-loops \"\(pinEventLoops)\"; one of: \(EventLoopPinning.allCases.map(\.rawValue).joined(separator: ", "))")
+            throw UsageError("unknown --pin-event-loops \"\(pinEventLoops)\"; one of: \(EventLoopPinning.allCases.map(\.rawValue).joined(separator: ", "))")
         }
         if let idleExit { try checkRange("--idle-exit", idleExit, 0...31_536_000) }
         try postgres.checkOnlyWithPostgres(database: paths.database)
     }
 
-    public func run() async throws {
+    func run() async throws {
         if forms.checkConfig {
             // Like sshd -t and nginx -t: read everything, say what is wrong, start nothing.
             switch forms.directories.load() {
@@ -85,7 +144,7 @@ public struct SignupDaemonCommand: AsyncParsableCommand {
                 var stderr = StandardError()
                 for error in errors.errors { print(error.description, to: &stderr) }
                 print("signupd: configuration has \(errors.errors.count) error\(errors.errors.count == 1 ? "" : "s")", to: &stderr)
-                throw ExitCode(1)
+                throw ExitStatus(1)
             }
         }
         let level = Logger.Level(rawValue: logLevel) ?? .info
@@ -104,10 +163,10 @@ public struct SignupDaemonCommand: AsyncParsableCommand {
             try await serve(logger: logger)
         } catch let error as DaemonError {
             Self.startFailed("cannot start: \(error)", logger: logger)
-            throw ExitCode(1)
+            throw ExitStatus(1)
         } catch AccountStoreError.unavailable(let reason) {
             Self.startFailed("cannot open the account store: \(reason)", logger: logger)
-            throw ExitCode(1)
+            throw ExitStatus(1)
         }
     }
 
@@ -241,7 +300,7 @@ public struct SignupDaemonCommand: AsyncParsableCommand {
         try await group.shutdownGracefully()
         // STOPPING=1 and the last status reach systemd (if it reads) before the exit.
         notifier.waitUntilSent(atMost: .seconds(1))
-        if server.handedOver { throw ExitCode(SignupServer.handedOverExitStatus) }
+        if server.handedOver { throw ExitStatus(SignupServer.handedOverExitStatus) }
     }
 
     private func makeConfiguration(inherited: (fd: Int32, name: String)?) throws -> DaemonConfiguration {

@@ -1,44 +1,43 @@
-import ArgumentParser
 import FormEngine
 import UnixIO
 
 /// Where signupd listens and keeps its accounts.
-struct PathOptions: ParsableArguments {
-    @Option(help: ArgumentHelp(
-        "Socket to bind when not socket-activated. Default: $SIGNUPD_SOCKET, $RUNTIME_DIRECTORY/signupd.sock, $XDG_RUNTIME_DIR/signupd.sock, or /run/signupd/signupd.sock for root. Its directory must exist and be safe (owned by root or you, not writable by others).",
-        valueName: "path"))
+struct PathOptions {
+    /// Its options: names, help and the field each sets (CommandLineOption).
+    static var options: [CommandLineOption<Self>] {
+        [
+            .option("socket", \.socket, valueName: "path", help: "Socket to bind when not socket-activated. Default: $SIGNUPD_SOCKET, $RUNTIME_DIRECTORY/signupd.sock, $XDG_RUNTIME_DIR/signupd.sock, or /run/signupd/signupd.sock for root. Its directory must exist and be safe (owned by root or you, not writable by others)."),
+            .option("socket-mode", \.socketMode, valueName: "mode", help: "Permissions of a socket signupd binds itself, in octal."),
+            .option("database", \.database, valueName: "path", help: "SQLite database of accounts, :memory: for a throwaway store, or postgresql://user@host:port/database?sslmode=… for a PostgreSQL database shared by several hosts (PGHOST, PGPORT, PGUSER, PGDATABASE, PGSSLMODE, PGSSLROOTCERT fill in what the URL leaves out). Default: $STATE_DIRECTORY/accounts.sqlite, or /var/lib/signupd/accounts.sqlite for root, ~/.local/state/signupd/accounts.sqlite otherwise (created 0700 when missing). A path given here must be in an existing, safe directory; its files are made 0600."),
+        ]
+    }
+
     var socket: String?
-
-    @Option(help: ArgumentHelp("Permissions of a socket signupd binds itself, in octal.", valueName: "mode"))
     var socketMode: String = "0660"
-
-    @Option(help: ArgumentHelp(
-        "SQLite database of accounts, :memory: for a throwaway store, or postgresql://user@host:port/database?sslmode=… for a PostgreSQL database shared by several hosts (PGHOST, PGPORT, PGUSER, PGDATABASE, PGSSLMODE, PGSSLROOTCERT fill in what the URL leaves out). Default: $STATE_DIRECTORY/accounts.sqlite, or /var/lib/signupd/accounts.sqlite for root, ~/.local/state/signupd/accounts.sqlite otherwise (created 0700 when missing). A path given here must be in an existing, safe directory; its files are made 0600.",
-        valueName: "path"))
     var database: String?
 
     var socketModeValue: UInt32 { UInt32(socketMode, radix: 8) ?? 0o660 }
 
     func validate() throws {
         guard let mode = UInt32(socketMode, radix: 8), mode <= 0o777 else {
-            throw ValidationError("--socket-mode must be an octal mode such as 0660")
+            throw UsageError("--socket-mode must be an octal mode such as 0660")
         }
     }
 }
 
 /// The optional outside availability check.
-struct AvailabilityOptions: ParsableArguments {
-    @Option(help: ArgumentHelp(
-        "HTTP service asked whether a name is free, e.g. http://127.0.0.1:8080/users/{key} or https://users.example.org/users/{key}: {username} is the name in NFC as typed, {key} its identity key (case-folded, NFKC); 404 means available, 2xx taken, anything else an error. https:// verifies the service's certificate for the URL's host against the system's trust store (or --availability-ca-file).",
-        valueName: "template"))
+struct AvailabilityOptions {
+    /// Its options: names, help and the field each sets (CommandLineOption).
+    static var options: [CommandLineOption<Self>] {
+        [
+            .option("availability-url", \.availabilityURL, valueName: "template", help: "HTTP service asked whether a name is free, e.g. http://127.0.0.1:8080/users/{key} or https://users.example.org/users/{key}: {username} is the name in NFC as typed, {key} its identity key (case-folded, NFKC); 404 means available, 2xx taken, anything else an error. https:// verifies the service's certificate for the URL's host against the system's trust store (or --availability-ca-file)."),
+            .option("availability-ca-file", \.availabilityCAFile, valueName: "path", help: "With an https:// --availability-url: PEM file of the CA certificates the service's certificate must chain to, instead of the system's trust store (/etc/ssl/certs). Read once at start; under the packaged service keep it in /etc/signupd."),
+            .option("availability-timeout", \.availabilityTimeout, valueName: "seconds", help: "Seconds an availability check may take before it counts as \"Error contacting server\". (default: \(seconds(DaemonTuning.standard.availabilityTimeout)))"),
+        ]
+    }
+
     var availabilityURL: String?
-
-    @Option(help: ArgumentHelp(
-        "With an https:// --availability-url: PEM file of the CA certificates the service's certificate must chain to, instead of the system's trust store (/etc/ssl/certs). Read once at start; under the packaged service keep it in /etc/signupd.",
-        valueName: "path"))
     var availabilityCAFile: String?
-
-    @Option(help: ArgumentHelp("Seconds an availability check may take before it counts as \"Error contacting server\". (default: \(seconds(DaemonTuning.standard.availabilityTimeout)))", valueName: "seconds"))
     var availabilityTimeout: Double?
 
     /// The timeout given, over the default.
@@ -47,58 +46,50 @@ struct AvailabilityOptions: ParsableArguments {
     }
 
     func validate() throws {
-        if let availabilityTimeout, !(availabilityTimeout > 0 && availabilityTimeout <= 60) { throw ValidationError("--availability-timeout must be in (0, 60]") }
+        if let availabilityTimeout, !(availabilityTimeout > 0 && availabilityTimeout <= 60) { throw UsageError("--availability-timeout must be in (0, 60]") }
         if availabilityCAFile != nil, !(availabilityURL?.lowercased().hasPrefix("https://") ?? false) {
-            throw ValidationError("--availability-ca-file is for an https:// --availability-url")
+            throw UsageError("--availability-ca-file is for an https:// --availability-url")
         }
         if let availabilityURL {
             // A usage error (exit 64) that never repeats the URL: it may hold a password.
-            do { _ = try AvailabilityURLTemplate(availabilityURL) } catch { throw ValidationError("--availability-url: \(error)") }
+            do { _ = try AvailabilityURLTemplate(availabilityURL) } catch { throw UsageError("--availability-url: \(error)") }
         }
     }
 }
 
 /// Resource limits; each is announced or documented.
-struct LimitOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("Longest request line accepted, in bytes. (default: \(DaemonTuning.standard.limits.maxLineBytes))", valueName: "bytes"))
+struct LimitOptions {
+    /// Its options: names, help and the field each sets (CommandLineOption).
+    static var options: [CommandLineOption<Self>] {
+        [
+            .option("max-line-bytes", \.maxLineBytes, valueName: "bytes", help: "Longest request line accepted, in bytes. (default: \(DaemonTuning.standard.limits.maxLineBytes))"),
+            .option("max-connections", \.maxConnections, valueName: "n", help: "Connections served at once, in total. (default: \(DaemonTuning.standard.maxConnections))"),
+            .option("max-connections-per-user", \.maxConnectionsPerUser, valueName: "n", help: "Connections served at once per peer uid (at most --max-connections; the default, a sixteenth of the total, leaves room for other users). (default: \(DaemonTuning.standard.maxConnectionsPerUID))"),
+            .option("max-connects-per-user-per-second", \.maxConnectsPerUserPerSecond, valueName: "n", help: "New connections per peer uid per second (bursts of twice that); past it a connection is refused at once with rate_limited and bye. Root and the daemon's own uid are not limited (they can stop the daemon anyway); 0: no limit. (default: \(DaemonTuning.standard.connectsPerUIDPerSecond ?? 0))"),
+            .option("idle-connection-timeout", \.idleConnectionTimeout, valueName: "seconds", help: "Seconds a connection holding no session may stay without a request before it is closed with bye; also how long any connection's pending answers may stay unread before it is closed as stuck (0: never either). (default: \(DaemonTuning.standard.idleConnectionSeconds ?? 0))"),
+            .option("session-idle-timeout", \.sessionIdleTimeout, valueName: "seconds", help: "Seconds a session may go without a request before it is closed, with a closed event naming why, even while its connection lives (0: never). (default: \(DaemonTuning.standard.sessionIdleSeconds ?? 0))"),
+            .option("availability-checks-per-second", \.availabilityChecksPerSecond, valueName: "n", help: "Username availability checks per peer uid per second, over all its sessions (bursts of twice that); past it checks are delayed, not refused. Raise it for a web bridge serving many people under one uid. (default: \(DaemonTuning.standard.availabilityChecksPerUIDPerSecond))"),
+            .option("availability-checks-per-session-per-second", \.availabilityChecksPerSessionPerSecond, valueName: "n", help: "Username availability checks per session per second (bursts of twice that). (default: \(DaemonTuning.standard.availabilityChecksPerSessionPerSecond))"),
+            .option("max-sessions-per-connection", \.maxSessionsPerConnection, valueName: "n", help: "Sessions one connection may hold. (default: \(DaemonTuning.standard.limits.maxSessionsPerConnection))"),
+            .option("max-output-bytes", \.maxOutputBytes, valueName: "bytes", help: "Unread output buffered for a client before it is dropped as a slow consumer. (default: \(DaemonTuning.standard.limits.maxOutputBytes))"),
+            .option("max-buffered-bytes", \.maxBufferedBytes, valueName: "bytes", help: "Memory held for all clients together: request bytes read but not handled yet (partial lines, lines waiting) plus answers not read yet. Past it, connections are closed with bye: the biggest of the uid (or person behind a front end) holding the most in all, again and again, until the total is three quarters of this or less; a uid holding under 4 KiB in all never is. --max-total-output-bytes is an older name. (default: \(DaemonTuning.standard.maxBufferedBytes))", alias: ["max-total-output-bytes"]),
+            .option("max-expensive-requests-per-second", \.maxExpensiveRequestsPerSecond, valueName: "n", help: "open, attach, submit, sessions, locale and describe requests per connection per second (bursts of twice that). (default: \(DaemonTuning.standard.expensiveRequestsPerSecond))"),
+            .option("max-token-checks-per-second", \.maxTokenChecksPerSecond, valueName: "n", help: "verify and logout requests per connection per second (bursts of twice that): a front end checks a token on every page it serves. (default: \(DaemonTuning.standard.tokenChecksPerSecond))"),
+        ]
+    }
+
     var maxLineBytes: Int?
-
-    @Option(help: ArgumentHelp("Connections served at once, in total. (default: \(DaemonTuning.standard.maxConnections))", valueName: "n"))
     var maxConnections: Int?
-
-    @Option(help: ArgumentHelp("Connections served at once per peer uid (at most --max-connections; the default, a sixteenth of the total, leaves room for other users). (default: \(DaemonTuning.standard.maxConnectionsPerUID))", valueName: "n"))
     var maxConnectionsPerUser: Int?
-
-    @Option(help: ArgumentHelp("New connections per peer uid per second (bursts of twice that); past it a connection is refused at once with rate_limited and bye. Root and the daemon's own uid are not limited (they can stop the daemon anyway); 0: no limit. (default: \(DaemonTuning.standard.connectsPerUIDPerSecond ?? 0))", valueName: "n"))
     var maxConnectsPerUserPerSecond: Int?
-
-    @Option(help: ArgumentHelp("Seconds a connection holding no session may stay without a request before it is closed with bye; also how long any connection's pending answers may stay unread before it is closed as stuck (0: never either). (default: \(DaemonTuning.standard.idleConnectionSeconds ?? 0))", valueName: "seconds"))
     var idleConnectionTimeout: Int?
-
-    @Option(help: ArgumentHelp("Seconds a session may go without a request before it is closed, with a closed event naming why, even while its connection lives (0: never). (default: \(DaemonTuning.standard.sessionIdleSeconds ?? 0))", valueName: "seconds"))
     var sessionIdleTimeout: Int?
-
-    @Option(help: ArgumentHelp("Username availability checks per peer uid per second, over all its sessions (bursts of twice that); past it checks are delayed, not refused. Raise it for a web bridge serving many people under one uid. (default: \(DaemonTuning.standard.availabilityChecksPerUIDPerSecond))", valueName: "n"))
     var availabilityChecksPerSecond: Int?
-
-    @Option(help: ArgumentHelp("Username availability checks per session per second (bursts of twice that). (default: \(DaemonTuning.standard.availabilityChecksPerSessionPerSecond))", valueName: "n"))
     var availabilityChecksPerSessionPerSecond: Int?
-
-    @Option(help: ArgumentHelp("Sessions one connection may hold. (default: \(DaemonTuning.standard.limits.maxSessionsPerConnection))", valueName: "n"))
     var maxSessionsPerConnection: Int?
-
-    @Option(help: ArgumentHelp("Unread output buffered for a client before it is dropped as a slow consumer. (default: \(DaemonTuning.standard.limits.maxOutputBytes))", valueName: "bytes"))
     var maxOutputBytes: Int?
-
-    @Option(name: [.customLong("max-buffered-bytes"), .customLong("max-total-output-bytes")], help: ArgumentHelp(
-        "Memory held for all clients together: request bytes read but not handled yet (partial lines, lines waiting) plus answers not read yet. Past it, connections are closed with bye: the biggest of the uid (or person behind a front end) holding the most in all, again and again, until the total is three quarters of this or less; a uid holding under 4 KiB in all never is. --max-total-output-bytes is an older name. (default: \(DaemonTuning.standard.maxBufferedBytes))",
-        valueName: "bytes"))
     var maxBufferedBytes: Int?
-
-    @Option(help: ArgumentHelp("open, attach, submit, sessions, locale and describe requests per connection per second (bursts of twice that). (default: \(DaemonTuning.standard.expensiveRequestsPerSecond))", valueName: "n"))
     var maxExpensiveRequestsPerSecond: Int?
-
-    @Option(help: ArgumentHelp("verify and logout requests per connection per second (bursts of twice that): a front end checks a token on every page it serves. (default: \(DaemonTuning.standard.tokenChecksPerSecond))", valueName: "n"))
     var maxTokenChecksPerSecond: Int?
 
     /// The limits given, over the defaults (0 turns a rate or a timeout off).
@@ -141,38 +132,34 @@ struct LimitOptions: ParsableArguments {
 }
 
 /// Front ends that speak for their people (`client` op) and resuming sessions.
-struct FrontEndOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("Group whose members are trusted front ends: they may name the end client each connection speaks for ({\"op\":\"client\"}), and every per-user limit then counts that client. The Debian package creates signupd-bridges (empty) and names it. Membership is the peer process's, primary or supplementary, when it connects.", valueName: "group"))
+struct FrontEndOptions {
+    /// Its options: names, help and the field each sets (CommandLineOption).
+    static var options: [CommandLineOption<Self>] {
+        [
+            .option("trusted-bridge-group", \.trustedBridgeGroup, valueName: "group", help: "Group whose members are trusted front ends: they may name the end client each connection speaks for ({\"op\":\"client\"}), and every per-user limit then counts that client. The Debian package creates signupd-bridges (empty) and names it. Membership is the peer process's, primary or supplementary, when it connects."),
+            .repeating("trusted-bridge-uid", \.trustedBridgeUid, valueName: "user", help: "A uid (or user name) trusted as a front end, like members of --trusted-bridge-group; may be repeated."),
+            .option("max-connections-per-client", \.maxConnectionsPerClient, valueName: "n", help: "Connections one client of a trusted front end may hold. (default: \(DaemonTuning.standard.maxConnectionsPerClient))"),
+            .option("max-connections-per-bridge", \.maxConnectionsPerBridge, valueName: "n", help: "Connections a trusted front end's uid may hold in all, for all its clients: its site-wide ceiling. (default: \(DaemonTuning.standard.maxConnectionsPerBridge))"),
+            .option("resume-grace", \.resumeGrace, valueName: "seconds", help: "Seconds a session whose connection dropped is kept for {\"op\":\"resume\"} with the secret its opened event carried (0: it ends with its connection). (default: \(DaemonTuning.standard.resumeGraceSeconds ?? 0))"),
+            .option("max-resumable-sessions-per-user", \.maxResumableSessionsPerUser, valueName: "n", help: "Sessions of one user (uid, or front-end client) waiting for resume at once; past it the oldest waiting one ends (closed: abandoned). (default: \(DaemonTuning.standard.maxResumableSessionsPerUser))"),
+            .option("max-carried-connections", \.maxCarriedConnections, valueName: "n", help: "Connections carried across a restart (systemd's file descriptor store), all users together, 1 to 65536; signupd.service's FileDescriptorStoreMax= (4097) must be larger: raise it in the same drop-in. When they are all taken, a user holding fewer takes a place from the user holding the most (its least recently used connection), then a connection idle for \(DaemonTuning.standard.carryIdleSeconds / 60) minutes gives its place. (default: \(DaemonTuning.standard.maxCarriedConnections))"),
+            .option("max-handover-bytes", \.maxHandoverBytes, valueName: "bytes", help: "Bytes the state handed to the next process at a restart may have (sessions and what carried connections have in flight), 1 MiB to 1 GiB - 1 MiB. Past it, each user keeps a fair share of its sessions and of its connections' bytes in flight; the other sessions end with a closed event, the other connections get bye restarted. (default: \(DaemonTuning.standard.maxHandoverBytes))"),
+            .option("max-views-per-session", \.maxViewsPerSession, valueName: "n", help: "Connections that may attach to one session besides the one that opened it, 0 to 1024; an attach past it is refused (limit_exceeded). Every change of a session is written to each. (default: \(DaemonTuning.standard.maxViewsPerSession))"),
+            .option("max-session-bytes", \.maxSessionBytes, valueName: "bytes", help: "Memory all sessions together may hold, 1 MiB to 64 GiB: 4 KiB for each session plus its values' bytes, reserved in 4 KiB steps. Each user (uid, or front end's client) may always hold 64 KiB and never more than half of this; past three quarters of it, a user over its equal share is refused new sessions and longer values (limit_exceeded), and everyone is at this limit. (default: \(DaemonTuning.standard.maxSessionBytes))"),
+            .option("login-backstop-per-hour", \.loginBackstopPerHour, valueName: "n", help: "Failed logins for one name from all front-end clients together in an hour before clients that never logged in to that name are refused (clients that did keep their own allowance). (default: \(DaemonTuning.standard.loginBackstopPerHour))"),
+        ]
+    }
+
     var trustedBridgeGroup: String?
-
-    @Option(help: ArgumentHelp("A uid (or user name) trusted as a front end, like members of --trusted-bridge-group; may be repeated.", valueName: "user"))
     var trustedBridgeUid: [String] = []
-
-    @Option(help: ArgumentHelp("Connections one client of a trusted front end may hold. (default: \(DaemonTuning.standard.maxConnectionsPerClient))", valueName: "n"))
     var maxConnectionsPerClient: Int?
-
-    @Option(help: ArgumentHelp("Connections a trusted front end's uid may hold in all, for all its clients: its site-wide ceiling. (default: \(DaemonTuning.standard.maxConnectionsPerBridge))", valueName: "n"))
     var maxConnectionsPerBridge: Int?
-
-    @Option(help: ArgumentHelp("Seconds a session whose connection dropped is kept for {\"op\":\"resume\"} with the secret its opened event carried (0: it ends with its connection). (default: \(DaemonTuning.standard.resumeGraceSeconds ?? 0))", valueName: "seconds"))
     var resumeGrace: Int?
-
-    @Option(help: ArgumentHelp("Sessions of one user (uid, or front-end client) waiting for resume at once; past it the oldest waiting one ends (closed: abandoned). (default: \(DaemonTuning.standard.maxResumableSessionsPerUser))", valueName: "n"))
     var maxResumableSessionsPerUser: Int?
-
-    @Option(help: ArgumentHelp("Connections carried across a restart (systemd's file descriptor store), all users together, 1 to 65536; signupd.service's FileDescriptorStoreMax= (4097) must be larger: raise it in the same drop-in. When they are all taken, a user holding fewer takes a place from the user holding the most (its least recently used connection), then a connection idle for \(DaemonTuning.standard.carryIdleSeconds / 60) minutes gives its place. (default: \(DaemonTuning.standard.maxCarriedConnections))", valueName: "n"))
     var maxCarriedConnections: Int?
-
-    @Option(help: ArgumentHelp("Bytes the state handed to the next process at a restart may have (sessions and what carried connections have in flight), 1 MiB to 1 GiB - 1 MiB. Past it, each user keeps a fair share of its sessions and of its connections' bytes in flight; the other sessions end with a closed event, the other connections get bye restarted. (default: \(DaemonTuning.standard.maxHandoverBytes))", valueName: "bytes"))
     var maxHandoverBytes: Int?
-
-    @Option(help: ArgumentHelp("Connections that may attach to one session besides the one that opened it, 0 to 1024; an attach past it is refused (limit_exceeded). Every change of a session is written to each. (default: \(DaemonTuning.standard.maxViewsPerSession))", valueName: "n"))
     var maxViewsPerSession: Int?
-
-    @Option(help: ArgumentHelp("Memory all sessions together may hold, 1 MiB to 64 GiB: 4 KiB for each session plus its values' bytes, reserved in 4 KiB steps. Each user (uid, or front end's client) may always hold 64 KiB and never more than half of this; past three quarters of it, a user over its equal share is refused new sessions and longer values (limit_exceeded), and everyone is at this limit. (default: \(DaemonTuning.standard.maxSessionBytes))", valueName: "bytes"))
     var maxSessionBytes: Int?
-
-    @Option(help: ArgumentHelp("Failed logins for one name from all front-end clients together in an hour before clients that never logged in to that name are refused (clients that did keep their own allowance). (default: \(DaemonTuning.standard.loginBackstopPerHour))", valueName: "n"))
     var loginBackstopPerHour: Int?
 
     func apply(to tuning: inout DaemonTuning) {
@@ -191,14 +178,14 @@ struct FrontEndOptions: ParsableArguments {
     func trustedBridges() throws -> TrustedBridges {
         var trusted = TrustedBridges()
         for user in trustedBridgeUid {
-            guard let uid = UInt32(user) ?? SystemAccounts.uid(ofUser: user) else { throw ValidationError("--trusted-bridge-uid: no user \"\(user)\"") }
+            guard let uid = UInt32(user) ?? SystemAccounts.uid(ofUser: user) else { throw UsageError("--trusted-bridge-uid: no user \"\(user)\"") }
             trusted.uids.insert(uid)
         }
         if let trustedBridgeGroup {
             guard let gid = UInt32(trustedBridgeGroup) ?? SystemAccounts.gid(ofGroup: trustedBridgeGroup) else {
-                throw ValidationError("--trusted-bridge-group: no group \"\(trustedBridgeGroup)\"")
+                throw UsageError("--trusted-bridge-group: no group \"\(trustedBridgeGroup)\"")
             }
-            guard gid != 0 else { throw ValidationError("--trusted-bridge-group: group 0 (root) cannot be a group of front ends; make one, e.g. signupd-bridges") }
+            guard gid != 0 else { throw UsageError("--trusted-bridge-group: group 0 (root) cannot be a group of front ends; make one, e.g. signupd-bridges") }
             trusted.gid = gid
         }
         return trusted
@@ -221,26 +208,26 @@ struct FrontEndOptions: ParsableArguments {
 }
 
 /// Password hashing and login tokens.
-struct SecurityOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("Argon2id passes (default: libsodium's interactive profile, \(PasswordHasher.interactive.operations)).", valueName: "n"))
+struct SecurityOptions {
+    /// Its options: names, help and the field each sets (CommandLineOption).
+    static var options: [CommandLineOption<Self>] {
+        [
+            .option("argon2-ops", \.argon2Ops, valueName: "n", help: "Argon2id passes (default: libsodium's interactive profile, \(PasswordHasher.interactive.operations))."),
+            .option("argon2-memory-kib", \.argon2MemoryKib, valueName: "kib", help: "Argon2id memory per hash in KiB (default: libsodium's interactive profile, \(PasswordHasher.interactive.memoryBytes / 1024))."),
+            .option("hash-concurrency", \.hashConcurrency, valueName: "n", help: "Passwords hashed at once (default: the number of CPUs signupd may run on)."),
+            .option("token-lifetime", \.tokenLifetime, valueName: "seconds", help: "Seconds a login token stays valid. (default: \(DaemonTuning.standard.tokenLifetimeSeconds))"),
+            .option("login-attempts-per-minute", \.loginAttemptsPerMinute, valueName: "n", help: "Failed logins per username from one uid before its further attempts back off (1 minute, doubling, at most 1 hour). (default: \(DaemonTuning.standard.loginAttemptsPerMinute))"),
+            .option("max-queued-hashes-per-user", \.maxQueuedHashesPerUser, valueName: "n", help: "Signups and logins queued or hashing at once for one peer uid; a submit past it is refused at once. (default: \(DaemonTuning.standard.maxQueuedHashesPerUID))"),
+            .option("max-queued-hashes", \.maxQueuedHashes, valueName: "n", help: "Signups and logins queued or hashing at once in total. (default: \(DaemonTuning.standard.maxQueuedHashes))"),
+        ]
+    }
+
     var argon2Ops: UInt64?
-
-    @Option(help: ArgumentHelp("Argon2id memory per hash in KiB (default: libsodium's interactive profile, \(PasswordHasher.interactive.memoryBytes / 1024)).", valueName: "kib"))
     var argon2MemoryKib: Int?
-
-    @Option(help: ArgumentHelp("Passwords hashed at once (default: the number of CPUs signupd may run on).", valueName: "n"))
     var hashConcurrency: Int?
-
-    @Option(help: ArgumentHelp("Seconds a login token stays valid. (default: \(DaemonTuning.standard.tokenLifetimeSeconds))", valueName: "seconds"))
     var tokenLifetime: Int?
-
-    @Option(help: ArgumentHelp("Failed logins per username from one uid before its further attempts back off (1 minute, doubling, at most 1 hour). (default: \(DaemonTuning.standard.loginAttemptsPerMinute))", valueName: "n"))
     var loginAttemptsPerMinute: Int?
-
-    @Option(help: ArgumentHelp("Signups and logins queued or hashing at once for one peer uid; a submit past it is refused at once. (default: \(DaemonTuning.standard.maxQueuedHashesPerUID))", valueName: "n"))
     var maxQueuedHashesPerUser: Int?
-
-    @Option(help: ArgumentHelp("Signups and logins queued or hashing at once in total. (default: \(DaemonTuning.standard.maxQueuedHashes))", valueName: "n"))
     var maxQueuedHashes: Int?
 
     /// The token and hashing limits given, over the defaults.
@@ -273,7 +260,7 @@ struct SecurityOptions: ParsableArguments {
 /// Refuses a per-uid limit above its total (either may be the default).
 func checkPerUID(_ option: String, _ perUID: Int, within totalOption: String, _ total: Int) throws {
     guard perUID <= total else {
-        throw ValidationError("\(option) \(perUID) is more than \(totalOption) \(total); a per-uid limit cannot exceed the total")
+        throw UsageError("\(option) \(perUID) is more than \(totalOption) \(total); a per-uid limit cannot exceed the total")
     }
 }
 
@@ -286,23 +273,23 @@ func seconds(_ duration: Duration) -> String {
 /// Refuses a numeric option outside `range` with a message naming both.
 func checkRange<T: BinaryInteger>(_ option: String, _ value: T, _ range: ClosedRange<T>) throws {
     guard range.contains(value) else {
-        throw ValidationError("\(option) must be between \(range.lowerBound) and \(range.upperBound), not \(value)")
+        throw UsageError("\(option) must be between \(range.lowerBound) and \(range.upperBound), not \(value)")
     }
 }
 
 /// Operator forms and message catalogues.
-struct FormOptions: ParsableArguments {
-    @Option(help: ArgumentHelp(
-        "Directory of operator form definitions (*.form, read in name order); a form named like a built-in one replaces it. Default: /etc/signupd/forms.d (may be absent).",
-        valueName: "dir"))
+struct FormOptions {
+    /// Its options: names, help and the field each sets (CommandLineOption).
+    static var options: [CommandLineOption<Self>] {
+        [
+            .option("forms-dir", \.formsDir, valueName: "dir", help: "Directory of operator form definitions (*.form, read in name order); a form named like a built-in one replaces it. Default: /etc/signupd/forms.d (may be absent)."),
+            .option("messages-dir", \.messagesDir, valueName: "dir", help: "Directory of message catalogues (LOCALE.messages) adding languages or replacing texts. Default: /etc/signupd/messages.d (may be absent)."),
+            .flag("check-config", \.checkConfig, help: "Read the forms and catalogues, report every problem as file:line:column, and exit: 0 when valid, 1 otherwise. Starts nothing."),
+        ]
+    }
+
     var formsDir: String?
-
-    @Option(help: ArgumentHelp(
-        "Directory of message catalogues (LOCALE.messages) adding languages or replacing texts. Default: /etc/signupd/messages.d (may be absent).",
-        valueName: "dir"))
     var messagesDir: String?
-
-    @Flag(help: "Read the forms and catalogues, report every problem as file:line:column, and exit: 0 when valid, 1 otherwise. Starts nothing.")
     var checkConfig = false
 
     var directories: FormDirectories {

@@ -1,20 +1,21 @@
-import ArgumentParser
 
 /// Metrics and administration (issue 26).
-struct OperatorOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("Serve metrics (GET /metrics, Prometheus text or OpenMetrics) over HTTP on this Unix socket while signupd runs. The Debian package passes /run/signupd/metrics/metrics.sock, linked from /run/signupd/metrics.sock. (default: none)", valueName: "path"))
+struct OperatorOptions {
+    /// Its options: names, help and the field each sets (CommandLineOption).
+    static var options: [CommandLineOption<Self>] {
+        [
+            .option("metrics-socket", \.metricsSocket, valueName: "path", help: "Serve metrics (GET /metrics, Prometheus text or OpenMetrics) over HTTP on this Unix socket while signupd runs. The Debian package passes /run/signupd/metrics/metrics.sock, linked from /run/signupd/metrics.sock. (default: none)"),
+            .option("metrics-socket-group", \.metricsSocketGroup, valueName: "group", help: "Group that may read the metrics socket (mode 0660); without it the socket is 0600, for signupd's own user. The Debian package names signupd-clients."),
+            .option("metrics-listen", \.metricsListen, valueName: "addr:port", help: "Serve metrics over HTTP on TCP too, at ADDR:PORT (e.g. 127.0.0.1:9464, [::1]:9464). Anyone who can reach it can read them. (default: none)"),
+            .option("admin-group", \.adminGroup, valueName: "group", help: "Group whose members may pause and resume sign-up and see everything in status and sessions --all, as root may. The Debian package creates signupd-admins (empty) and names it."),
+            .option("log-summary-seconds", \.logSummarySeconds, valueName: "seconds", help: "Seconds over which one peer's repeated log event (a refusal, a throttled login, a drop) is summarised: the first 3 are logged, then one line says how many more there were. (default: 60)"),
+        ]
+    }
+
     var metricsSocket: String?
-
-    @Option(help: ArgumentHelp("Group that may read the metrics socket (mode 0660); without it the socket is 0600, for signupd's own user. The Debian package names signupd-clients.", valueName: "group"))
     var metricsSocketGroup: String?
-
-    @Option(help: ArgumentHelp("Serve metrics over HTTP on TCP too, at ADDR:PORT (e.g. 127.0.0.1:9464, [::1]:9464). Anyone who can reach it can read them. (default: none)", valueName: "addr:port"))
     var metricsListen: String?
-
-    @Option(help: ArgumentHelp("Group whose members may pause and resume sign-up and see everything in status and sessions --all, as root may. The Debian package creates signupd-admins (empty) and names it.", valueName: "group"))
     var adminGroup: String?
-
-    @Option(help: ArgumentHelp("Seconds over which one peer's repeated log event (a refusal, a throttled login, a drop) is summarised: the first 3 are logged, then one line says how many more there were. (default: 60)", valueName: "seconds"))
     var logSummarySeconds: Int?
 
     /// Where metrics are served.
@@ -24,13 +25,13 @@ struct OperatorOptions: ParsableArguments {
             var gid: UInt32?
             if let metricsSocketGroup {
                 guard let found = UInt32(metricsSocketGroup) ?? SystemAccounts.gid(ofGroup: metricsSocketGroup) else {
-                    throw ValidationError("--metrics-socket-group: no group \"\(metricsSocketGroup)\"")
+                    throw UsageError("--metrics-socket-group: no group \"\(metricsSocketGroup)\"")
                 }
                 gid = found
             }
             listeners.append(.unix(path: metricsSocket, group: gid))
         } else if metricsSocketGroup != nil {
-            throw ValidationError("--metrics-socket-group needs --metrics-socket")
+            throw UsageError("--metrics-socket-group needs --metrics-socket")
         }
         if let metricsListen { listeners.append(try Self.tcp(metricsListen)) }
         return listeners
@@ -40,7 +41,7 @@ struct OperatorOptions: ParsableArguments {
     func administrators() throws -> Administrators {
         var admins = Administrators(uids: [0])
         if let adminGroup {
-            guard let gid = UInt32(adminGroup) ?? SystemAccounts.gid(ofGroup: adminGroup) else { throw ValidationError("--admin-group: no group \"\(adminGroup)\"") }
+            guard let gid = UInt32(adminGroup) ?? SystemAccounts.gid(ofGroup: adminGroup) else { throw UsageError("--admin-group: no group \"\(adminGroup)\"") }
             admins.gid = gid
         }
         return admins
@@ -51,19 +52,19 @@ struct OperatorOptions: ParsableArguments {
         let host: Substring
         let port: Substring
         if text.hasPrefix("[") {
-            guard let close = text.firstIndex(of: "]") else { throw ValidationError("--metrics-listen: \"\(text)\" has no \"]\" after its IPv6 address") }
+            guard let close = text.firstIndex(of: "]") else { throw UsageError("--metrics-listen: \"\(text)\" has no \"]\" after its IPv6 address") }
             host = text[text.index(after: text.startIndex)..<close]
             let rest = text[text.index(after: close)...]
-            guard rest.hasPrefix(":") else { throw ValidationError("--metrics-listen: \"\(text)\" is not ADDR:PORT") }
+            guard rest.hasPrefix(":") else { throw UsageError("--metrics-listen: \"\(text)\" is not ADDR:PORT") }
             port = rest.dropFirst()
         } else {
-            guard let colon = text.lastIndex(of: ":") else { throw ValidationError("--metrics-listen: \"\(text)\" is not ADDR:PORT") }
+            guard let colon = text.lastIndex(of: ":") else { throw UsageError("--metrics-listen: \"\(text)\" is not ADDR:PORT") }
             host = text[..<colon]
             port = text[text.index(after: colon)...]
-            guard !host.contains(":") else { throw ValidationError("--metrics-listen: write an IPv6 address in brackets, e.g. [::1]:9464, not \"\(text)\"") }
+            guard !host.contains(":") else { throw UsageError("--metrics-listen: write an IPv6 address in brackets, e.g. [::1]:9464, not \"\(text)\"") }
         }
         guard !host.isEmpty, port.allSatisfy(\.isASCII), port.allSatisfy(\.isNumber), let number = Int(port), (1...65535).contains(number) else {
-            throw ValidationError("--metrics-listen: \"\(text)\" is not ADDR:PORT with a port from 1 to 65535")
+            throw UsageError("--metrics-listen: \"\(text)\" is not ADDR:PORT with a port from 1 to 65535")
         }
         return .tcp(host: String(host), port: number)
     }

@@ -1,25 +1,26 @@
-import ArgumentParser
 import UnixIO
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// Options of the PostgreSQL account store (`--database postgresql://…`).
-struct PostgresOptions: ParsableArguments {
-    @Option(help: ArgumentHelp(
-        "With --database postgresql://…: file holding the database password (its first line). Default: $CREDENTIALS_DIRECTORY/database-password when systemd passes that credential (LoadCredential=database-password:…), else no password. Never give a password on the command line or in the URL.",
-        valueName: "path"))
+struct PostgresOptions {
+    /// Its options: names, help and the field each sets (CommandLineOption).
+    static var options: [CommandLineOption<Self>] {
+        [
+            .option("database-password-file", \.databasePasswordFile, valueName: "path", help: "With --database postgresql://…: file holding the database password (its first line). Default: $CREDENTIALS_DIRECTORY/database-password when systemd passes that credential (LoadCredential=database-password:…), else no password. Never give a password on the command line or in the URL."),
+            .option("database-pool-size", \.databasePoolSize, valueName: "n", help: "With --database postgresql://…: connections to PostgreSQL this daemon keeps at most (default \(DaemonTuning.standard.databasePoolSize))."),
+            .option("database-timeout", \.databaseTimeout, valueName: "seconds", help: "With --database postgresql://…: seconds a statement, or waiting for a connection, may take before the request is answered as the store being unavailable (also PostgreSQL's statement_timeout). (default: \(seconds(DaemonTuning.standard.databaseTimeout)))"),
+        ]
+    }
+
     var databasePasswordFile: String?
-
-    @Option(help: ArgumentHelp("With --database postgresql://…: connections to PostgreSQL this daemon keeps at most (default \(DaemonTuning.standard.databasePoolSize)).", valueName: "n"))
     var databasePoolSize: Int?
-
-    @Option(help: ArgumentHelp("With --database postgresql://…: seconds a statement, or waiting for a connection, may take before the request is answered as the store being unavailable (also PostgreSQL's statement_timeout). (default: \(seconds(DaemonTuning.standard.databaseTimeout)))", valueName: "seconds"))
     var databaseTimeout: Double?
 
     func validate() throws {
         if let databasePoolSize { try checkRange("--database-pool-size", databasePoolSize, 1...1000) }
-        if let databaseTimeout, !(databaseTimeout >= 0.1 && databaseTimeout <= 600) { throw ValidationError("--database-timeout must be between 0.1 and 600 seconds") }
+        if let databaseTimeout, !(databaseTimeout >= 0.1 && databaseTimeout <= 600) { throw UsageError("--database-timeout must be between 0.1 and 600 seconds") }
     }
 
     /// Options that only mean something for PostgreSQL, refused with another store rather
@@ -28,7 +29,7 @@ struct PostgresOptions: ParsableArguments {
         if let database, PostgresURL.isPostgres(database) { return }
         let given = [databasePasswordFile.map { _ in "--database-password-file" }, databasePoolSize.map { _ in "--database-pool-size" }].compactMap { $0 }
         if let first = given.first {
-            throw ValidationError("\(first) is for a PostgreSQL store (--database postgresql://…); this daemon uses \(database == ":memory:" ? "an in-memory" : "an SQLite") store")
+            throw UsageError("\(first) is for a PostgreSQL store (--database postgresql://…); this daemon uses \(database == ":memory:" ? "an in-memory" : "an SQLite") store")
         }
     }
 

@@ -1,0 +1,223 @@
+import Foundation
+import Testing
+@testable import SignupDaemonCore
+
+// Issue 29 (the cold start): signupd's command line, parsed from its option declarations
+// without swift-argument-parser's reflection. The help, errors and man page are meant to
+// read as they did; scripts/manpage.py reads --experimental-dump-help.
+
+/// The parse of `arguments`, as the command it runs (or a failure naming why).
+private func command(_ arguments: [String]) throws -> SignupDaemonCommand {
+    guard case .run(let command) = try SignupDaemonCommand.parse(arguments) else {
+        Issue.record("\(arguments) did not ask to run")
+        throw UsageError("not a run")
+    }
+    return command
+}
+
+/// The message of the usage error `arguments` gives.
+private func refusal(_ arguments: [String]) -> String? {
+    do {
+        let parsed = try command(arguments)
+        try parsed.validate()
+        return nil
+    } catch let error as UsageError {
+        return error.description
+    } catch {
+        return "\(error)"
+    }
+}
+
+@Suite("signupd's command line")
+struct CommandLineParseTests {
+    @Test("values in both spellings, flags, repeating options and an older name reach their fields")
+    func values() throws {
+        let parsed = try command([
+            "--socket", "/run/x.sock", "--socket-mode=0600", "--threads", "3", "--availability-timeout", "2.5",
+            "--trusted-bridge-uid", "www-data", "--trusted-bridge-uid=1001", "--max-total-output-bytes", "1048576",
+            "--check-config", "--argon2-ops", "4", "--database", ":memory:", "--log-level", "debug",
+        ])
+        #expect(parsed.paths.socket == "/run/x.sock")
+        #expect(parsed.paths.socketMode == "0600")
+        #expect(parsed.threads == 3)
+        #expect(parsed.availability.availabilityTimeout == 2.5)
+        #expect(parsed.frontEnds.trustedBridgeUid == ["www-data", "1001"])
+        #expect(parsed.limits.maxBufferedBytes == 1_048_576)
+        #expect(parsed.forms.checkConfig)
+        #expect(parsed.security.argon2Ops == 4)
+        #expect(parsed.paths.database == ":memory:")
+        #expect(parsed.logLevel == "debug")
+    }
+
+    @Test("nothing given: every field at its default")
+    func defaults() throws {
+        let parsed = try command([])
+        #expect(parsed.paths.socket == nil)
+        #expect(parsed.paths.socketMode == "0660")
+        #expect(parsed.pinEventLoops == "auto")
+        #expect(parsed.logLevel == "info")
+        #expect(parsed.forms.checkConfig == false)
+        #expect(parsed.frontEnds.trustedBridgeUid.isEmpty)
+        #expect(parsed.threads == nil)
+    }
+
+    @Test("an option given twice keeps the last value")
+    func lastWins() throws {
+        #expect(try command(["--threads=3", "--threads", "4"]).threads == 4)
+    }
+
+    @Test("a value that starts with a dash is read when it is a number, so the range check can name it")
+    func negative() {
+        #expect(refusal(["--threads", "-3"]) == "--threads must be between 1 and 256, not -3")
+        #expect(refusal(["--threads", "--log-level", "info"]) == "Missing value for '--threads <n>'")
+    }
+
+    @Test("usage errors say what is wrong, as swift-argument-parser said it", arguments: [
+        (["--bogus"], "Unknown option '--bogus'"),
+        (["--bogus=1"], "Unknown option '--bogus'"),
+        (["-t"], "Unknown option '-t'"),
+        (["extra"], "Unexpected argument 'extra'"),
+        (["-"], "Unexpected argument '-'"),
+        (["--", "--threads"], "Unexpected argument '--threads'"),
+        (["--threads"], "Missing value for '--threads <n>'"),
+        (["--threads="], "Missing value for '--threads <n>'"),
+        (["--threads", "x"], "The value 'x' is invalid for '--threads <n>'"),
+        (["--idle-exit", "1.5"], "The value '1.5' is invalid for '--idle-exit <seconds>'"),
+        (["--availability-timeout", "inf"], "The value 'inf' is invalid for '--availability-timeout <seconds>'"),
+        (["--argon2-ops", "-1"], "The value '-1' is invalid for '--argon2-ops <n>'"),
+        (["--check-config=yes"], "The option '--check-config' does not take any value, but 'yes' was specified."),
+        (["--threads", "0"], "--threads must be between 1 and 256, not 0"),
+        (["--log-level", "loud"], "unknown --log-level \"loud\"; one of: trace, debug, info, notice, warning, error, critical"),
+        (["--socket-mode", "999"], "--socket-mode must be an octal mode such as 0660"),
+        (["--max-total-output-bytes", "1"], "--max-buffered-bytes must be between 65536 and 68719476736, not 1"),
+        (["--database-pool-size", "3"], "--database-pool-size is for a PostgreSQL store (--database postgresql://…); this daemon uses an SQLite store"),
+    ])
+    func refusals(_ arguments: [String], _ message: String) {
+        #expect(refusal(arguments) == message)
+    }
+
+    @Test("an error in a value carries the option's help line")
+    func optionHelp() {
+        #expect(throws: UsageError.self) { try SignupDaemonCommand.parse(["--threads", "x"]) }
+        do {
+            _ = try SignupDaemonCommand.parse(["--threads", "x"])
+        } catch {
+            #expect(error.optionHelp == "--threads <n>  Event loop threads (default: the number of CPUs signupd may run on).")
+        }
+    }
+
+    @Test("--help, -h, --version and --experimental-dump-help win over anything else given")
+    func requests() throws {
+        for (arguments, expected) in [(["--bogus", "--help"], "help"), (["-h"], "help"), (["--threads", "0", "--version"], "version"), (["x", "--experimental-dump-help"], "dump"), (["--generate-completion-script=zsh", "--bogus"], "completion")] {
+            let request: String
+            switch try SignupDaemonCommand.parse(arguments) {
+            case .help: request = "help"
+            case .version: request = "version"
+            case .dumpHelp: request = "dump"
+            case .completionScript: request = "completion"
+            case .run: request = "run"
+            }
+            #expect(request == expected, "\(arguments)")
+        }
+        // After `--`, it is an argument like any other.
+        #expect(refusal(["--", "--help"]) == "Unexpected argument '--help'")
+    }
+}
+
+@Suite("signupd --help and --experimental-dump-help")
+struct CommandLineHelpTests {
+    @Test("no two options share a name: the parser would reach only the first")
+    func uniqueNames() {
+        let names = SignupDaemonCommand.options.flatMap(\.names) + ["help", "h", "version", "experimental-dump-help", "help-hidden"]
+        #expect(Set(names).count == names.count, "\(Dictionary(grouping: names, by: { $0 }).filter { $0.value.count > 1 }.keys)")
+    }
+
+    @Test("every option is in --help once, in its section, and no line is wider than 80 columns")
+    func help() {
+        let help = SignupDaemonCommand.helpText
+        let lines = help.split(separator: "\n", omittingEmptySubsequences: false)
+        #expect(lines.allSatisfy { $0.count <= 80 })
+        for option in SignupDaemonCommand.options {
+            let starts = lines.filter { $0.hasPrefix("  " + option.label) }
+            #expect(starts.count == 1, "\(option.label)")
+        }
+        let sections = lines.filter { $0.hasSuffix(":") && !$0.hasPrefix(" ") }
+        #expect(sections == [
+            "SOCKET AND STORE:", "POSTGRESQL STORE:", "AVAILABILITY CHECK:", "LIMITS:", "PASSWORDS AND TOKENS:",
+            "FRONT ENDS AND RESUMING:", "FORMS AND MESSAGES:", "METRICS AND ADMINISTRATION:", "OPTIONS:",
+        ])
+        // A field's default is read from the field itself.
+        #expect(help.contains("octal. (default: 0660)"))
+        #expect(help.contains("  -h, --help              Show help information.\n"))
+    }
+
+    @Test("help is wrapped as swift-argument-parser wrapped it")
+    func wrap() {
+        let wrap = SignupDaemonCommand.wrap
+        #expect(wrap("aaa bbb ccc", 8) == ["aaa bbb", "ccc"])
+        // The last line may fill the width; the others leave a column, for the space.
+        #expect(wrap("aaa bbbb", 8) == ["aaa bbbb"])
+        #expect(wrap("aaa bbbb c", 8) == ["aaa", "bbbb c"])
+        #expect(wrap("averyverylongword b", 8) == ["averyverylongword", "b"])
+        #expect(wrap("a\nb c", 8) == ["a", "b c"])
+    }
+
+    @Test("the dump lists every option once, with its names, value and default, as scripts/manpage.py reads it")
+    func dump() throws {
+        let json = try JSONSerialization.jsonObject(with: Data(SignupDaemonCommand.dumpHelpJSON.utf8)) as? [String: Any]
+        let command = try #require(json?["command"] as? [String: Any])
+        #expect(command["commandName"] as? String == "signupd")
+        let arguments = try #require(command["arguments"] as? [[String: Any]])
+        #expect(arguments.count == SignupDaemonCommand.options.count + 2)
+        let byName = Dictionary(uniqueKeysWithValues: arguments.map { (($0["preferredName"] as? [String: Any])?["name"] as? String ?? "", $0) })
+        let mode = try #require(byName["socket-mode"])
+        #expect(mode["kind"] as? String == "option")
+        #expect(mode["valueName"] as? String == "mode")
+        #expect(mode["defaultValue"] as? String == "0660")
+        #expect(mode["sectionTitle"] as? String == "Socket and store")
+        let buffered = try #require(byName["max-buffered-bytes"])
+        #expect((buffered["names"] as? [[String: Any]])?.compactMap { $0["name"] as? String } == ["max-buffered-bytes", "max-total-output-bytes"])
+        #expect(byName["trusted-bridge-uid"]?["isRepeating"] as? Bool == true)
+        #expect(byName["check-config"]?["kind"] as? String == "flag")
+        let help = try #require(byName["help"])
+        #expect((help["names"] as? [[String: Any]])?.first?["kind"] as? String == "short")
+    }
+}
+
+@Suite("signupd --generate-completion-script")
+struct CommandLineCompletionTests {
+    @Test("each shell's script names every option, and offers what a value can be")
+    func scripts() throws {
+        for shell in CompletionShell.allCases {
+            guard case .completionScript(let asked) = try SignupDaemonCommand.parse(["--generate-completion-script", shell.rawValue]) else {
+                Issue.record("no script for \(shell)")
+                continue
+            }
+            let script = SignupDaemonCommand.completionScript(for: asked)
+            for option in SignupDaemonCommand.options {
+                #expect(script.contains(shell == .fish ? "-l \(option.names[0]) " : "--\(option.names[0])"), "\(shell): \(option.names[0])")
+            }
+            #expect(script.contains("trace debug info notice warning error critical"), "\(shell): log levels")
+            #expect(script.contains("auto no"), "\(shell): --pin-event-loops")
+        }
+        let bash = SignupDaemonCommand.completionScript(for: .bash)
+        #expect(bash.contains("    --forms-dir) COMPREPLY=($(compgen -d -- \"$cur\")); return ;;"))
+        #expect(bash.contains("    --trusted-bridge-uid) COMPREPLY=($(compgen -u -- \"$cur\")); return ;;"))
+        #expect(bash.contains("    --threads) return ;;"))
+    }
+
+    @Test("zsh's and fish's descriptions are quoted: an apostrophe or a colon in help ends nothing")
+    func quoting() {
+        let zsh = SignupDaemonCommand.completionScript(for: .zsh)
+        #expect(zsh.contains("service'\\''s certificate"))
+        #expect(zsh.contains("--availability-ca-file[With an https\\://"))
+        let fish = SignupDaemonCommand.completionScript(for: .fish)
+        #expect(fish.contains("service\\'s certificate"))
+    }
+
+    @Test("a shell it does not write for is a usage error")
+    func unknownShell() {
+        #expect(throws: UsageError.self) { try SignupDaemonCommand.parse(["--generate-completion-script", "tcsh"]) }
+        #expect(throws: UsageError.self) { try SignupDaemonCommand.parse(["--generate-completion-script"]) }
+    }
+}
