@@ -201,16 +201,23 @@ struct CommandLineCompletionTests {
             #expect(script.contains("auto no"), "\(shell): --pin-event-loops")
         }
         let bash = SignupDaemonCommand.completionScript(for: .bash)
-        #expect(bash.contains("    --forms-dir) COMPREPLY=($(compgen -d -- \"$cur\")); return ;;"))
-        #expect(bash.contains("    --trusted-bridge-uid) COMPREPLY=($(compgen -u -- \"$cur\")); return ;;"))
+        // One value a line, so that a name with spaces stays one (helper-42).
+        #expect(bash.contains("    --forms-dir) mapfile -t COMPREPLY < <(compgen -d -- \"$cur\"); return ;;"))
+        #expect(bash.contains("    --trusted-bridge-uid) mapfile -t COMPREPLY < <(compgen -u -- \"$cur\"); return ;;"))
         #expect(bash.contains("    --threads) return ;;"))
+        #expect(!bash.contains("COMPREPLY=($("))
+        // zsh: a value after "=" too, and a repeating option offered again.
+        let zsh = SignupDaemonCommand.completionScript(for: .zsh)
+        #expect(zsh.contains("    '--socket=[Socket to bind when not socket-activated]:file:_files' \\\n"))
+        #expect(zsh.contains("    '*--trusted-bridge-uid=["))
+        #expect(zsh.contains("    '--check-config[Read the forms"))
     }
 
     @Test("zsh's and fish's descriptions are quoted: an apostrophe or a colon in help ends nothing")
     func quoting() {
         let zsh = SignupDaemonCommand.completionScript(for: .zsh)
         #expect(zsh.contains("service'\\''s certificate"))
-        #expect(zsh.contains("--availability-ca-file[With an https\\://"))
+        #expect(zsh.contains("--availability-ca-file=[With an https\\://"))
         let fish = SignupDaemonCommand.completionScript(for: .fish)
         #expect(fish.contains("service\\'s certificate"))
     }

@@ -9,7 +9,7 @@ struct PostgresOptions {
     static var options: [CommandLineOption<Self>] {
         [
             .option("database-password-file", \.databasePasswordFile, valueName: "path", help: "With --database postgresql://…: file holding the database password (its first line). Default: $CREDENTIALS_DIRECTORY/database-password when systemd passes that credential (LoadCredential=database-password:…), else no password. Never give a password on the command line or in the URL."),
-            .option("database-pool-size", \.databasePoolSize, valueName: "n", help: "With --database postgresql://…: connections to PostgreSQL this daemon keeps at most (default \(DaemonTuning.standard.databasePoolSize))."),
+            .option("database-pool-size", \.databasePoolSize, valueName: "n", help: "With --database postgresql://…: connections to PostgreSQL this daemon keeps at most (default: \(DaemonTuning.standard.databasePoolSize))."),
             .option("database-timeout", \.databaseTimeout, valueName: "seconds", help: "With --database postgresql://…: seconds a statement, or waiting for a connection, may take before the request is answered as the store being unavailable (also PostgreSQL's statement_timeout). (default: \(seconds(DaemonTuning.standard.databaseTimeout)))"),
         ]
     }

@@ -40,19 +40,25 @@ extension CommandLineCommand {
 
     /// Each option's names with dashes, what its value completes to (nil for a flag), and
     /// its help's first sentence.
-    private static var completable: [(names: [String], value: CommandLineCompletion?, summary: String)] {
+    private static var completable: [(names: [String], value: CommandLineCompletion?, summary: String, isRepeating: Bool)] {
         (options + builtIn).map { option in
             let value: CommandLineCompletion?
             if case .option(let valueName) = option.kind { value = option.completion ?? CommandLineCompletion(valueName: valueName) } else { value = nil }
-            return (option.names.map { $0.count == 1 ? "-" + $0 : "--" + $0 }, value, firstSentence(option.help))
+            return (option.names.map { $0.count == 1 ? "-" + $0 : "--" + $0 }, value, firstSentence(option.help), option.isRepeating)
         }
     }
 
+    /// Values one to a line (`mapfile`), so that a file name with spaces stays one; a value
+    /// after `=` (`--log-level=w`: bash makes `=` a word of its own) completes as after a space.
     private static var bashCompletion: String {
         var lines = [
             "# bash completion for \(commandName); written by \(commandName) --generate-completion-script bash",
             "_\(commandName)() {",
             "    local cur=\"${COMP_WORDS[COMP_CWORD]}\" prev=\"${COMP_WORDS[COMP_CWORD-1]}\"",
+            "    if [[ \"$cur\" == = ]]; then cur=\"\"",
+            "    elif [[ \"$prev\" == = ]]; then prev=\"${COMP_WORDS[COMP_CWORD-2]}\"",
+            "    elif [[ \"$cur\" == --*=* ]]; then prev=\"${cur%%=*}\"; cur=\"${cur#*=}\"",
+            "    fi",
             "    case \"$prev\" in",
         ]
         for option in completable {
@@ -60,17 +66,17 @@ extension CommandLineCommand {
             let offer: String
             switch value {
             case .nothing: offer = "return"
-            case .files: offer = "COMPREPLY=($(compgen -f -- \"$cur\")); return"
-            case .directories: offer = "COMPREPLY=($(compgen -d -- \"$cur\")); return"
-            case .groups: offer = "COMPREPLY=($(compgen -g -- \"$cur\")); return"
-            case .users: offer = "COMPREPLY=($(compgen -u -- \"$cur\")); return"
-            case .words(let words): offer = "COMPREPLY=($(compgen -W '\(words.joined(separator: " "))' -- \"$cur\")); return"
+            case .files: offer = "mapfile -t COMPREPLY < <(compgen -f -- \"$cur\"); return"
+            case .directories: offer = "mapfile -t COMPREPLY < <(compgen -d -- \"$cur\"); return"
+            case .groups: offer = "mapfile -t COMPREPLY < <(compgen -g -- \"$cur\"); return"
+            case .users: offer = "mapfile -t COMPREPLY < <(compgen -u -- \"$cur\"); return"
+            case .words(let words): offer = "mapfile -t COMPREPLY < <(compgen -W '\(words.joined(separator: " "))' -- \"$cur\"); return"
             }
             lines.append("    \(option.names.joined(separator: "|"))) \(offer) ;;")
         }
         lines += [
             "    esac",
-            "    COMPREPLY=($(compgen -W '\(completable.flatMap(\.names).joined(separator: " "))' -- \"$cur\"))",
+            "    mapfile -t COMPREPLY < <(compgen -W '\(completable.flatMap(\.names).joined(separator: " "))' -- \"$cur\")",
             "}",
             "complete -o filenames -F _\(commandName) \(commandName)",
         ]
@@ -93,10 +99,13 @@ extension CommandLineCommand {
                 case .words(let words): action = ":value:(\(words.joined(separator: " ")))"
                 }
             }
-            if option.names.count == 1 {
-                lines.append("    '\(option.names[0])[\(summary)]\(action)' \\")
+            // `--name=`: the value after "=" or in the next word; `*`: may be given again.
+            let spelled = option.names.map { option.value == nil ? $0 : $0 + "=" }
+            let again = option.isRepeating ? "*" : ""
+            if spelled.count == 1 {
+                lines.append("    '\(again)\(spelled[0])[\(summary)]\(action)' \\")
             } else {
-                lines.append("    '(\(option.names.joined(separator: " ")))'{\(option.names.joined(separator: ","))}'[\(summary)]\(action)' \\")
+                lines.append("    '(\(option.names.joined(separator: " ")))'{\(spelled.joined(separator: ","))}'[\(summary)]\(action)' \\")
             }
         }
         lines[lines.count - 1].removeLast(2)
