@@ -361,18 +361,15 @@ public struct SignupDaemonCommand: CommandLineCommand, Sendable {
             // The default (8,192) follows a smaller --max-connections down to half of it; a
             // value given explicitly must fit.
             guard frontEnds.maxConnectionsPerBridge == nil else {
-                throw DaemonError.startup("--max-connections-per-bridge \(configuration.maxConnectionsPerBridge) is more than --max-connections \(configuration.maxConnections); a front end's ceiling cannot exceed the total")
+                throw UsageError("--max-connections-per-bridge \(configuration.maxConnectionsPerBridge) is more than --max-connections \(configuration.maxConnections); a front end's ceiling cannot exceed the total")
             }
             configuration.tuning.maxConnectionsPerBridge = max(1, configuration.maxConnections / 2)
         }
-        do {
-            configuration.trustedBridges = try frontEnds.trustedBridges()
-            configuration.administrators = try operators.administrators()
-            configuration.metricsListeners = try operators.metricsListeners()
-            if let seconds = operators.logSummarySeconds { configuration.logSummarySeconds = seconds }
-        } catch {
-            throw DaemonError.startup("\(error)")
-        }
+        // Usage errors (exit 64), as validate() found them before.
+        configuration.trustedBridges = try frontEnds.trustedBridges()
+        configuration.administrators = try operators.administrators()
+        configuration.metricsListeners = try operators.metricsListeners()
+        if let seconds = operators.logSummarySeconds { configuration.logSummarySeconds = seconds }
         configuration.formDirectories = forms.directories
         configuration.lastGoodFormsPath = lastGoodDirectory.map { ($0.isEmpty ? "." : $0) + "/" + LastGoodForms.fileName }
         if let template = availability.availabilityURL {

@@ -228,3 +228,24 @@ struct CommandLineCompletionTests {
         #expect(throws: UsageError.self) { try SignupDaemonCommand.parse(["--generate-completion-script"]) }
     }
 }
+
+@Suite("per-user defaults follow a smaller total")
+struct PerUserDefaultsTests {
+    @Test("--max-connections or --max-queued-hashes alone starts: the per-user default follows it down (helper-42)")
+    func follows() throws {
+        let parsed = try command(["--max-connections", "100", "--max-queued-hashes", "10"])
+        try parsed.validate()
+        var tuning = DaemonTuning()
+        parsed.limits.apply(to: &tuning)
+        parsed.security.apply(to: &tuning)
+        #expect(tuning.maxConnectionsPerUID == 6)
+        #expect(tuning.maxQueuedHashesPerUID == 2)
+        // A larger total leaves the default as it is; a per-user value given must still fit.
+        let larger = try command(["--max-connections", "100000"])
+        var untouched = DaemonTuning()
+        larger.limits.apply(to: &untouched)
+        #expect(untouched.maxConnectionsPerUID == DaemonTuning.standard.maxConnectionsPerUID)
+        #expect(refusal(["--max-connections", "100", "--max-connections-per-user", "200"])
+            == "--max-connections-per-user 200 is more than --max-connections 100; a per-uid limit cannot exceed the total")
+    }
+}

@@ -260,13 +260,14 @@ struct PostgresStoreTests {
     }
 }
 
-/// `--database postgresql://…` mistakes, refused before anything connects (no server needed).
+/// `--database postgresql://…` mistakes, refused before anything connects (no server needed):
+/// usage errors, exit 64, as `--check-config` reports them too.
 @Suite("PostgreSQL URLs refused at start")
 struct PostgresURLTests {
-    func refusal(_ url: String, environment: [String: String] = [:]) throws -> String {
+    func refusal(_ url: String, environment: [String: String] = [:], exitStatus: Int32 = 64) throws -> String {
         let daemon = DaemonProcess(databasePath: url)
         try daemon.start(.byHand, arguments: [], environment: environment, waitForReady: false)
-        #expect(daemon.waitForExit() == 1)
+        #expect(daemon.waitForExit() == exitStatus)
         return daemon.log
     }
 
@@ -275,6 +276,16 @@ struct PostgresURLTests {
         let log = try refusal("postgresql://signupd:hunter2secret@127.0.0.1:1/db")
         #expect(log.contains("--database: a password in the URL"))
         #expect(!log.contains("hunter2secret"))
+    }
+
+    @Test("a password is not echoed however the URL is misspelled (helper-42)", arguments: [
+        "POSTGRESQL://u:hunter2secret@h/db", "PostgreSQL://u:hunter2secret@h/db", "postgresql:/u:hunter2secret@h/db",
+        "pgsql://u:hunter2secret@h/db", " postgresql://u:hunter2secret@h/db", "postgresql://u%3Ahunter2secret@h/db",
+    ])
+    func misspelled(_ url: String) throws {
+        let log = try refusal(url)
+        #expect(log.contains("--database"), "\(log)")
+        #expect(!log.contains("hunter2secret"), "\(log)")
     }
 
     @Test("an unknown sslmode, a bad port, an unknown parameter and no user are each named")
@@ -299,7 +310,8 @@ struct PostgresURLTests {
     @Test("an unreachable server is a clear start-up error naming it")
     func unreachable() throws {
         // Port 1 on loopback: nothing listens there.
-        let log = try refusal("postgresql://signupd@127.0.0.1:1/db?sslmode=disable")
+        // A URL that reads well: a failed start (1), not a usage error.
+        let log = try refusal("postgresql://signupd@127.0.0.1:1/db?sslmode=disable", exitStatus: 1)
         #expect(log.contains("cannot open the account store: postgresql://signupd@127.0.0.1:1/db?sslmode=disable"))
         #expect(log.contains("connection refused by 127.0.0.1:1"), "\(log)")
     }

@@ -22,6 +22,13 @@ struct PathOptions {
         guard let mode = UInt32(socketMode, radix: 8), mode <= 0o777 else {
             throw UsageError("--socket-mode must be an octal mode such as 0660")
         }
+        guard let database else { return }
+        if PostgresURL.isPostgres(database) {
+            // Read here too, so that a malformed URL is a usage error --check-config reports.
+            do { _ = try PostgresURL(database, environment: DefaultPaths.environment) } catch { throw UsageError("--database: \(error)") }
+        } else if let refusal = PostgresURL.refusalOfOtherURL(database) {
+            throw UsageError(refusal)
+        }
     }
 }
 
@@ -98,7 +105,13 @@ struct LimitOptions {
         if let maxSessionsPerConnection { tuning.limits.maxSessionsPerConnection = maxSessionsPerConnection }
         if let maxOutputBytes { tuning.limits.maxOutputBytes = maxOutputBytes }
         if let maxConnections { tuning.maxConnections = maxConnections }
-        if let maxConnectionsPerUser { tuning.maxConnectionsPerUID = maxConnectionsPerUser }
+        // Given, it must fit the total; not given, it follows a smaller total down, as its
+        // help says: a sixteenth of it (helper-42: --max-connections 100 alone refused to start).
+        if let maxConnectionsPerUser {
+            tuning.maxConnectionsPerUID = maxConnectionsPerUser
+        } else if let maxConnections {
+            tuning.maxConnectionsPerUID = min(tuning.maxConnectionsPerUID, max(1, maxConnections / 16))
+        }
         if let maxConnectsPerUserPerSecond { tuning.connectsPerUIDPerSecond = maxConnectsPerUserPerSecond == 0 ? nil : maxConnectsPerUserPerSecond }
         if let maxBufferedBytes { tuning.maxBufferedBytes = maxBufferedBytes }
         if let availabilityChecksPerSecond { tuning.availabilityChecksPerUIDPerSecond = availabilityChecksPerSecond }
@@ -192,6 +205,9 @@ struct FrontEndOptions {
     }
 
     func validate() throws {
+        // Looked up here too, so that an unknown group or user is a usage error (exit 64)
+        // that --check-config reports, like --admin-group's (helper-42).
+        _ = try trustedBridges()
         if let maxConnectionsPerClient { try checkRange("--max-connections-per-client", maxConnectionsPerClient, 1...1_000_000) }
         if let maxConnectionsPerBridge { try checkRange("--max-connections-per-bridge", maxConnectionsPerBridge, 1...1_000_000) }
         var tuning = DaemonTuning()
@@ -217,7 +233,7 @@ struct SecurityOptions {
             .option("hash-concurrency", \.hashConcurrency, valueName: "n", help: "Passwords hashed at once (default: the number of CPUs signupd may run on)."),
             .option("token-lifetime", \.tokenLifetime, valueName: "seconds", help: "Seconds a login token stays valid. (default: \(DaemonTuning.standard.tokenLifetimeSeconds))"),
             .option("login-attempts-per-minute", \.loginAttemptsPerMinute, valueName: "n", help: "Failed logins per username from one uid before its further attempts back off (1 minute, doubling, at most 1 hour). (default: \(DaemonTuning.standard.loginAttemptsPerMinute))"),
-            .option("max-queued-hashes-per-user", \.maxQueuedHashesPerUser, valueName: "n", help: "Signups and logins queued or hashing at once for one peer uid; a submit past it is refused at once. (default: \(DaemonTuning.standard.maxQueuedHashesPerUID))"),
+            .option("max-queued-hashes-per-user", \.maxQueuedHashesPerUser, valueName: "n", help: "Signups and logins queued or hashing at once for one peer uid; a submit past it is refused at once; the default, a quarter of --max-queued-hashes, leaves room for other users. (default: \(DaemonTuning.standard.maxQueuedHashesPerUID))"),
             .option("max-queued-hashes", \.maxQueuedHashes, valueName: "n", help: "Signups and logins queued or hashing at once in total. (default: \(DaemonTuning.standard.maxQueuedHashes))"),
         ]
     }
@@ -234,8 +250,13 @@ struct SecurityOptions {
     func apply(to tuning: inout DaemonTuning) {
         if let tokenLifetime { tuning.tokenLifetimeSeconds = Int64(tokenLifetime) }
         if let loginAttemptsPerMinute { tuning.loginAttemptsPerMinute = loginAttemptsPerMinute }
-        if let maxQueuedHashesPerUser { tuning.maxQueuedHashesPerUID = maxQueuedHashesPerUser }
         if let maxQueuedHashes { tuning.maxQueuedHashes = maxQueuedHashes }
+        // Not given, it follows a smaller total down to a quarter of it, as the default does.
+        if let maxQueuedHashesPerUser {
+            tuning.maxQueuedHashesPerUID = maxQueuedHashesPerUser
+        } else if let maxQueuedHashes {
+            tuning.maxQueuedHashesPerUID = min(tuning.maxQueuedHashesPerUID, max(1, maxQueuedHashes / 4))
+        }
     }
 
     var hashCost: DaemonConfiguration.HashCost {

@@ -24,9 +24,21 @@ struct PostgresURL: Sendable, Equatable {
     var isUnixSocket: Bool { host.hasPrefix("/") }
     var unixSocketPath: String { "\(host)/.s.PGSQL.\(port)" }
 
-    /// Whether `--database` names PostgreSQL rather than an SQLite path.
+    /// Whether `--database` names PostgreSQL rather than an SQLite path: a URL's scheme is
+    /// read in any case (RFC 3986), and `postgresql:/…` is a URL with a fault to name, not a
+    /// path to echo (helper-42: a path's errors repeat it, password and all).
     static func isPostgres(_ database: String) -> Bool {
-        database.hasPrefix("postgresql://") || database.hasPrefix("postgres://")
+        let lowered = database.lowercased()
+        return lowered.hasPrefix("postgresql:") || lowered.hasPrefix("postgres:")
+    }
+
+    /// Why `--database` cannot be an SQLite path although it is not a PostgreSQL URL: it
+    /// looks like a URL of another kind (`pgsql://…`, ` postgresql://…`), which may hold a
+    /// password that a path's errors would repeat. Names only the scheme.
+    static func refusalOfOtherURL(_ database: String) -> String? {
+        guard let separator = database.range(of: "://") else { return nil }
+        let scheme = database[..<separator.lowerBound]
+        return "--database \"\(scheme.prefix(32))://…\" is not a URL signupd reads: a PostgreSQL store is postgresql://user@host:port/database, an SQLite one a path"
     }
 
     /// Why a `--database` URL cannot be used. The text is shown to the administrator.
@@ -36,7 +48,9 @@ struct PostgresURL: Sendable, Equatable {
 
     /// Parses `url`; `environment` stands for `getenv` (libpq's variables).
     init(_ url: String, environment: (String) -> String?) throws(Invalid) {
-        guard let components = URLComponents(string: url), let scheme = components.scheme, scheme == "postgresql" || scheme == "postgres" else {
+        guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(), scheme == "postgresql" || scheme == "postgres",
+            components.host != nil || url.dropFirst(scheme.count).hasPrefix("://")
+        else {
             throw Invalid(description: "not a postgresql:// URL; the form is postgresql://user@host:port/database?sslmode=require")
         }
         if components.password != nil {
@@ -59,6 +73,10 @@ struct PostgresURL: Sendable, Equatable {
         self.port = port
         guard let user = nonEmpty(query["user"]) ?? nonEmpty(components.user) ?? nonEmpty(environment("PGUSER")) else {
             throw Invalid(description: "no user: give it in the URL (postgresql://user@host/database) or in PGUSER")
+        }
+        // "u%3Apassword@…" decodes to a user holding a colon: a password by another spelling.
+        guard !user.contains(":") else {
+            throw Invalid(description: "a user name holding \":\" reads as user:password; put the password in a file given by --database-password-file, or a systemd credential named database-password (LoadCredential=)")
         }
         self.user = user
         let path = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path
