@@ -127,7 +127,7 @@ public struct SignupDaemonCommand: CommandLineCommand, Sendable {
     func run() async throws {
         if forms.checkConfig {
             // Like sshd -t and nginx -t: read everything, say what is wrong, start nothing.
-            switch forms.directories.load() {
+            switch try forms.checkedDirectories().load() {
             case .success(let library):
                 var stderr = StandardError()
                 for warning in library.warnings { print(warning.description, to: &stderr) }

@@ -355,6 +355,13 @@ def reload(daemon, path, notify, forms):
     # A broken file is refused as a whole; the running forms stay.
     with open(os.path.join(forms, "zz-broken.form"), "w") as f:
         f.write("[form]\nname = zz\n")
+    # The unit's ExecReload check reads the running daemon's --forms-dir (helper-42: without
+    # it, the check read the default directory and passed while the reload was refused).
+    of = subprocess.run([SIGNUPD, "--check-config", "--check-config-of", str(daemon.pid)], capture_output=True, text=True)
+    check(of.returncode == 1 and "zz-broken.form:1:1" in of.stderr,
+          "--check-config-of PID checks the running daemon's forms.d: %d %r" % (of.returncode, of.stderr[-300:]))
+    other = subprocess.run([SIGNUPD, "--check-config", "--check-config-of", str(os.getpid())], capture_output=True, text=True)
+    check(other.returncode == 1 and "is not a signupd" in other.stderr, "--check-config-of a process that is not signupd: %r" % other.stderr)
     daemon.send_signal(1)
     messages = []
     while not any("READY=1" in m for m in messages):

@@ -1,4 +1,7 @@
 import FormEngine
+#if canImport(Glibc)
+import Glibc
+#endif
 import UnixIO
 
 /// Where signupd listens and keeps its accounts.
@@ -306,12 +309,41 @@ struct FormOptions {
             .option("forms-dir", \.formsDir, valueName: "dir", help: "Directory of operator form definitions (*.form, read in name order); a form named like a built-in one replaces it. Default: /etc/signupd/forms.d (may be absent)."),
             .option("messages-dir", \.messagesDir, valueName: "dir", help: "Directory of message catalogues (LOCALE.messages) adding languages or replacing texts. Default: /etc/signupd/messages.d (may be absent)."),
             .flag("check-config", \.checkConfig, help: "Read the forms and catalogues, report every problem as file:line:column, and exit: 0 when valid, 1 otherwise. Starts nothing."),
+            .option("check-config-of", \.checkConfigOf, valueName: "pid", help: "With --check-config: check the forms and catalogues the running signupd with this process id reads (its --forms-dir and --messages-dir, from /proc/PID/cmdline), not this command line's. The packaged unit's ExecReload passes $MAINPID, so that a reload is checked against what the service runs with."),
         ]
     }
 
     var formsDir: String?
     var messagesDir: String?
     var checkConfig = false
+    var checkConfigOf: Int?
+
+    /// The directories `--check-config` reads: this command line's, or, with
+    /// `--check-config-of PID`, those of the running signupd's command line.
+    func checkedDirectories() throws -> FormDirectories {
+        guard let pid = checkConfigOf else { return directories }
+        let path = "/proc/\(pid)/cmdline"
+        // /proc's files say they are empty: read to the end.
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            throw DaemonError.startup("--check-config-of \(pid): cannot read \(path): \(UnixIO.errnoText(errno)); is signupd running with that process id?")
+        }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { break }
+            bytes += chunk[..<count]
+        }
+        let arguments = bytes.split(separator: 0, omittingEmptySubsequences: false).dropFirst().map { String(decoding: $0, as: UTF8.self) }
+        let isSignupd = bytes.split(separator: 0).first.map { String(decoding: $0, as: UTF8.self).hasSuffix("signupd") } ?? false
+        guard isSignupd, case .run(let running)? = try? SignupDaemonCommand.parse(arguments.last == "" ? Array(arguments.dropLast()) : arguments) else {
+            throw DaemonError.startup("--check-config-of \(pid): process \(pid) is not a signupd serving forms")
+        }
+        return running.forms.directories
+    }
 
     var directories: FormDirectories {
         FormDirectories(
