@@ -90,6 +90,8 @@ struct CommandLineParseTests {
         (["--log-level", "loud"], "unknown --log-level \"loud\"; one of: trace, debug, info, notice, warning, error, critical"),
         (["--socket-mode", "999"], "--socket-mode must be an octal mode such as 0660"),
         (["--max-total-output-bytes", "1"], "--max-buffered-bytes must be between 65536 and 68719476736, not 1"),
+        (["--socket", "/" + String(repeating: "s", count: 119)], "--socket: the path is 120 bytes; a Unix socket's path holds at most 107"),
+        (["--metrics-socket", "/" + String(repeating: "m", count: 107)], "--metrics-socket: the path is 108 bytes; a Unix socket's path holds at most 107"),
         (["--database-pool-size", "3"], "--database-pool-size is for a PostgreSQL store (--database postgresql://…); this daemon uses an SQLite store"),
     ])
     func refusals(_ arguments: [String], _ message: String) {
@@ -138,7 +140,8 @@ struct CommandLineHelpTests {
         let lines = help.split(separator: "\n", omittingEmptySubsequences: false)
         #expect(lines.allSatisfy { $0.count <= 80 })
         for option in SignupDaemonCommand.options {
-            let starts = lines.filter { $0.hasPrefix("  " + option.label) }
+            // The label, then its help or the end of the line (--check-config is a prefix of --check-config-of).
+            let starts = lines.filter { $0 == "  " + option.label || $0.hasPrefix("  " + option.label + " ") }
             #expect(starts.count == 1, "\(option.label)")
         }
         let sections = lines.filter { $0.hasSuffix(":") && !$0.hasPrefix(" ") }

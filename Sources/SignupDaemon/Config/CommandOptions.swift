@@ -25,6 +25,7 @@ struct PathOptions {
         guard let mode = UInt32(socketMode, radix: 8), mode <= 0o777 else {
             throw UsageError("--socket-mode must be an octal mode such as 0660")
         }
+        if let socket { try BindFailure.checkLength(socket, option: "--socket") }
         guard let database else { return }
         if PostgresURL.isPostgres(database) {
             // Read here too, so that a malformed URL is a usage error --check-config reports.

@@ -70,6 +70,7 @@ struct OperatorOptions {
     }
 
     func validate() throws {
+        if let metricsSocket { try BindFailure.checkLength(metricsSocket, option: "--metrics-socket") }
         if let logSummarySeconds { try checkRange("--log-summary-seconds", logSummarySeconds, 1...86400) }
         _ = try metricsListeners()
         _ = try administrators()

@@ -85,13 +85,28 @@ final class MetricsEndpoint: Sendable {
             // The previous process's socket (a restart, a crash) is replaced; a daemon
             // still serving on it has its own socket unit to refuse a second start.
             unlink(path)
-            channel = try await bootstrap.bind(unixDomainSocketPath: path).get()
-            if let gid, chown(path, uid_t.max, gid) != 0 {
-                logger.warning("cannot give the metrics socket its group", metadata: ["path": "\(path)", "gid": "\(gid)", "error": "\(UnixIO.errnoText())"])
+            do {
+                channel = try await bootstrap.bind(unixDomainSocketPath: path).get()
+            } catch {
+                throw DaemonError.startup(BindFailure.describe(error, at: path))
             }
-            chmod(path, gid == nil ? 0o600 : 0o660)
+            // Readable by the group only once the socket is the group's: a socket left in
+            // signupd's own group stays 0600 (helper-42: it was 0660 either way).
+            var mode: mode_t = 0o600
+            if let gid {
+                if chown(path, uid_t.max, gid) == 0 {
+                    mode = 0o660
+                } else {
+                    logger.warning("cannot give the metrics socket its group; it stays readable by signupd's user alone", metadata: ["path": "\(path)", "gid": "\(gid)", "error": "\(UnixIO.errnoText())"])
+                }
+            }
+            chmod(path, mode)
         case .tcp(let host, let port):
-            channel = try await bootstrap.bind(host: host, port: port).get()
+            do {
+                channel = try await bootstrap.bind(host: host, port: port).get()
+            } catch {
+                throw DaemonError.startup(BindFailure.describe(error, at: Self.describe(listener)))
+            }
         }
         channels.withLockedValue { $0.append(channel) }
         logger.info("metrics served", metadata: ["at": "\(Self.describe(listener))"])

@@ -318,7 +318,12 @@ final class SignupServer: Service {
         case .path(let path, let mode):
             // Checked at start-up too; again here, for a socket file that appeared since.
             try SocketPath.prepare(path)
-            let channel = try await bootstrap.bind(unixDomainSocketPath: path).get()
+            let channel: Channel
+            do {
+                channel = try await bootstrap.bind(unixDomainSocketPath: path).get()
+            } catch {
+                throw DaemonError.startup(BindFailure.describe(error, at: path))
+            }
             chmod(path, mode_t(mode))
             return (channel, context)
         }
