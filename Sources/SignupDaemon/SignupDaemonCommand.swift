@@ -101,6 +101,12 @@ public struct SignupDaemonCommand: CommandLineCommand, Sendable {
         var text = "Error: \(error)\n"
         if let usage = error as? UsageError, let help = usage.optionHelp { text += "Help:  \(help)\n" }
         print(text + usage, to: &standardError)
+        // Under systemd, `systemctl status` says why too, as for a start that failed.
+        if DefaultPaths.environment("NOTIFY_SOCKET") != nil {
+            let notifier = ServiceNotifier()
+            notifier.status("cannot start: \(error)")
+            _ = notifier.waitUntilSent(atMost: .seconds(1))
+        }
         Glibc.exit(UsageError.exitStatus)
     }
 

@@ -57,7 +57,9 @@ struct AvailabilityOptions {
     }
 
     func validate() throws {
-        if let availabilityTimeout, !(availabilityTimeout > 0 && availabilityTimeout <= 60) { throw UsageError("--availability-timeout must be in (0, 60]") }
+        if let availabilityTimeout, !(availabilityTimeout > 0 && availabilityTimeout <= 60) {
+            throw UsageError("--availability-timeout must be more than 0 and at most 60 seconds, not \(availabilityTimeout)")
+        }
         if availabilityCAFile != nil, !(availabilityURL?.lowercased().hasPrefix("https://") ?? false) {
             throw UsageError("--availability-ca-file is for an https:// --availability-url")
         }
@@ -84,7 +86,7 @@ struct LimitOptions {
             .option("max-sessions-per-connection", \.maxSessionsPerConnection, valueName: "n", help: "Sessions one connection may hold. (default: \(DaemonTuning.standard.limits.maxSessionsPerConnection))"),
             .option("max-output-bytes", \.maxOutputBytes, valueName: "bytes", help: "Unread output buffered for a client before it is dropped as a slow consumer. (default: \(DaemonTuning.standard.limits.maxOutputBytes))"),
             .option("max-buffered-bytes", \.maxBufferedBytes, valueName: "bytes", help: "Memory held for all clients together: request bytes read but not handled yet (partial lines, lines waiting) plus answers not read yet. Past it, connections are closed with bye: the biggest of the uid (or person behind a front end) holding the most in all, again and again, until the total is three quarters of this or less; a uid holding under 4 KiB in all never is. --max-total-output-bytes is an older name. (default: \(DaemonTuning.standard.maxBufferedBytes))", alias: ["max-total-output-bytes"]),
-            .option("max-expensive-requests-per-second", \.maxExpensiveRequestsPerSecond, valueName: "n", help: "open, attach, submit, sessions, locale and describe requests per connection per second (bursts of twice that). (default: \(DaemonTuning.standard.expensiveRequestsPerSecond))"),
+            .option("max-expensive-requests-per-second", \.maxExpensiveRequestsPerSecond, valueName: "n", help: "open, attach, resume, submit, locale, describe, status and signups requests per connection per second, and sessions (one for each 100 sessions its page may hold); bursts of twice that. (default: \(DaemonTuning.standard.expensiveRequestsPerSecond))"),
             .option("max-token-checks-per-second", \.maxTokenChecksPerSecond, valueName: "n", help: "verify and logout requests per connection per second (bursts of twice that): a front end checks a token on every page it serves. (default: \(DaemonTuning.standard.tokenChecksPerSecond))"),
         ]
     }

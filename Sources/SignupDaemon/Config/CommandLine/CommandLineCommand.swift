@@ -62,20 +62,20 @@ extension CommandLineCommand {
         var rest = arguments[...]
         while let argument = rest.popFirst() {
             if argument == "--" {
-                if let first = rest.first { throw UsageError("Unexpected argument '\(first)'") }
+                if let first = rest.first { throw UsageError("Unexpected argument '\(shown(first))'") }
                 break
             }
-            guard argument.hasPrefix("-"), argument.count > 1 else { throw UsageError("Unexpected argument '\(argument)'") }
-            guard argument.hasPrefix("--") else { throw UsageError("Unknown option '\(argument)'") }
+            guard argument.hasPrefix("-"), argument.count > 1 else { throw UsageError("Unexpected argument '\(shown(argument))'") }
+            guard argument.hasPrefix("--") else { throw UsageError("Unknown option '\(shown(argument))'") }
             let spelled = argument.dropFirst(2)
             let name = spelled.prefix { $0 != "=" }
             let inline: Substring? = name.endIndex < spelled.endIndex ? spelled[spelled.index(after: name.endIndex)...] : nil
             guard let option = options.first(where: { $0.names.contains { $0.utf8.elementsEqual(name.utf8) } }) else {
-                throw UsageError("Unknown option '--\(name)'")
+                throw UsageError("Unknown option '--\(shown(name))'" + (suggestion(for: name, among: options).map { "; did you mean '--\($0)'?" } ?? ""))
             }
             switch option.kind {
             case .flag:
-                if let inline { throw UsageError("The option '--\(name)' does not take any value, but '\(inline)' was specified.") }
+                if let inline { throw UsageError("The option '--\(name)' does not take any value, but '\(shown(inline))' was specified.") }
                 _ = option.apply(&command, nil)
             case .option:
                 let value: String
@@ -91,11 +91,40 @@ extension CommandLineCommand {
                     throw UsageError("Missing value for '\(option.label)'", optionHelp: Self.helpLine(option))
                 }
                 guard option.apply(&command, value) else {
-                    throw UsageError("The value '\(value)' is invalid for '\(option.label)'", optionHelp: Self.helpLine(option))
+                    throw UsageError("The value '\(shown(value))' is invalid for '\(option.label)'", optionHelp: Self.helpLine(option))
                 }
             }
         }
         return .run(command)
+    }
+
+    /// What an error repeats of an argument: at most 64 characters of it (helper-42: a
+    /// 5,000-character value was echoed whole).
+    private static func shown<Text: StringProtocol>(_ text: Text) -> String {
+        text.count <= 64 ? String(text) : String(text.prefix(64)) + "…"
+    }
+
+    /// The option a mistyped name was most likely meant to be: one whose name is at most
+    /// two edits away (a letter left out, added, changed), or the only one it begins.
+    private static func suggestion(for name: Substring, among options: [CommandLineOption<Self>]) -> String? {
+        let names = options.flatMap(\.names).filter { $0.count > 1 }
+        let typed = Array(name.utf8)
+        let near = names.map { ($0, editDistance(typed, Array($0.utf8))) }.filter { $0.1 <= 2 }.min { $0.1 < $1.1 }
+        if let near { return near.0 }
+        let begun = names.filter { !name.isEmpty && $0.hasPrefix(name) }
+        return begun.count == 1 ? begun[0] : nil
+    }
+
+    private static func editDistance(_ a: [UInt8], _ b: [UInt8]) -> Int {
+        var previous = Array(0...b.count)
+        for (i, x) in a.enumerated() {
+            var current = [i + 1] + Array(repeating: 0, count: b.count)
+            for (j, y) in b.enumerated() {
+                current[j + 1] = min(previous[j + 1] + 1, current[j] + 1, previous[j] + (x == y ? 0 : 1))
+            }
+            previous = current
+        }
+        return previous[b.count]
     }
 
     /// Not listed by `--help`, as swift-argument-parser did not list it.
