@@ -127,6 +127,10 @@ public struct SignupDaemonCommand: CommandLineCommand, Sendable {
             throw UsageError("unknown --pin-event-loops \"\(pinEventLoops)\"; one of: \(EventLoopPinning.allCases.map(\.rawValue).joined(separator: ", "))")
         }
         if let idleExit { try checkRange("--idle-exit", idleExit, 0...31_536_000) }
+        if let pid = forms.checkConfigOf {
+            guard forms.checkConfig else { throw UsageError("--check-config-of is for --check-config: it names the signupd whose forms to check") }
+            try checkRange("--check-config-of", pid, 1...Int(Int32.max))
+        }
         try postgres.checkOnlyWithPostgres(database: paths.database)
     }
 

@@ -345,7 +345,21 @@ struct FormOptions {
         guard isSignupd, case .run(let running)? = try? SignupDaemonCommand.parse(arguments.last == "" ? Array(arguments.dropLast()) : arguments) else {
             throw DaemonError.startup("--check-config-of \(pid): process \(pid) is not a signupd serving forms")
         }
-        return running.forms.directories
+        // A relative --forms-dir is the running process's, from its working directory.
+        var directories = running.forms.directories
+        let cwd = Self.link("/proc/\(pid)/cwd")
+        if let cwd {
+            if !directories.forms.hasPrefix("/") { directories.forms = cwd + "/" + directories.forms }
+            if !directories.messages.hasPrefix("/") { directories.messages = cwd + "/" + directories.messages }
+        }
+        return directories
+    }
+
+    private static func link(_ path: String) -> String? {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let count = readlink(path, &buffer, buffer.count - 1)
+        guard count > 0 else { return nil }
+        return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     var directories: FormDirectories {

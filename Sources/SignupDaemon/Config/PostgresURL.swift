@@ -36,9 +36,16 @@ struct PostgresURL: Sendable, Equatable {
     /// looks like a URL of another kind (`pgsql://…`, ` postgresql://…`), which may hold a
     /// password that a path's errors would repeat. Names only the scheme.
     static func refusalOfOtherURL(_ database: String) -> String? {
-        guard let separator = database.range(of: "://") else { return nil }
-        let scheme = database[..<separator.lowerBound]
-        return "--database \"\(scheme.prefix(32))://…\" is not a URL signupd reads: a PostgreSQL store is postgresql://user@host:port/database, an SQLite one a path"
+        if let separator = database.range(of: "://") {
+            let scheme = database[..<separator.lowerBound]
+            return "--database \"\(scheme.prefix(32))://…\" is not a URL signupd reads: a PostgreSQL store is postgresql://user@host:port/database, an SQLite one a path"
+        }
+        // `postgres//u:password@h/db`, `u:password@h/db`: a URL without its `://` would be
+        // an SQLite path whose errors repeat it (helper-43). A path holding "@" is refused.
+        if database.contains("@") {
+            return "--database: an SQLite path holding \"@\" is refused and not repeated here, in case it is a PostgreSQL URL missing its \"://\" (with a password in it); a PostgreSQL store is postgresql://user@host:port/database"
+        }
+        return nil
     }
 
     /// Why a `--database` URL cannot be used. The text is shown to the administrator.
@@ -69,7 +76,8 @@ struct PostgresURL: Sendable, Equatable {
         func nonEmpty(_ value: String?) -> String? { value.flatMap { $0.isEmpty ? nil : $0 } }
         host = nonEmpty(query["host"]) ?? nonEmpty(components.host) ?? nonEmpty(environment("PGHOST")) ?? "/var/run/postgresql"
         let portText = nonEmpty(query["port"]) ?? components.port.map(String.init) ?? nonEmpty(environment("PGPORT")) ?? "5432"
-        guard let port = Int(portText), (1...65535).contains(port) else { throw Invalid(description: "port \(portText) is not a number from 1 to 65535") }
+        // The values are not repeated: a password typed in the wrong place is still one.
+        guard let port = Int(portText), (1...65535).contains(port) else { throw Invalid(description: "the port is not a number from 1 to 65535") }
         self.port = port
         guard let user = nonEmpty(query["user"]) ?? nonEmpty(components.user) ?? nonEmpty(environment("PGUSER")) else {
             throw Invalid(description: "no user: give it in the URL (postgresql://user@host/database) or in PGUSER")
@@ -83,7 +91,7 @@ struct PostgresURL: Sendable, Equatable {
         database = nonEmpty(query["dbname"]) ?? nonEmpty(path) ?? nonEmpty(environment("PGDATABASE")) ?? user
         let modeText = nonEmpty(query["sslmode"]) ?? nonEmpty(environment("PGSSLMODE")) ?? "prefer"
         guard let mode = SSLMode(rawValue: modeText == "allow" ? "prefer" : modeText) else {
-            throw Invalid(description: "sslmode \(modeText) is not one of disable, allow, prefer, require, verify-ca, verify-full")
+            throw Invalid(description: "sslmode is not one of disable, allow, prefer, require, verify-ca, verify-full")
         }
         sslRootCert = nonEmpty(query["sslrootcert"]) ?? nonEmpty(environment("PGSSLROOTCERT"))
         // libpq: with a root CA file, `require` verifies the chain as `verify-ca` does.

@@ -71,7 +71,10 @@ extension CommandLineCommand {
             let name = spelled.prefix { $0 != "=" }
             let inline: Substring? = name.endIndex < spelled.endIndex ? spelled[spelled.index(after: name.endIndex)...] : nil
             guard let option = options.first(where: { $0.names.contains { $0.utf8.elementsEqual(name.utf8) } }) else {
-                throw UsageError("Unknown option '--\(shown(name))'" + (suggestion(for: name, among: options).map { "; did you mean '--\($0)'?" } ?? ""))
+                if builtIn.contains(where: { $0.names.contains(String(name)) }), let inline {
+                    throw UsageError("The option '--\(name)' does not take any value, but '\(shown(inline))' was specified.")
+                }
+                throw UsageError("Unknown option '--\(shown(name))'" + (suggestion(for: name, among: options + builtIn).map { "; did you mean '--\($0)'?" } ?? ""))
             }
             switch option.kind {
             case .flag:

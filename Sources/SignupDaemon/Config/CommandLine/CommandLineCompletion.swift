@@ -49,34 +49,39 @@ extension CommandLineCommand {
     }
 
     /// Values one to a line (`mapfile`), so that a file name with spaces stays one; a value
-    /// after `=` (`--log-level=w`: bash makes `=` a word of its own) completes as after a space.
+    /// after `=` (`--log-level=w`: bash makes `=` a word of its own) completes as after a
+    /// space, and a flag's offers nothing; where `=` does not split words, the replies keep
+    /// their `--name=`.
     private static var bashCompletion: String {
         var lines = [
             "# bash completion for \(commandName); written by \(commandName) --generate-completion-script bash",
             "_\(commandName)() {",
-            "    local cur=\"${COMP_WORDS[COMP_CWORD]}\" prev=\"${COMP_WORDS[COMP_CWORD-1]}\"",
-            "    if [[ \"$cur\" == = ]]; then cur=\"\"",
-            "    elif [[ \"$prev\" == = ]]; then prev=\"${COMP_WORDS[COMP_CWORD-2]}\"",
-            "    elif [[ \"$cur\" == --*=* ]]; then prev=\"${cur%%=*}\"; cur=\"${cur#*=}\"",
+            "    local cur=\"${COMP_WORDS[COMP_CWORD]}\" prev=\"${COMP_WORDS[COMP_CWORD-1]}\" prefix=\"\" value=\"\"",
+            "    if [[ \"$cur\" == = ]]; then cur=\"\"; value=1",
+            "    elif [[ \"$prev\" == = ]]; then prev=\"${COMP_WORDS[COMP_CWORD-2]}\"; value=1",
+            "    elif [[ \"$cur\" == --*=* ]]; then prev=\"${cur%%=*}\"; prefix=\"$prev=\"; cur=\"${cur#*=}\"; value=1",
             "    fi",
+            "    COMPREPLY=()",
             "    case \"$prev\" in",
         ]
         for option in completable {
             guard let value = option.value else { continue }
             let offer: String
             switch value {
-            case .nothing: offer = "return"
-            case .files: offer = "mapfile -t COMPREPLY < <(compgen -f -- \"$cur\"); return"
-            case .directories: offer = "mapfile -t COMPREPLY < <(compgen -d -- \"$cur\"); return"
-            case .groups: offer = "mapfile -t COMPREPLY < <(compgen -g -- \"$cur\"); return"
-            case .users: offer = "mapfile -t COMPREPLY < <(compgen -u -- \"$cur\"); return"
-            case .words(let words): offer = "mapfile -t COMPREPLY < <(compgen -W '\(words.joined(separator: " "))' -- \"$cur\"); return"
+            case .nothing: offer = ":"
+            case .files: offer = "mapfile -t COMPREPLY < <(compgen -f -- \"$cur\")"
+            case .directories: offer = "mapfile -t COMPREPLY < <(compgen -d -- \"$cur\")"
+            case .groups: offer = "mapfile -t COMPREPLY < <(compgen -g -- \"$cur\")"
+            case .users: offer = "mapfile -t COMPREPLY < <(compgen -u -- \"$cur\")"
+            case .words(let words): offer = "mapfile -t COMPREPLY < <(compgen -W '\(words.joined(separator: " "))' -- \"$cur\")"
             }
             lines.append("    \(option.names.joined(separator: "|"))) \(offer) ;;")
         }
         lines += [
+            "    *) [[ -n \"$value\" ]] || mapfile -t COMPREPLY < <(compgen -W '\(completable.flatMap(\.names).joined(separator: " "))' -- \"$cur\") ;;",
             "    esac",
-            "    mapfile -t COMPREPLY < <(compgen -W '\(completable.flatMap(\.names).joined(separator: " "))' -- \"$cur\")",
+            "    [[ -z \"$prefix\" ]] || COMPREPLY=(\"${COMPREPLY[@]/#/$prefix}\")",
+            "    return 0",
             "}",
             "complete -o filenames -F _\(commandName) \(commandName)",
         ]
