@@ -72,6 +72,9 @@ let package = Package(
         // errno text, whole writes and Unix socket addresses, for the daemon, signupctl and
         // the tests (SignupProtocol stays free of system calls).
         .target(name: "UnixIO", swiftSettings: strict),
+        // "Did you mean …?" for signupctl's commands and signupd's options: one rule for both
+        // command lines, which share no other module it would belong in.
+        .target(name: "CommandLineHints", swiftSettings: strict),
         // Wire types and the NDJSON codec: no dependencies, usable by any Swift client.
         .target(name: "SignupProtocol", path: "Sources/Protocol", swiftSettings: strict),
         // The client library: SignupConnection (async, SwiftNIO), SignupForm (the view model,
@@ -93,7 +96,7 @@ let package = Package(
         .target(
             name: "SignupDaemonCore",
             dependencies: [
-                "SignupProtocol", "FormEngine", "UsernameIdentity", "UnixIO", "CSystemd", "CSodium", "CPWQuality", "CPhoneLibrary",
+                "SignupProtocol", "FormEngine", "UsernameIdentity", "UnixIO", "CommandLineHints", "CSystemd", "CSodium", "CPWQuality", "CPhoneLibrary",
                 nio("NIOCore"), nio("NIOPosix"), nio("NIOHTTP1"), nio("NIOConcurrencyHelpers"),
                 // No swift-argument-parser: its reflection was 3.3 ms of every cold start
                 // (Config/CommandLine/; issue 29). signupctl and signupd-web keep it.
@@ -132,7 +135,7 @@ let package = Package(
         .executableTarget(
             name: "signupctl",
             dependencies: [
-                "SignupProtocol", "SignupClient", "UnixIO",
+                "SignupProtocol", "SignupClient", "UnixIO", "CommandLineHints",
                 product("ArgumentParser", of: "swift-argument-parser"),
             ],
             swiftSettings: strict

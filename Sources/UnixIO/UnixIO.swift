@@ -33,8 +33,34 @@ public enum UnixIO {
         return nil
     }
 
+    /// The longest path a Unix socket's address holds: `sun_path` less its terminating NUL.
+    public static var maxSocketPathBytes: Int { MemoryLayout.size(ofValue: sockaddr_un().sun_path) - 1 }
+
+    /// Where the symbolic link at `path` points (`readlink`); nil when it is not one.
+    public static func readLink(_ path: String) -> String? {
+        var buffer = [UInt8](repeating: 0, count: Int(PATH_MAX))
+        let length = buffer.withUnsafeMutableBytes { readlink(path, $0.baseAddress!.assumingMemoryBound(to: CChar.self), $0.count - 1) }
+        return length > 0 ? String(decoding: buffer[..<length], as: UTF8.self) : nil
+    }
+
+    /// The whole of a file read to its end, for those whose size says nothing (/proc's);
+    /// nil, with errno set, when it cannot be opened.
+    public static func readToEnd(_ path: String) -> [UInt8]? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { return bytes }
+            bytes += chunk[..<count]
+        }
+    }
+
     /// Calls `body` with the `sockaddr_un` of a Unix socket path, or returns nil when the
-    /// path does not fit one (108 bytes with its terminator).
+    /// path does not fit one (`maxSocketPathBytes`).
     public static func withSocketAddress<T>(_ path: String, _ body: (UnsafePointer<sockaddr>, socklen_t) throws -> T) rethrows -> T? {
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)

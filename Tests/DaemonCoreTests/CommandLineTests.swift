@@ -78,6 +78,8 @@ struct CommandLineParseTests {
         (["-t"], "Unknown option '-t'"),
         (["--max-conections", "5"], "Unknown option '--max-conections'; did you mean '--max-connections'?"),
         (["--verison"], "Unknown option '--verison'; did you mean '--version'?"),
+        (["--Max-Connections", "5"], "Unknown option '--Max-Connections'; did you mean '--max-connections'?"),
+        (["--h"], "Unknown option '--h'"),
         (["--version=1"], "The option '--version' does not take any value, but '1' was specified."),
         (["--check-config-of", "1"], "--check-config-of is for --check-config: it names the signupd whose forms to check"),
         (["--check-config", "--check-config-of", "-1"], "--check-config-of must be between 1 and 2147483647, not -1"),

@@ -1,7 +1,4 @@
 import FormEngine
-#if canImport(Glibc)
-import Glibc
-#endif
 import UnixIO
 
 /// Where signupd listens and keeps its accounts.
@@ -326,19 +323,8 @@ struct FormOptions {
     func checkedDirectories() throws -> FormDirectories {
         guard let pid = checkConfigOf else { return directories }
         let path = "/proc/\(pid)/cmdline"
-        // /proc's files say they are empty: read to the end.
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else {
-            throw DaemonError.startup("--check-config-of \(pid): cannot read \(path): \(UnixIO.errnoText(errno)); is signupd running with that process id?")
-        }
-        defer { close(fd) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if count < 0, errno == EINTR { continue }
-            guard count > 0 else { break }
-            bytes += chunk[..<count]
+        guard let bytes = UnixIO.readToEnd(path) else {
+            throw DaemonError.startup("--check-config-of \(pid): cannot read \(path): \(UnixIO.errnoText()); is signupd running with that process id?")
         }
         let arguments = bytes.split(separator: 0, omittingEmptySubsequences: false).dropFirst().map { String(decoding: $0, as: UTF8.self) }
         let isSignupd = bytes.split(separator: 0).first.map { String(decoding: $0, as: UTF8.self).hasSuffix("signupd") } ?? false
@@ -347,19 +333,12 @@ struct FormOptions {
         }
         // A relative --forms-dir is the running process's, from its working directory.
         var directories = running.forms.directories
-        let cwd = Self.link("/proc/\(pid)/cwd")
+        let cwd = UnixIO.readLink("/proc/\(pid)/cwd")
         if let cwd {
             if !directories.forms.hasPrefix("/") { directories.forms = cwd + "/" + directories.forms }
             if !directories.messages.hasPrefix("/") { directories.messages = cwd + "/" + directories.messages }
         }
         return directories
-    }
-
-    private static func link(_ path: String) -> String? {
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let count = readlink(path, &buffer, buffer.count - 1)
-        guard count > 0 else { return nil }
-        return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     var directories: FormDirectories {

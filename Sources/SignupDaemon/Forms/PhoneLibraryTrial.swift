@@ -1,5 +1,6 @@
 import CPhoneLibrary
 import NIOConcurrencyHelpers
+import UnixIO
 
 #if canImport(Glibc)
 import Glibc
@@ -29,9 +30,7 @@ public enum PhoneLibraryTrial {
     /// signupd (helper-34: through /proc/self/exe it was "exe"); /proc/self/exe once an
     /// upgrade has replaced the file.
     static var program: String {
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX))
-        let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-        let executable = length > 0 ? String(decoding: buffer.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self) : nil
+        let executable = UnixIO.readLink("/proc/self/exe")
         guard isSignupd.withLockedValue({ $0 }) else {
             guard let executable else { return "signupd" }
             return executable.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/") + "/signupd"

@@ -5,9 +5,6 @@ import UnixIO
 /// address, and the system's reason (NIO's own text named its internal call:
 /// `bind(descriptor:ptr:bytes:): Permission denied) (errno: 13)`; helper-42).
 enum BindFailure {
-    /// The longest path a Unix socket's address holds (`sun_path`, less its terminating NUL).
-    static let maxUnixPathBytes = 107
-
     static func describe(_ error: any Error, at place: String) -> String {
         switch error {
         case let error as IOError: "cannot bind \(place): \(UnixIO.errnoText(error.errnoCode))"
@@ -18,11 +15,11 @@ enum BindFailure {
 
     /// Refuses a Unix socket path its address cannot hold, naming the option.
     static func checkLength(_ path: String, option: String) throws {
-        guard path.utf8.count > maxUnixPathBytes else { return }
+        guard path.utf8.count > UnixIO.maxSocketPathBytes else { return }
         throw UsageError("\(option): \(tooLong(path))")
     }
 
     private static func tooLong(_ path: String) -> String {
-        "the path is \(path.utf8.count) bytes; a Unix socket's path holds at most \(maxUnixPathBytes)"
+        "the path is \(path.utf8.count) bytes; a Unix socket's path holds at most \(UnixIO.maxSocketPathBytes)"
     }
 }

@@ -1,3 +1,4 @@
+import CommandLineHints
 /// Lets the shared options come before the subcommand, as with `systemctl --user status`
 /// or `swaymsg -s PATH`: `signupctl --socket X --json ping` becomes `signupctl ping
 /// --socket X --json`. It also catches a mistyped subcommand early, with a suggestion.
@@ -41,7 +42,7 @@ enum ArgumentNormalizer {
         // Other options (--help, --version, --generate-completion-script) go to the parser as they are.
         if verb.hasPrefix("-") { return .arguments(arguments) }
         guard subcommands.contains(verb) || verb == "help" else {
-            let guess = suggestion(for: verb, among: subcommands)
+            let guess = Suggestion.closest(to: verb, among: subcommands)
             return .usage(Say.pick(
                 "unknown command '\(verb)'" + (guess.map { "; did you mean '\($0)'?" } ?? "") + " (commands: \(subcommands.joined(separator: ", ")); see signupctl --help)",
                 Self.unknownCommandChinese + "“\(verb)”" + (guess.map { "；是不是要用 `\($0)`？" } ?? "")
@@ -49,7 +50,7 @@ enum ArgumentNormalizer {
         }
         if verb == "help", let topic = arguments[(index + 1)...].first(where: { !$0.hasPrefix("-") }), !subcommands.contains(topic) {
             var message = "no help on '\(topic)': not a command"
-            if let guess = suggestion(for: topic, among: subcommands) { message += "; did you mean '\(guess)'?" }
+            if let guess = Suggestion.closest(to: topic, among: subcommands) { message += "; did you mean '\(guess)'?" }
             return .usage(message + " (commands: \(subcommands.joined(separator: ", ")))")
         }
         return .arguments([verb] + leading + protectingTokens(Array(arguments[(index + 1)...]), of: verb))
@@ -70,28 +71,4 @@ enum ArgumentNormalizer {
             && argument.unicodeScalars.allSatisfy { ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || $0 == "-" || $0 == "_" }
     }
 
-    /// The closest subcommand, if it is close enough to be a typo.
-    static func suggestion(for word: String, among candidates: [String]) -> String? {
-        let scored = candidates.map { ($0, distance(word.lowercased(), $0)) }
-        guard let best = scored.min(by: { $0.1 < $1.1 }) else { return nil }
-        if best.1 <= max(1, min(2, best.0.count / 3)) { return best.0 }
-        return candidates.first { $0.hasPrefix(word.lowercased()) && word.count >= 2 }
-    }
-
-    /// Optimal string alignment distance: edits, with a swap of neighbours counting once.
-    static func distance(_ a: String, _ b: String) -> Int {
-        let a = Array(a), b = Array(b)
-        if a.isEmpty || b.isEmpty { return max(a.count, b.count) }
-        var d = [[Int]](repeating: [Int](repeating: 0, count: b.count + 1), count: a.count + 1)
-        for i in 0...a.count { d[i][0] = i }
-        for j in 0...b.count { d[0][j] = j }
-        for i in 1...a.count {
-            for j in 1...b.count {
-                let cost = a[i - 1] == b[j - 1] ? 0 : 1
-                d[i][j] = min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost)
-                if i > 1, j > 1, a[i - 1] == b[j - 2], a[i - 2] == b[j - 1] { d[i][j] = min(d[i][j], d[i - 2][j - 2] + 1) }
-            }
-        }
-        return d[a.count][b.count]
-    }
 }

@@ -1,3 +1,5 @@
+import CommandLineHints
+
 /// A command whose options are `CommandLineOption`s: its name, its description and its
 /// options, which the parser, `--help` and `--experimental-dump-help` read.
 protocol CommandLineCommand {
@@ -57,7 +59,7 @@ extension CommandLineCommand {
         // Found by a walk of the list, not a dictionary: a dictionary keyed by names was a
         // third of the parse at a cold start (its storage type made from its mangled name,
         // the Swift runtime scanning every conformance for Hashable), for some 60 options.
-        let options = Self.options
+        let options = Self.options + builtIn
         var command = Self()
         var rest = arguments[...]
         while let argument = rest.popFirst() {
@@ -70,11 +72,10 @@ extension CommandLineCommand {
             let spelled = argument.dropFirst(2)
             let name = spelled.prefix { $0 != "=" }
             let inline: Substring? = name.endIndex < spelled.endIndex ? spelled[spelled.index(after: name.endIndex)...] : nil
-            guard let option = options.first(where: { $0.names.contains { $0.utf8.elementsEqual(name.utf8) } }) else {
-                if builtIn.contains(where: { $0.names.contains(String(name)) }), let inline {
-                    throw UsageError("The option '--\(name)' does not take any value, but '\(shown(inline))' was specified.")
-                }
-                throw UsageError("Unknown option '--\(shown(name))'" + (suggestion(for: name, among: options + builtIn).map { "; did you mean '--\($0)'?" } ?? ""))
+            // --help and --version are here only when given a value (`--version=1`).
+            guard let option = options.first(where: { $0.names.contains { $0.count > 1 && $0.utf8.elementsEqual(name.utf8) } }) else {
+                let longNames = options.flatMap(\.names).filter { $0.count > 1 }
+                throw UsageError("Unknown option '--\(shown(name))'" + (Suggestion.closest(to: String(name), among: longNames).map { "; did you mean '--\($0)'?" } ?? ""))
             }
             switch option.kind {
             case .flag:
@@ -105,29 +106,6 @@ extension CommandLineCommand {
     /// 5,000-character value was echoed whole).
     private static func shown<Text: StringProtocol>(_ text: Text) -> String {
         text.count <= 64 ? String(text) : String(text.prefix(64)) + "…"
-    }
-
-    /// The option a mistyped name was most likely meant to be: one whose name is at most
-    /// two edits away (a letter left out, added, changed), or the only one it begins.
-    private static func suggestion(for name: Substring, among options: [CommandLineOption<Self>]) -> String? {
-        let names = options.flatMap(\.names).filter { $0.count > 1 }
-        let typed = Array(name.utf8)
-        let near = names.map { ($0, editDistance(typed, Array($0.utf8))) }.filter { $0.1 <= 2 }.min { $0.1 < $1.1 }
-        if let near { return near.0 }
-        let begun = names.filter { !name.isEmpty && $0.hasPrefix(name) }
-        return begun.count == 1 ? begun[0] : nil
-    }
-
-    private static func editDistance(_ a: [UInt8], _ b: [UInt8]) -> Int {
-        var previous = Array(0...b.count)
-        for (i, x) in a.enumerated() {
-            var current = [i + 1] + Array(repeating: 0, count: b.count)
-            for (j, y) in b.enumerated() {
-                current[j + 1] = min(previous[j + 1] + 1, current[j] + 1, previous[j] + (x == y ? 0 : 1))
-            }
-            previous = current
-        }
-        return previous[b.count]
     }
 
     /// Not listed by `--help`, as swift-argument-parser did not list it.
