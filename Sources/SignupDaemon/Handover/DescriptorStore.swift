@@ -28,12 +28,12 @@ enum DescriptorStore {
 
     /// Waits until systemd has processed every message sent so far (or the timeout passed).
     static func barrier(timeout: Duration = .seconds(5)) {
-        _ = sd_notify_barrier(0, UInt64(timeout.components.seconds) * 1_000_000)
+        _ = csystemd_notify_barrier(0, UInt64(timeout.components.seconds) * 1_000_000)
     }
 
     /// Asks for more time to start or stop (`EXTEND_TIMEOUT_USEC=`).
     static func extendTimeout(by duration: Duration) {
-        _ = sd_notify(0, "EXTEND_TIMEOUT_USEC=\(UInt64(duration.components.seconds) * 1_000_000)")
+        _ = csystemd_notify(0, "EXTEND_TIMEOUT_USEC=\(UInt64(duration.components.seconds) * 1_000_000)")
     }
 
     /// A sealed memfd holding `bytes`: in memory only, unchangeable once made.

@@ -71,7 +71,7 @@ struct JournalLogHandler: LogHandler {
         bytes.withUnsafeMutableBytes { raw in
             guard let base = raw.baseAddress else { return }
             let vectors = ranges.map { iovec(iov_base: base + $0.lowerBound, iov_len: $0.count) }
-            _ = sd_journal_sendv(vectors, Int32(vectors.count))
+            _ = csystemd_journal_sendv(vectors, Int32(vectors.count))
         }
     }
 

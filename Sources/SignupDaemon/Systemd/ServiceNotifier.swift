@@ -47,7 +47,7 @@ final class ServiceNotifier: Sendable {
 
     init() {
         enabled = getenv("NOTIFY_SOCKET") != nil
-        transmit = { _ = sd_notify(0, $0) }
+        transmit = { _ = csystemd_notify(0, $0) }
     }
 
     /// For tests: messages go to `transmit`, on the notifier's queue.
@@ -103,7 +103,7 @@ final class ServiceNotifier: Sendable {
     /// The watchdog interval systemd asked for (`WatchdogSec=`), if any.
     var watchdogInterval: Duration? {
         var usec: UInt64 = 0
-        guard sd_watchdog_enabled(0, &usec) > 0, usec > 0 else { return nil }
+        guard csystemd_watchdog_enabled(0, &usec) > 0, usec > 0 else { return nil }
         return .microseconds(Int64(usec))
     }
 

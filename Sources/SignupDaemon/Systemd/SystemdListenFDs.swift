@@ -7,29 +7,32 @@ import Glibc
 
 /// The sockets systemd passed to this process (socket activation), and what a previous
 /// signupd left in the file descriptor store (connections, handover state).
+///
+/// Read here rather than with libsystemd's sd_listen_fds_with_names(3), whose protocol it
+/// follows (LISTEN_PID, LISTEN_FDS, LISTEN_FDNAMES; descriptors from 3, close-on-exec,
+/// the variables unset): that was the only libsystemd call before the first `hello`, and
+/// without it a start outside systemd's notify and journal (systemd-socket-activate, a
+/// start by hand) never opens libsystemd at all (issue 29, the cold start; csystemd.c).
 enum SystemdListenFDs {
     /// The passed listening socket and its `FileDescriptorName=` (nil when not
     /// socket-activated), and the stored descriptors. Unsets `LISTEN_*` so that children
     /// do not inherit them.
     static func take() throws(DaemonError) -> (listener: (fd: Int32, name: String)?, stored: InheritedDescriptors) {
-        var names: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
-        let count = sd_listen_fds_with_names(1, &names)
-        defer {
-            if let names {
-                var index = 0
-                while let name = names[index] {
-                    free(name)
-                    index += 1
-                }
-                free(names)
-            }
+        let passed: [(fd: Int32, name: String)]
+        do {
+            passed = try Passed.parse(
+                pid: DefaultPaths.environment("LISTEN_PID"), fds: DefaultPaths.environment("LISTEN_FDS"),
+                names: DefaultPaths.environment("LISTEN_FDNAMES"), ownPID: getpid())
+        } catch {
+            unsetAll()
+            throw .startup("systemd's LISTEN_* variables are malformed: \(error.reason)")
         }
-        if count < 0 { throw .startup("sd_listen_fds_with_names failed: \(UnixIO.errnoText(-count))") }
+        unsetAll()
         var listeners: [(fd: Int32, name: String)] = []
         var stored = InheritedDescriptors()
-        for index in 0..<Int(count) {
-            let fd = SD_LISTEN_FDS_START + Int32(index)
-            let name = names?[index].map { String(cString: $0) } ?? "unknown"
+        for (fd, name) in passed {
+            // As sd_listen_fds: nothing passed is inherited by a program signupd runs.
+            guard fcntl(fd, F_SETFD, FD_CLOEXEC) == 0 else { throw .startup("descriptor \(fd) from systemd: \(UnixIO.errnoText())") }
             if stored.take(fd: fd, name: name) { continue }
             listeners.append((fd, name))
         }
@@ -38,9 +41,65 @@ enum SystemdListenFDs {
             if !stored.isEmpty { throw .startup("systemd passed stored descriptors but no listening socket (start signupd.socket)") }
             return (nil, stored)
         }
-        guard sd_is_socket_unix(listener.fd, Int32(SOCK_STREAM.rawValue), 1, nil, 0) > 0 else {
+        guard isListeningUnixStream(listener.fd) else {
             throw .startup("the socket systemd passed is not a listening Unix stream socket")
         }
         return (listener, stored)
+    }
+
+    private static func unsetAll() {
+        for name in ["LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES"] { unsetenv(name) }
+    }
+
+    /// sd_is_socket_unix(fd, SOCK_STREAM, 1, NULL, 0): a socket, of stream type, listening,
+    /// in the Unix family.
+    static func isListeningUnixStream(_ fd: Int32) -> Bool {
+        var status = stat()
+        guard fstat(fd, &status) == 0, status.st_mode & S_IFMT == S_IFSOCK else { return false }
+        func option(_ name: Int32) -> Int32? {
+            var value: Int32 = 0
+            var length = socklen_t(MemoryLayout<Int32>.size)
+            return getsockopt(fd, SOL_SOCKET, name, &value, &length) == 0 ? value : nil
+        }
+        guard option(SO_TYPE) == Int32(SOCK_STREAM.rawValue), option(SO_ACCEPTCONN) == 1 else { return false }
+        var address = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let named = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        return named == 0 && Int32(address.ss_family) == AF_UNIX
+    }
+
+    /// What LISTEN_PID, LISTEN_FDS and LISTEN_FDNAMES say, as sd_listen_fds_with_names
+    /// reads them: nothing unless LISTEN_PID is this process; `unknown` for every name
+    /// when LISTEN_FDNAMES is absent.
+    enum Passed {
+        struct Malformed: Error, Equatable {
+            let reason: String
+        }
+
+        static func parse(pid: String?, fds: String?, names: String?, ownPID: pid_t) throws(Malformed) -> [(fd: Int32, name: String)] {
+            guard let pid else { return [] }
+            guard let listenPID = decimal(pid), listenPID > 0, listenPID <= Int(Int32.max) else { throw Malformed(reason: "LISTEN_PID=\(pid.prefix(32)) is not a process id") }
+            guard listenPID == Int(ownPID) else { return [] }
+            guard let fds else { return [] }
+            guard let count = decimal(fds), count <= Int(Int32.max) - Int(CSYSTEMD_LISTEN_FDS_START) else {
+                throw Malformed(reason: "LISTEN_FDS=\(fds.prefix(32)) is not a count")
+            }
+            if count == 0 { return [] }
+            var given = Array(repeating: "unknown", count: count)
+            if let names {
+                let split = names.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+                guard split.count == count else { throw Malformed(reason: "LISTEN_FDNAMES names \(split.count) descriptors, LISTEN_FDS=\(count)") }
+                given = split
+            }
+            return given.enumerated().map { (CSYSTEMD_LISTEN_FDS_START + Int32($0.offset), $0.element) }
+        }
+
+        /// Digits only (no sign, no space), as systemd writes them.
+        private static func decimal(_ text: String) -> Int? {
+            guard !text.isEmpty, text.utf8.count <= 10, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
+            return Int(text)
+        }
     }
 }

@@ -87,9 +87,13 @@ public struct SignupWebCommand: AsyncParsableCommand {
         configuration.submitTimeout = .seconds(submitTimeout)
 
         var listeners: [WebServer.Listener] = []
-        let passed = sd_listen_fds(1)
+        let passed = csystemd_listen_fds(1)
+        if let missing = csystemd_error() {
+            logger.critical("cannot start: \(String(cString: missing)) (libsystemd0 is one of signupd's dependencies: apt install libsystemd0)")
+            throw ExitCode(1)
+        }
         if passed > 0 {
-            listeners = (0..<passed).map { .descriptor(SD_LISTEN_FDS_START + $0) }
+            listeners = (0..<passed).map { .descriptor(CSYSTEMD_LISTEN_FDS_START + $0) }
         } else {
             listeners = (listen.isEmpty ? ["127.0.0.1:8080"] : listen).compactMap(Self.parseListen).map { .address(host: $0.host, port: $0.port) }
         }

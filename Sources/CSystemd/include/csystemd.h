@@ -1,8 +1,40 @@
 #ifndef CSYSTEMD_SHIM_H
 #define CSYSTEMD_SHIM_H
-#include <systemd/sd-daemon.h>
-#include <systemd/sd-journal.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
 #include <sys/uio.h>
+
+// --- libsystemd, opened at its first use (csystemd.c). ---
+// signupd is not linked with libsystemd: mapping and relocating it and the six libraries it
+// needs (libgcrypt, libgpg-error, liblzma, libzstd, liblz4, libcap) was 0.6-0.8 ms of every
+// socket-activated start (issue 29), and nothing before the first `hello` needs it: the
+// passed sockets are read without it (SystemdListenFDs.swift). It is opened by the first
+// journal line or notification, so a start outside systemd (systemd-socket-activate, by
+// hand) never opens it. The calls are libsystemd's own (sd-daemon(3), sd_journal_sendv(3)),
+// with its return values; when the library cannot be opened, each returns -ELIBACC and
+// `csystemd_error` says why.
+
+/// SD_LISTEN_FDS_START (sd-daemon.h): the first descriptor systemd passes.
+#define CSYSTEMD_LISTEN_FDS_START 3
+
+/// Opens libsystemd if no call has yet (another caller meanwhile waits): 1 if it is usable, else 0.
+int csystemd_load(void);
+/// Why libsystemd could not be opened; NULL when it was.
+const char *csystemd_error(void);
+
+int csystemd_listen_fds(int unset_environment);
+int csystemd_notify(int unset_environment, const char *state);
+int csystemd_notify_barrier(int unset_environment, uint64_t timeout);
+int csystemd_watchdog_enabled(int unset_environment, uint64_t *usec);
+int csystemd_journal_sendv(const struct iovec *iov, int n);
+
+/// Puts `fd` into the service manager's file descriptor store under `name`
+/// (FDSTORE=1, FDNAME=name). Returns > 0 on success, 0 without $NOTIFY_SOCKET, -errno on error.
+int csystemd_fdstore_add(int fd, const char *name);
+
+/// Removes every stored descriptor named `name` (FDSTOREREMOVE=1, FDNAME=name).
+int csystemd_fdstore_remove(const char *name);
 
 // --- Handover across restarts (issue 16): the file descriptor store and sealed memfds. ---
 #include <errno.h>
@@ -34,23 +66,6 @@
 #ifndef SO_COOKIE
 #define SO_COOKIE 57
 #endif
-
-/// Puts `fd` into the service manager's file descriptor store under `name`
-/// (FDSTORE=1, FDNAME=name). Returns > 0 on success, 0 without $NOTIFY_SOCKET, -errno on error.
-static inline int csystemd_fdstore_add(int fd, const char *name) {
-    char state[320];
-    int n = snprintf(state, sizeof state, "FDSTORE=1\nFDNAME=%s", name);
-    if (n < 0 || (size_t)n >= sizeof state) return -EINVAL;
-    return sd_pid_notify_with_fds(0, 0, state, &fd, 1);
-}
-
-/// Removes every stored descriptor named `name` (FDSTOREREMOVE=1, FDNAME=name).
-static inline int csystemd_fdstore_remove(const char *name) {
-    char state[320];
-    int n = snprintf(state, sizeof state, "FDSTOREREMOVE=1\nFDNAME=%s", name);
-    if (n < 0 || (size_t)n >= sizeof state) return -EINVAL;
-    return sd_notify(0, state);
-}
 
 /// A memfd holding `data`, sealed against any change (shrink, grow, write, further seals):
 /// it lives in memory only, is never on a file system, and whoever receives it can trust

@@ -1,0 +1,75 @@
+import Glibc
+import Testing
+
+@testable import SignupDaemonCore
+
+/// LISTEN_PID, LISTEN_FDS and LISTEN_FDNAMES read as sd_listen_fds_with_names(3) reads them
+/// (signupd reads them itself so that a start need not open libsystemd, issue 29).
+@Suite struct SystemdListenFDsTests {
+    typealias Passed = SystemdListenFDs.Passed
+
+    @Test func namedDescriptorsFromThree() throws {
+        let passed = try Passed.parse(pid: "4242", fds: "3", names: "signupd.socket:conn-1:state", ownPID: 4242)
+        #expect(passed.map(\.fd) == [3, 4, 5])
+        #expect(passed.map(\.name) == ["signupd.socket", "conn-1", "state"])
+    }
+
+    @Test func withoutNamesEachIsUnknown() throws {
+        let passed = try Passed.parse(pid: "7", fds: "2", names: nil, ownPID: 7)
+        #expect(passed.map(\.fd) == [3, 4])
+        #expect(passed.map(\.name) == ["unknown", "unknown"])
+    }
+
+    @Test("nothing is passed to another process, or without the variables")
+    func nothingPassed() throws {
+        #expect(try Passed.parse(pid: "4243", fds: "1", names: "signupd.socket", ownPID: 4242).isEmpty)
+        #expect(try Passed.parse(pid: nil, fds: "1", names: nil, ownPID: 4242).isEmpty)
+        #expect(try Passed.parse(pid: "4242", fds: nil, names: nil, ownPID: 4242).isEmpty)
+        #expect(try Passed.parse(pid: "4242", fds: "0", names: nil, ownPID: 4242).isEmpty)
+    }
+
+    @Test(arguments: [
+        ("x42", "1", nil as String?, "LISTEN_PID=x42 is not a process id"),
+        ("-1", "1", nil, "LISTEN_PID=-1 is not a process id"),
+        ("0", "1", nil, "LISTEN_PID=0 is not a process id"),
+        ("42", " 1", nil, "LISTEN_FDS= 1 is not a count"),
+        ("42", "99999999999", nil, "LISTEN_FDS=99999999999 is not a count"),
+        ("42", "2", "only-one", "LISTEN_FDNAMES names 1 descriptors, LISTEN_FDS=2"),
+        ("42", "1", "a:b", "LISTEN_FDNAMES names 2 descriptors, LISTEN_FDS=1"),
+    ])
+    func malformedIsRefused(pid: String, fds: String, names: String?, reason: String) {
+        #expect(throws: Passed.Malformed(reason: reason)) { try Passed.parse(pid: pid, fds: fds, names: names, ownPID: 42) }
+    }
+
+    @Test("only a listening Unix stream socket is taken as the listener")
+    func listenerKind() throws {
+        var pair: [Int32] = [0, 0]
+        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0)
+        defer { pair.forEach { close($0) } }
+        // Connected, not listening.
+        #expect(!SystemdListenFDs.isListeningUnixStream(pair[0]))
+        let listening = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(listening) }
+        // Bound to an address the kernel picks (autobind: the family alone), then listening.
+        var family = sockaddr_un()
+        family.sun_family = sa_family_t(AF_UNIX)
+        let bound = withUnsafePointer(to: &family) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listening, $0, socklen_t(MemoryLayout<sa_family_t>.size)) }
+        }
+        #expect(bound == 0)
+        #expect(listen(listening, 1) == 0)
+        #expect(SystemdListenFDs.isListeningUnixStream(listening))
+        let datagram = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+        defer { close(datagram) }
+        #expect(!SystemdListenFDs.isListeningUnixStream(datagram))
+        let tcp = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(tcp) }
+        #expect(listen(tcp, 1) == 0)
+        #expect(!SystemdListenFDs.isListeningUnixStream(tcp))
+        // Not a socket at all.
+        var pipeEnds: [Int32] = [0, 0]
+        #expect(pipe(&pipeEnds) == 0)
+        defer { pipeEnds.forEach { close($0) } }
+        #expect(!SystemdListenFDs.isListeningUnixStream(pipeEnds[0]))
+    }
+}
