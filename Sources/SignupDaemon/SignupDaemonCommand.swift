@@ -158,16 +158,8 @@ public struct SignupDaemonCommand: CommandLineCommand, Sendable {
             }
         }
         let level = Logger.Level(rawValue: logLevel) ?? .info
-        let journal = DefaultPaths.environment("JOURNAL_STREAM") != nil
-        // libsystemd is opened at its first use (csystemd.c): under systemd, that is now, and a
-        // library that cannot be opened stops the start here, said on stderr (the journal).
-        if journal || DefaultPaths.environment("NOTIFY_SOCKET") != nil, let missing = csystemd_error() {
-            var stderr = StandardError()
-            print("signupd: cannot start: \(String(cString: missing)); libsystemd0 is one of signupd's dependencies: apt install --reinstall libsystemd0", to: &stderr)
-            throw ExitStatus(1)
-        }
         LoggingSystem.bootstrap { label in
-            if journal {
+            if DefaultPaths.environment("JOURNAL_STREAM") != nil {
                 var handler = JournalLogHandler(label: label)
                 handler.logLevel = level
                 return handler

@@ -56,10 +56,13 @@ struct DaemonLifecycleTests {
         #expect(!daemon.log.contains("correct horse"))
         #expect(!daemon.log.contains(token))
         // The start's stages count from main's first line: reading the command line is the
-        // first (ArgumentParser's reflection, ~3 ms of a release start). Read once the daemon
+        // first. Read once the daemon
         // has exited: the `serving` line is written just after READY=1, and read at READY
         // it was not there yet once (CI, stop 41).
         #expect(daemon.log.contains("serving") && daemon.log.range(of: #"startup="?[0-9.]+ ms: arguments [0-9.]+ ms, options "#, options: .regularExpression) != nil, "\(daemon.log)")
+        // Which forms and locales are served, said by the serving line.
+        let served = daemon.log.split(separator: "\n").first { $0.contains("serving") } ?? ""
+        #expect(served.contains("forms=signup,login,phone-signup,phone-login") && served.contains("locales=en,zh-CN"), "\(served)")
     }
 
     /// ICU is opened after serving, in the background (cicu.c), not by the loader at every
@@ -83,19 +86,24 @@ struct DaemonLifecycleTests {
         #expect(!listed.contains("libsystemd"), "\(listed)")
     }
 
-    /// Under systemd (a notify socket or the journal), libsystemd is opened before anything
-    /// else; one that cannot be opened stops the start with the reason and the remedy.
-    @Test("a libsystemd that cannot be opened stops a start under systemd, saying so")
-    func libsystemdMissing() throws {
+    /// Under systemd (a notify socket or the journal), libsystemd is opened once the socket is
+    /// served, before READY=1; one that cannot be opened stops the start with the reason and
+    /// the remedy, on stderr when the journal cannot be written either.
+    @Test("a libsystemd that cannot be opened stops a start under systemd, saying so", arguments: [[:], ["JOURNAL_STREAM": "0:0"]])
+    func libsystemdMissing(environment: [String: String]) throws {
         let daemon = DaemonProcess()
         // A file by that name the loader finds first, and cannot load.
         let broken = "\(daemon.directory)/lib"
         mkdir(broken, 0o700)
         try Data("not a library".utf8).write(to: URL(fileURLWithPath: "\(broken)/libsystemd.so.0"))
-        try daemon.start(.systemd, environment: ["LD_LIBRARY_PATH": broken], waitForReady: false)
+        try daemon.start(.systemd, environment: environment.merging(["LD_LIBRARY_PATH": broken]) { $1 }, waitForReady: false)
         #expect(daemon.waitForExit() == 1)
-        #expect(daemon.log.contains("signupd: cannot start: cannot open libsystemd.so.0:"), "\(daemon.log)")
+        #expect(daemon.log.contains("cannot start: cannot open libsystemd.so.0:"), "\(daemon.log)")
         #expect(daemon.log.contains("apt install --reinstall libsystemd0"), "\(daemon.log)")
+        if environment["JOURNAL_STREAM"] != nil {
+            // The journal's line, not sent, written to stderr instead.
+            #expect(daemon.log.contains("signupd: cannot start: cannot open libsystemd.so.0:"), "\(daemon.log)")
+        }
     }
 
     @Test("SIGTERM in the middle of a signup still delivers its result, says bye, exits 0, and the account is stored")

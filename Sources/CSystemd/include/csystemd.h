@@ -9,9 +9,9 @@
 // signupd is not linked with libsystemd: mapping and relocating it and the six libraries it
 // needs (libgcrypt, libgpg-error, liblzma, libzstd, liblz4, libcap) was 0.6-0.8 ms of every
 // socket-activated start (issue 29), and nothing before the first `hello` needs it: the
-// passed sockets are read without it (SystemdListenFDs.swift). It is opened by the first
-// journal line or notification, so a start outside systemd (systemd-socket-activate, by
-// hand) never opens it. The calls are libsystemd's own (sd-daemon(3), sd_journal_sendv(3)),
+// passed sockets are read without it (SystemdListenFDs.swift). Under systemd, the daemon
+// opens it once the socket is served, beside the first greetings (SignupServer); a start
+// outside systemd (systemd-socket-activate, by hand) never opens it. The calls are libsystemd's own (sd-daemon(3), sd_journal_sendv(3)),
 // with its return values; when the library cannot be opened, each returns -ELIBACC and
 // `csystemd_error` says why.
 

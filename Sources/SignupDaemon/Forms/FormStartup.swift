@@ -12,7 +12,8 @@ enum FormStartup {
     static func load(_ directories: FormDirectories, lastGood: LastGoodForms?, now: Int64, logger: Logger) throws(DaemonError) -> FormLibraryHolder {
         switch directories.loadWithSources() {
         case .success(let loaded):
-            logger.info("forms", metadata: ["forms": "\(loaded.library.forms.map(\.name).joined(separator: ","))", "locales": "\(loaded.library.catalogues.locales.joined(separator: ","))"])
+            // Which forms and locales are served is said by the `serving` line: under systemd,
+            // a journal line here would open libsystemd before the socket is served.
             keep(loaded.sources, in: lastGood, now: now, logger: logger)
             return FormLibraryHolder(loaded.library)
         case .failure(let errors):

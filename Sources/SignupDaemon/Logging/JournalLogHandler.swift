@@ -1,5 +1,6 @@
 import CSystemd
 import Logging
+import UnixIO
 
 /// Sends structured entries to journald with `sd_journal_sendv`: the message, its
 /// priority, and each metadata key as an upper-case field (`SIGNUPD_SESSION=...`).
@@ -71,7 +72,11 @@ struct JournalLogHandler: LogHandler {
         bytes.withUnsafeMutableBytes { raw in
             guard let base = raw.baseAddress else { return }
             let vectors = ranges.map { iovec(iov_base: base + $0.lowerBound, iov_len: $0.count) }
-            _ = csystemd_journal_sendv(vectors, Int32(vectors.count))
+            guard csystemd_journal_sendv(vectors, Int32(vectors.count)) < 0, let message = ranges.first else { return }
+            // Not sent (journald gone, libsystemd unusable): the text on stderr, which systemd
+            // connects to the journal's stream, so that the line is not lost.
+            let text = raw[message].dropFirst("MESSAGE=".utf8.count)
+            _ = UnixIO.writeAll(2, Array("signupd: ".utf8) + text + [0x0A])
         }
     }
 

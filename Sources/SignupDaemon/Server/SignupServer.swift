@@ -1,3 +1,4 @@
+import CSystemd
 import FormEngine
 import Logging
 import NIOConcurrencyHelpers
@@ -66,8 +67,15 @@ final class SignupServer: Service {
         let gate = StartGate(closed: true)
         let (serverChannel, context) = try await bind(startGate: gate)
         startup.finished("socket")
+        // Under systemd, libsystemd (opened at its first use, csystemd.c) is opened now, beside
+        // the first greetings, and before READY=1 needs it.
+        let managed = notifier.enabled || DefaultPaths.environment("JOURNAL_STREAM") != nil
+        if managed { Task.detached(priority: .high) { _ = csystemd_load() } }
         do {
             try await opening?(&startup)
+            if managed, let missing = csystemd_error().map({ String(cString: $0) }) {
+                throw DaemonError.startup("\(missing); libsystemd0 is one of signupd's dependencies: apt install --reinstall libsystemd0")
+            }
         } catch {
             // Nothing was handled. The gate tells every client greeted meanwhile that the
             // start failed, and closes its connection without waiting for it to read;
@@ -97,7 +105,11 @@ final class SignupServer: Service {
         gate.open()
         notifier.ready(status: lastStatus.withLockedValue { $0 })
         startup.finished("ready")
-        logger.info("serving", metadata: ["socket": "\(socketDescription)", "pid": "\(getpid())", "startup": "\(startup.description)", "eventLoops": "\(eventLoops)"])
+        let library = services.forms.library
+        logger.info("serving", metadata: [
+            "socket": "\(socketDescription)", "pid": "\(getpid())", "startup": "\(startup.description)", "eventLoops": "\(eventLoops)",
+            "forms": "\(library.forms.map(\.name).joined(separator: ","))", "locales": "\(library.catalogues.locales.joined(separator: ","))",
+        ])
         // Every series at zero, made once the first client is served (issue 29, the cold
         // start: 0.8 ms of about a hundred series); one an event counted already is kept.
         services.metrics.prepare(forms: services.forms.library.forms.map { ($0.name, $0.action) })
