@@ -165,7 +165,7 @@ let package = Package(
         .executableTarget(name: "signupd-web", dependencies: ["SignupWebCore"], path: "Sources/SignupWeb/Main", swiftSettings: strict),
 
         .testTarget(name: "ProtocolTests", dependencies: ["SignupProtocol"], swiftSettings: strict),
-        .testTarget(name: "FormEngineTests", dependencies: ["FormEngine"], swiftSettings: strict),
+        .testTarget(name: "FormEngineTests", dependencies: ["FormEngine", "BuiltinForms"], swiftSettings: strict),
         .testTarget(name: "UsernameIdentityTests", dependencies: ["UsernameIdentity", "FormEngine"], swiftSettings: strict),
         // GRDB and libsodium only to write a database as the previous schema did (migration
         // test); ICU (CICU) only to apply describe's username rules as a client would.

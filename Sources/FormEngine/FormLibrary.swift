@@ -38,7 +38,9 @@ public struct FormLibrary: Sendable {
         var errors: [ConfigError] = []
         var catalogues = MessageCatalogues()
         for (locale, text) in BuiltinCatalogues.files {
-            do { catalogues.merge(try MessageFile.parse(text, locale: locale, file: "<built-in>/\(locale).messages")) } catch { errors.append(error) }
+            do {
+                catalogues.merge(try MessageFile.parse(text, locale: locale, file: "<built-in>/\(locale).messages", checkingPlaceholders: false))
+            } catch { errors.append(error) }
         }
         var localeFiles: [String: String] = [:]
         for file in messageFiles {

@@ -206,6 +206,9 @@ public struct SignupDaemonCommand: CommandLineCommand, Sendable {
         let eventLoops = configuration.eventLoopPinning.apply(to: group, logger: logger)
         startup.finished("event loops")
         let store: any AccountStore
+        // Known here rather than cast from `store` (a cast is two conformance scans of the
+        // whole binary, ~0.1 ms of every start).
+        var postgresStore: PostgresAccountStore?
         // The PostgreSQL pool runs as the group's first service, so it stops last.
         var storeServices: [ServiceGroupConfiguration.ServiceConfiguration] = []
         switch configuration.store {
@@ -214,6 +217,7 @@ public struct SignupDaemonCommand: CommandLineCommand, Sendable {
         case .postgres(let settings):
             let postgres = try await PostgresStoreStartup.open(settings, eventLoopGroup: group, logger: logger)
             store = postgres
+            postgresStore = postgres
             storeServices.append(.init(service: postgres.client, serviceName: "PostgresClient"))
         case .sqlite(let path):
             store = try sqlite ?? Self.openSQLite(path, logger: logger)
@@ -232,7 +236,7 @@ public struct SignupDaemonCommand: CommandLineCommand, Sendable {
         }
         let accounts = AccountService(
             store: store, configuration: configuration, logger: logger,
-            sharedLoginFailures: (store as? PostgresAccountStore).map { PostgresLoginFailures(store: $0) }
+            sharedLoginFailures: postgresStore.map { PostgresLoginFailures(store: $0) }
         )
         startup.finished("accounts")
         let formConfiguration = Self.formConfiguration(configuration, logger: logger)

@@ -1,4 +1,5 @@
 import Foundation
+import BuiltinForms
 @testable import FormEngine
 import SignupProtocol
 import Testing
@@ -101,6 +102,21 @@ struct FormFileTests {
         #expect(throws: ConfigError.self) { try MessageFile.parse("login.done = Hallo {min}\n", locale: "de", file: "de.messages") }
         #expect(catalogues.render(MessageRef("login.done"), locale: "fr").text == "Logged in")  // falls back to English
         #expect(throws: ConfigError.self) { try MessageFile.parse("x = y\n", locale: "not a tag", file: "x.messages") }
+    }
+
+    /// The built-in catalogues are read at every start without the placeholder check (issue
+    /// 29); this is that check, as an operator's file of the same texts gets it.
+    @Test("the built-in catalogues pass every check an operator's message file gets", arguments: BuiltinCatalogues.files.map(\.locale))
+    func builtinCataloguesPassTheFullCheck(locale: String) throws {
+        let text = try #require(BuiltinCatalogues.files.first { $0.locale == locale }?.text)
+        let checked = MessageFile.parseAll(text, locale: locale, file: "\(locale).messages")
+        #expect(throws: Never.self) { try checked.get() }
+        let unchecked = try MessageFile.parse(text, locale: locale, file: "\(locale).messages", checkingPlaceholders: false)
+        #expect(try checked.get() == unchecked)
+        // The check is what refuses a bad placeholder: unchecked, the same text is taken.
+        let bad = "password.short = Zu kurz {mni}\n"
+        #expect(throws: ConfigError.self) { try MessageFile.parse(bad, locale: "de", file: "de.messages") }
+        #expect(throws: Never.self) { try MessageFile.parse(bad, locale: "de", file: "de.messages", checkingPlaceholders: false) }
     }
 
     @Test("substitution works on any text: several scripts, parameters at either end, a brace before a combining mark, unknown and unclosed braces kept")
