@@ -289,6 +289,16 @@ public struct SignupDaemonCommand: CommandLineCommand, Sendable {
             configuration: configuration, services: services, group: group, notifier: notifier, logger: logger, handover: handover, startup: startup,
             eventLoops: eventLoops, opening: opening
         )
+        // The socket is served before the service group is set up: clients are greeted meanwhile.
+        do {
+            try await server.serveSocket()
+        } catch {
+            await services.http?.shutdown()
+            try? await accounts.shutdown()
+            try? await group.shutdownGracefully()
+            notifier.waitUntilSent(atMost: .seconds(1))
+            throw error
+        }
         let restarts = await HandoverSignal.start(server)
         defer { restarts.cancel() }
         let serviceGroup = ServiceGroup(
