@@ -289,14 +289,18 @@ public struct SignupDaemonCommand: CommandLineCommand, Sendable {
             configuration: configuration, services: services, group: group, notifier: notifier, logger: logger, handover: handover, startup: startup,
             eventLoops: eventLoops, opening: opening
         )
-        // The socket is served before the service group is set up: clients are greeted meanwhile.
-        do {
-            try await server.serveSocket()
-        } catch {
+        // What a start that fails from here on undoes before it says why.
+        let unwind = { @Sendable () async in
             await services.http?.shutdown()
             try? await accounts.shutdown()
             try? await group.shutdownGracefully()
             notifier.waitUntilSent(atMost: .seconds(1))
+        }
+        // The socket is served before the service group is set up: clients are greeted meanwhile.
+        do {
+            try await server.serveSocket()
+        } catch {
+            await unwind()
             throw error
         }
         let restarts = await HandoverSignal.start(server)
@@ -314,10 +318,7 @@ public struct SignupDaemonCommand: CommandLineCommand, Sendable {
         do {
             try await serviceGroup.run()
         } catch {
-            await services.http?.shutdown()
-            try? await accounts.shutdown()
-            try? await group.shutdownGracefully()
-            notifier.waitUntilSent(atMost: .seconds(1))
+            await unwind()
             throw error
         }
         // The availability client's connections and timers end while the loops still run.
