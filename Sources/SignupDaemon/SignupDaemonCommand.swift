@@ -85,7 +85,7 @@ public struct SignupDaemonCommand: CommandLineCommand, Sendable {
         } catch let status as ExitStatus {
             Glibc.exit(status.code)
         } catch {
-            print("Error: \(error)", to: &standardError)
+            print("\(JournalStream.errorPrefix)Error: \(error)", to: &standardError)
             Glibc.exit(1)
         }
         Glibc.exit(0)
@@ -98,7 +98,7 @@ public struct SignupDaemonCommand: CommandLineCommand, Sendable {
 
     private static func exit(usageError error: any Error) -> Never {
         var standardError = StandardError()
-        var text = "Error: \(error)\n"
+        var text = "\(JournalStream.errorPrefix)Error: \(error)\n"
         if let usage = error as? UsageError, let help = usage.optionHelp { text += "Help:  \(help)\n" }
         print(text + usage, to: &standardError)
         // Under systemd, `systemctl status` says why too, as for a start that failed.
@@ -158,8 +158,9 @@ public struct SignupDaemonCommand: CommandLineCommand, Sendable {
             }
         }
         let level = Logger.Level(rawValue: logLevel) ?? .info
+        let journal = JournalStream.isStandardError()
         LoggingSystem.bootstrap { label in
-            if DefaultPaths.environment("JOURNAL_STREAM") != nil {
+            if journal {
                 var handler = JournalLogHandler(label: label)
                 handler.logLevel = level
                 return handler
@@ -284,6 +285,7 @@ public struct SignupDaemonCommand: CommandLineCommand, Sendable {
                 inherited: stored, logger: logger, budget: CarryBudget(maxTotal: configuration.maxCarriedConnections),
                 idleAfter: .seconds(Int64(configuration.carryIdleSeconds)), stateLimit: configuration.maxHandoverBytes)
             : nil
+        if handover == nil { stored.closeAll() }
         startup.finished("services")
         let server = SignupServer(
             configuration: configuration, services: services, group: group, notifier: notifier, logger: logger, handover: handover, startup: startup,

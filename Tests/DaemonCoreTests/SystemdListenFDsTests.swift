@@ -1,3 +1,4 @@
+import CSystemd
 import Glibc
 import Testing
 
@@ -39,6 +40,45 @@ import Testing
     ])
     func malformedIsRefused(pid: String, fds: String, names: String?, reason: String) {
         #expect(throws: Passed.Malformed(reason: reason)) { try Passed.parse(pid: pid, fds: fds, names: names, ownPID: 42) }
+    }
+
+    @Test("a stored descriptor is of the kind its name says: the state a memory file, a connection a connected Unix stream socket")
+    func storedKinds() throws {
+        typealias Kind = SystemdListenFDs.Kind
+        var pair: [Int32] = [0, 0]
+        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0)
+        defer { pair.forEach { close($0) } }
+        #expect(Kind.connection.matches(pair[0]))
+        #expect(!Kind.memory.matches(pair[0]))
+        let memory = csystemd_sealed_memfd("test", "x", 1)
+        #expect(memory >= 0)
+        defer { close(memory) }
+        #expect(Kind.memory.matches(memory))
+        #expect(!Kind.connection.matches(memory))
+        // What a forged LISTEN_FDS can name: a device or directory of the process's own, a
+        // pipe, nothing.
+        for path in ["/dev/null", "/"] {
+            let own = open(path, O_RDONLY)
+            defer { close(own) }
+            #expect(!Kind.connection.matches(own) && !Kind.memory.matches(own), "\(path)")
+        }
+        var pipeEnds: [Int32] = [0, 0]
+        #expect(pipe(&pipeEnds) == 0)
+        defer { pipeEnds.forEach { close($0) } }
+        #expect(!Kind.connection.matches(pipeEnds[0]) && !Kind.memory.matches(pipeEnds[0]))
+        #expect(!Kind.connection.matches(999_999) && !Kind.memory.matches(999_999))
+    }
+
+    @Test("JOURNAL_STREAM counts only when it names stderr's device and inode")
+    func journalStream() {
+        var status = stat()
+        #expect(fstat(2, &status) == 0)
+        #expect(JournalStream.isStandardError("\(status.st_dev):\(status.st_ino)"))
+        #expect(!JournalStream.isStandardError("\(status.st_dev):\(status.st_ino &+ 1)"))
+        #expect(!JournalStream.isStandardError("garbage"))
+        #expect(!JournalStream.isStandardError("0:0"))
+        #expect(!JournalStream.isStandardError("\(status.st_dev):\(status.st_ino):1"))
+        #expect(!JournalStream.isStandardError(nil))
     }
 
     @Test("only a listening Unix stream socket is taken as the listener")

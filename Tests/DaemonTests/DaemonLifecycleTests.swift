@@ -89,21 +89,51 @@ struct DaemonLifecycleTests {
     /// Under systemd (a notify socket or the journal), libsystemd is opened once the socket is
     /// served, before READY=1; one that cannot be opened stops the start with the reason and
     /// the remedy, on stderr when the journal cannot be written either.
-    @Test("a libsystemd that cannot be opened stops a start under systemd, saying so", arguments: [[:], ["JOURNAL_STREAM": "0:0"]])
-    func libsystemdMissing(environment: [String: String]) throws {
+    @Test("a libsystemd that cannot be opened stops a start under systemd, saying so", arguments: [false, true])
+    func libsystemdMissing(journal: Bool) throws {
         let daemon = DaemonProcess()
         // A file by that name the loader finds first, and cannot load.
         let broken = "\(daemon.directory)/lib"
         mkdir(broken, 0o700)
         try Data("not a library".utf8).write(to: URL(fileURLWithPath: "\(broken)/libsystemd.so.0"))
-        try daemon.start(.systemd, environment: environment.merging(["LD_LIBRARY_PATH": broken]) { $1 }, waitForReady: false)
+        var environment = ["LD_LIBRARY_PATH": broken]
+        if journal {
+            // JOURNAL_STREAM naming the daemon's stderr (its log file), as systemd sets it.
+            close(open(daemon.logPath, O_WRONLY | O_CREAT, 0o600))
+            var status = stat()
+            #expect(stat(daemon.logPath, &status) == 0)
+            environment["JOURNAL_STREAM"] = "\(status.st_dev):\(status.st_ino)"
+        }
+        try daemon.start(.systemd, environment: environment, waitForReady: false)
         #expect(daemon.waitForExit() == 1)
         #expect(daemon.log.contains("cannot start: cannot open libsystemd.so.0:"), "\(daemon.log)")
         #expect(daemon.log.contains("apt install --reinstall libsystemd0"), "\(daemon.log)")
-        if environment["JOURNAL_STREAM"] != nil {
+        if journal {
             // The journal's line, not sent, written to stderr instead.
             #expect(daemon.log.contains("signupd: cannot start: cannot open libsystemd.so.0:"), "\(daemon.log)")
         }
+    }
+
+    /// LISTEN_FDS naming more descriptors than were passed, a stored connection among them:
+    /// the number is this process's own (the runtime's) or none, never a client's.
+    @Test("forged stored descriptors are refused, not taken for connections (helper-44: SIGILL)")
+    func forgedStoredDescriptors() throws {
+        let daemon = DaemonProcess()
+        try daemon.start(
+            .systemd, environment: ["LISTEN_FDS": "2", "LISTEN_FDNAMES": "signupd.socket:c.a", "INVOCATION_ID": "0123456789abcdef0123456789abcdef"],
+            waitForReady: false)
+        #expect(daemon.waitForExit() == 1)
+        #expect(daemon.log.contains("descriptor 4 from systemd"), "\(daemon.log)")
+    }
+
+    /// A JOURNAL_STREAM that is not stderr's (forged, or inherited by a process whose stderr
+    /// went elsewhere) sends nothing to the journal: the reason a start failed is on stderr.
+    @Test("a JOURNAL_STREAM that does not name stderr is ignored (helper-44: a failed start was silent)")
+    func foreignJournalStream() throws {
+        let daemon = DaemonProcess()
+        try daemon.start(.byHand, arguments: ["--socket", "/nonexistent/dir/x.sock"], environment: ["JOURNAL_STREAM": "garbage"], waitForReady: false, passSocket: false)
+        #expect(daemon.waitForExit() == 1)
+        #expect(daemon.log.contains("/nonexistent/dir"), "\(daemon.log)")
     }
 
     @Test("SIGTERM in the middle of a signup still delivers its result, says bye, exits 0, and the account is stored")

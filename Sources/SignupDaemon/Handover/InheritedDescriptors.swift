@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// What a previous signupd left in the file descriptor store, as passed to this process
 /// (`LISTEN_FDS`/`LISTEN_FDNAMES`, after the socket unit's listener).
 struct InheritedDescriptors: Sendable {
@@ -9,6 +13,12 @@ struct InheritedDescriptors: Sendable {
     var unknown: [(name: String, fd: Int32)] = []
 
     var isEmpty: Bool { state == nil && connections.isEmpty && unknown.isEmpty }
+
+    /// Closes every one: what a process that does not hand over (not under systemd) was
+    /// passed is not kept open unused.
+    func closeAll() {
+        for fd in (state.map { [$0] } ?? []) + connections.map(\.fd) + unknown.map(\.fd) { close(fd) }
+    }
 
     /// Sorts a stored descriptor by its name; false when the name is not a stored one.
     mutating func take(fd: Int32, name: String) -> Bool {

@@ -91,7 +91,7 @@ final class SignupServer: Service {
         if servedBefore { startup.finished("service group") }
         // Under systemd, libsystemd (opened at its first use, csystemd.c) is opened now, beside
         // the first greetings, and before READY=1 needs it.
-        let managed = notifier.enabled || DefaultPaths.environment("JOURNAL_STREAM") != nil
+        let managed = notifier.enabled || JournalStream.isStandardError()
         if managed { Task.detached(priority: .high) { _ = csystemd_load() } }
         do {
             try await opening?(&startup)
@@ -171,7 +171,9 @@ final class SignupServer: Service {
         }
         // The watchdog is fed from an event loop, so a stuck loop stops feeding it.
         let watchdog = notifier.watchdogInterval.map { interval in
-            let half = TimeAmount.nanoseconds(interval.nanoseconds / 2)
+            // At most a hundred pings a second, whatever WATCHDOG_USEC says (helper-44: 1 µs
+            // made a busy loop of them; systemd's own timers are no finer than that).
+            let half = TimeAmount.nanoseconds(max(interval.nanoseconds / 2, 10_000_000))
             return loop.scheduleRepeatedTask(initialDelay: .zero, delay: half) { [notifier] _ in notifier.watchdog() }
         }
 

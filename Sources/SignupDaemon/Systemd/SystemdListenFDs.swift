@@ -33,7 +33,14 @@ enum SystemdListenFDs {
         for (fd, name) in passed {
             // As sd_listen_fds: nothing passed is inherited by a program signupd runs.
             guard fcntl(fd, F_SETFD, FD_CLOEXEC) == 0 else { throw .startup("descriptor \(fd) from systemd: \(UnixIO.errnoText())") }
-            if stored.take(fd: fd, name: name) { continue }
+            if stored.take(fd: fd, name: name) {
+                // Of the kind its name says: a descriptor of this process's own (the runtime's
+                // epoll, which LISTEN_FDS can name when forged) is never taken for a client's
+                // connection (helper-44: it was written to and closed, and the process died).
+                let kind = name == DescriptorStore.stateName ? Kind.memory : Kind.connection
+                guard kind.matches(fd) else { throw .startup("descriptor \(fd) from systemd, named \(name.prefix(64)), is not \(kind.description)") }
+                continue
+            }
             listeners.append((fd, name))
         }
         if listeners.count > 1 { throw .startup("systemd passed \(listeners.count) sockets; signupd serves exactly one (check ListenStream= in signupd.socket)") }
@@ -51,9 +58,36 @@ enum SystemdListenFDs {
         for name in ["LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES"] { unsetenv(name) }
     }
 
+    /// What a stored descriptor must be: the handover state is a memfd (a regular file to
+    /// fstat), a carried connection a connected Unix stream socket.
+    enum Kind {
+        case memory, connection
+
+        var description: String {
+            switch self {
+            case .memory: "a memory file"
+            case .connection: "a connected Unix stream socket"
+            }
+        }
+
+        func matches(_ fd: Int32) -> Bool {
+            switch self {
+            case .memory:
+                var status = stat()
+                return fstat(fd, &status) == 0 && status.st_mode & S_IFMT == S_IFREG
+            case .connection:
+                return isUnixStream(fd, listening: false)
+            }
+        }
+    }
+
     /// sd_is_socket_unix(fd, SOCK_STREAM, 1, NULL, 0): a socket, of stream type, listening,
     /// in the Unix family.
     static func isListeningUnixStream(_ fd: Int32) -> Bool {
+        isUnixStream(fd, listening: true)
+    }
+
+    private static func isUnixStream(_ fd: Int32, listening: Bool) -> Bool {
         var status = stat()
         guard fstat(fd, &status) == 0, status.st_mode & S_IFMT == S_IFSOCK else { return false }
         func option(_ name: Int32) -> Int32? {
@@ -61,7 +95,7 @@ enum SystemdListenFDs {
             var length = socklen_t(MemoryLayout<Int32>.size)
             return getsockopt(fd, SOL_SOCKET, name, &value, &length) == 0 ? value : nil
         }
-        guard option(SO_TYPE) == Int32(SOCK_STREAM.rawValue), option(SO_ACCEPTCONN) == 1 else { return false }
+        guard option(SO_TYPE) == Int32(SOCK_STREAM.rawValue), option(SO_ACCEPTCONN) == (listening ? 1 : 0) else { return false }
         var address = sockaddr_storage()
         var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
         let named = withUnsafeMutablePointer(to: &address) {

@@ -153,7 +153,8 @@ final class DaemonProcess {
         case .systemd:
             listenFD = try UnixSocket.listen(at: socketPath)
             posix_spawn_file_actions_adddup2(&actions, listenFD, 3)
-            env += ["LISTEN_FDS=1", "LISTEN_FDNAMES=signupd.socket"]
+            // Unless the test says otherwise (a forged count, more names).
+            if environment["LISTEN_FDS"] == nil { env += ["LISTEN_FDS=1", "LISTEN_FDNAMES=signupd.socket"] }
             // LISTEN_PID must be the daemon's own pid: a shell learns it, then execs.
             argv = ["/bin/sh", "-c", "LISTEN_PID=$$; WATCHDOG_PID=$$; export LISTEN_PID WATCHDOG_PID; exec \"$0\" \"$@\"", program] + arguments
         case .byHand:
