@@ -205,6 +205,7 @@ public struct SignupDaemonCommand: CommandLineCommand, Sendable {
 
         let group = MultiThreadedEventLoopGroup(numberOfThreads: configuration.eventLoopThreads)
         let eventLoops = configuration.eventLoopPinning.apply(to: group, logger: logger)
+        FirstConnectionWarmUp.start(on: group, outputCap: configuration.limits.maxOutputBytes)
         startup.finished("event loops")
         let store: any AccountStore
         // Known here rather than cast from `store` (a cast is two conformance scans of the

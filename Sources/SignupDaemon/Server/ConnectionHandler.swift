@@ -438,7 +438,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
         if state.progressed(sessionsBusy: busy) == .close { output.closeWhenWritten() }
     }
 
-    private static func peerCredentials(of channel: Channel) -> PeerCredentials {
+    static func peerCredentials(of channel: Channel) -> PeerCredentials {
         guard let provider = channel as? SocketOptionProvider else { return .unknown }
         let future: EventLoopFuture<PeerCredentials> = provider.unsafeGetSocketOption(
             level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(SO_PEERCRED)

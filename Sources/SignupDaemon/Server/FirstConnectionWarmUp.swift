@@ -1,0 +1,37 @@
+import NIOCore
+import NIOPosix
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The first connection's one-time costs, paid on an idle event loop while the start goes on
+/// rather than by the first client (issue 29, the cold start): the Swift runtime's first
+/// look-ups for a connected socket's channel (its socket types, the options it is given,
+/// the peer-credentials cast; each a scan of every conformance record in the binary) and
+/// the handler's conformances. One end of a socket pair is opened as a channel, with the
+/// options an accepted connection gets and no handler of signupd's, asked for its peer's
+/// credentials and closed: nothing is counted, registered or logged.
+enum FirstConnectionWarmUp {
+    static func start(on group: EventLoopGroup, outputCap: Int) {
+        var ends: [Int32] = [0, 0]
+        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &ends) == 0 else { return }
+        let peer = ends[1]
+        ClientBootstrap(group: group)
+            .channelOption(.allowRemoteHalfClosure, value: true)
+            .channelOption(.writeBufferWaterMark, value: .init(low: outputCap / 2, high: outputCap))
+            .channelOption(.socketOption(.so_sndbuf), value: ConnectionHandler.kernelSendBufferBytes)
+            .channelOption(.recvAllocator, value: ConnectionHandler.recvAllocator)
+            .channelOption(.maxMessagesPerRead, value: 1)
+            .withConnectedSocket(ends[0])
+            .whenComplete { result in
+                close(peer)
+                guard case .success(let channel) = result else { return }
+                _ = ConnectionHandler.peerCredentials(of: channel)
+                // As NIO's pipeline asks of every handler it is given.
+                _ = (ConnectionHandler.self as Any.Type) as? any _ChannelInboundHandler.Type
+                _ = (ConnectionHandler.self as Any.Type) as? any _ChannelOutboundHandler.Type
+                channel.close(promise: nil)
+            }
+    }
+}
