@@ -18,6 +18,7 @@ enum FirstConnectionWarmUp {
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &ends) == 0 else { return }
         let peer = ends[1]
         ClientBootstrap(group: group)
+            // SignupServer.bind's child channel options.
             .channelOption(.allowRemoteHalfClosure, value: true)
             .channelOption(.writeBufferWaterMark, value: .init(low: outputCap / 2, high: outputCap))
             .channelOption(.socketOption(.so_sndbuf), value: ConnectionHandler.kernelSendBufferBytes)

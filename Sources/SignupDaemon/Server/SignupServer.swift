@@ -327,6 +327,7 @@ final class SignupServer: Service {
             // ROBUSTNESS.md); the acceptor takes several per wake-up.
             .serverChannelOption(.backlog, value: Self.listenBacklog)
             .serverChannelOption(.maxMessagesPerRead, value: 16)
+            // A connection's options (FirstConnectionWarmUp gives its channel the same).
             .childChannelOption(.allowRemoteHalfClosure, value: true)
             .childChannelOption(.writeBufferWaterMark, value: .init(low: outputCap / 2, high: outputCap))
             // A small kernel send buffer: the daemon counts unread output (and pauses a
