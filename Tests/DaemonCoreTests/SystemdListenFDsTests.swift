@@ -35,7 +35,7 @@ import Testing
         ("0", "1", nil, "LISTEN_PID=0 is not a process id"),
         ("42", " 1", nil, "LISTEN_FDS= 1 is not a count"),
         ("42", "99999999999", nil, "LISTEN_FDS=99999999999 is not a count"),
-        ("42", "2", "only-one", "LISTEN_FDNAMES names 1 descriptors, LISTEN_FDS=2"),
+        ("42", "2", "only-one", "LISTEN_FDNAMES names 1 descriptor, LISTEN_FDS=2"),
         ("42", "1", "a:b", "LISTEN_FDNAMES names 2 descriptors, LISTEN_FDS=1"),
     ])
     func malformedIsRefused(pid: String, fds: String, names: String?, reason: String) {

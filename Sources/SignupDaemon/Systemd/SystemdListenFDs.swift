@@ -38,7 +38,9 @@ enum SystemdListenFDs {
                 // epoll, which LISTEN_FDS can name when forged) is never taken for a client's
                 // connection (helper-44: it was written to and closed, and the process died).
                 let kind = name == DescriptorStore.stateName ? Kind.memory : Kind.connection
-                guard kind.matches(fd) else { throw .startup("descriptor \(fd) from systemd, named \(name.prefix(64)), is not \(kind.description)") }
+                guard kind.matches(fd) else {
+                    throw .startup("descriptor \(fd) from systemd, named \(name.prefix(64)), is not \(kind.description) (or was never passed: LISTEN_FDS counts more than systemd gave)")
+                }
                 continue
             }
             listeners.append((fd, name))
@@ -124,7 +126,9 @@ enum SystemdListenFDs {
             var given = Array(repeating: "unknown", count: count)
             if let names {
                 let split = names.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
-                guard split.count == count else { throw Malformed(reason: "LISTEN_FDNAMES names \(split.count) descriptors, LISTEN_FDS=\(count)") }
+                guard split.count == count else {
+                    throw Malformed(reason: "LISTEN_FDNAMES names \(split.count) descriptor\(split.count == 1 ? "" : "s"), LISTEN_FDS=\(count)")
+                }
                 given = split
             }
             return given.enumerated().map { (CSYSTEMD_LISTEN_FDS_START + Int32($0.offset), $0.element) }
