@@ -14,10 +14,16 @@ import Glibc
 /// credentials and closed: nothing is counted, registered or logged.
 enum FirstConnectionWarmUp {
     static func start(on group: EventLoopGroup, outputCap: Int) {
+        // Made on the loop, too: the bootstrap and the pair cost the start's own thread nothing.
+        let loop = group.next()
+        loop.execute { open(on: loop, outputCap: outputCap) }
+    }
+
+    private static func open(on loop: EventLoop, outputCap: Int) {
         var ends: [Int32] = [0, 0]
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &ends) == 0 else { return }
         let peer = ends[1]
-        ClientBootstrap(group: group)
+        ClientBootstrap(group: loop)
             // SignupServer.bind's child channel options.
             .channelOption(.allowRemoteHalfClosure, value: true)
             .channelOption(.writeBufferWaterMark, value: .init(low: outputCap / 2, high: outputCap))
