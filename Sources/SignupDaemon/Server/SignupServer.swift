@@ -71,7 +71,7 @@ final class SignupServer: Service {
 
     /// Serves the socket: from here on clients are greeted, and the gate holds their requests
     /// until READY=1. Called before the service group runs (issue 29, the cold start: the
-    /// group's set-up, its signal handlers and tasks, ~0.3 ms, comes after the first
+    /// group's set-up, its signal handlers and tasks, ~0.4 ms, comes after the first
     /// greetings rather than before), else by `run`.
     func serveSocket() async throws {
         var startup = self.startup
@@ -172,7 +172,7 @@ final class SignupServer: Service {
         // The watchdog is fed from an event loop, so a stuck loop stops feeding it.
         let watchdog = notifier.watchdogInterval.map { interval in
             // At most a hundred pings a second, whatever WATCHDOG_USEC says (helper-44: 1 µs
-            // made a busy loop of them; systemd's own timers are no finer than that).
+            // made a busy loop of them).
             let half = TimeAmount.nanoseconds(max(interval.nanoseconds / 2, 10_000_000))
             return loop.scheduleRepeatedTask(initialDelay: .zero, delay: half) { [notifier] _ in notifier.watchdog() }
         }
