@@ -10,23 +10,25 @@ import Testing
     typealias Passed = SystemdListenFDs.Passed
 
     @Test func namedDescriptorsFromThree() throws {
-        let passed = try Passed.parse(pid: "4242", fds: "3", names: "signupd.socket:conn-1:state", ownPID: 4242)
+        let passed = try Passed.parse(pid: "4242", fds: "3", names: "signupd.socket:conn-1:state", ownPID: 4242, mostDescriptors: 1024)
         #expect(passed.map(\.fd) == [3, 4, 5])
         #expect(passed.map(\.name) == ["signupd.socket", "conn-1", "state"])
     }
 
     @Test func withoutNamesEachIsUnknown() throws {
-        let passed = try Passed.parse(pid: "7", fds: "2", names: nil, ownPID: 7)
+        let passed = try Passed.parse(pid: "7", fds: "2", names: nil, ownPID: 7, mostDescriptors: 1024)
         #expect(passed.map(\.fd) == [3, 4])
         #expect(passed.map(\.name) == ["unknown", "unknown"])
+        // Up to the descriptor limit: 3 to 1023 of 1,024.
+        #expect(try Passed.parse(pid: "7", fds: "1021", names: nil, ownPID: 7, mostDescriptors: 1024).last?.fd == 1023)
     }
 
     @Test("nothing is passed to another process, or without the variables")
     func nothingPassed() throws {
-        #expect(try Passed.parse(pid: "4243", fds: "1", names: "signupd.socket", ownPID: 4242).isEmpty)
-        #expect(try Passed.parse(pid: nil, fds: "1", names: nil, ownPID: 4242).isEmpty)
-        #expect(try Passed.parse(pid: "4242", fds: nil, names: nil, ownPID: 4242).isEmpty)
-        #expect(try Passed.parse(pid: "4242", fds: "0", names: nil, ownPID: 4242).isEmpty)
+        #expect(try Passed.parse(pid: "4243", fds: "1", names: "signupd.socket", ownPID: 4242, mostDescriptors: 1024).isEmpty)
+        #expect(try Passed.parse(pid: nil, fds: "1", names: nil, ownPID: 4242, mostDescriptors: 1024).isEmpty)
+        #expect(try Passed.parse(pid: "4242", fds: nil, names: nil, ownPID: 4242, mostDescriptors: 1024).isEmpty)
+        #expect(try Passed.parse(pid: "4242", fds: "0", names: nil, ownPID: 4242, mostDescriptors: 1024).isEmpty)
     }
 
     @Test(arguments: [
@@ -37,9 +39,13 @@ import Testing
         ("42", "99999999999", nil, "LISTEN_FDS=99999999999 is not a count"),
         ("42", "2", "only-one", "LISTEN_FDNAMES names 1 descriptor, LISTEN_FDS=2"),
         ("42", "1", "a:b", "LISTEN_FDNAMES names 2 descriptors, LISTEN_FDS=1"),
+        // Above the descriptor limit: refused before a name is made for each (a forged
+        // 2,000,000,000 would have been an array of that many).
+        ("42", "2000000000", nil, "LISTEN_FDS=2000000000 is more descriptors than this process may hold (1024)"),
+        ("42", "1022", nil, "LISTEN_FDS=1022 is more descriptors than this process may hold (1024)"),
     ])
     func malformedIsRefused(pid: String, fds: String, names: String?, reason: String) {
-        #expect(throws: Passed.Malformed(reason: reason)) { try Passed.parse(pid: pid, fds: fds, names: names, ownPID: 42) }
+        #expect(throws: Passed.Malformed(reason: reason)) { try Passed.parse(pid: pid, fds: fds, names: names, ownPID: 42, mostDescriptors: 1024) }
     }
 
     @Test("a stored descriptor is of the kind its name says: the state a memory file, a connection a connected Unix stream socket")

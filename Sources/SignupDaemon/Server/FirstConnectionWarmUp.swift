@@ -13,17 +13,22 @@ import Glibc
 /// options an accepted connection gets and no handler of signupd's, asked for its peer's
 /// credentials and closed: nothing is counted, registered or logged.
 enum FirstConnectionWarmUp {
-    static func start(on group: EventLoopGroup, outputCap: Int) {
+    /// Starts it; the result, for tests: the credentials the channel's peer was found to
+    /// have (this process's), once the channel is closed.
+    @discardableResult
+    static func start(on group: EventLoopGroup, outputCap: Int) -> EventLoopFuture<PeerCredentials> {
         // Made on the loop, too: the bootstrap and the pair cost the start's own thread nothing.
         let loop = group.next()
-        loop.execute { open(on: loop, outputCap: outputCap) }
+        return loop.flatSubmit { open(on: loop, outputCap: outputCap) }
     }
 
-    private static func open(on loop: EventLoop, outputCap: Int) {
+    private static func open(on loop: EventLoop, outputCap: Int) -> EventLoopFuture<PeerCredentials> {
         var ends: [Int32] = [0, 0]
-        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &ends) == 0 else { return }
+        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &ends) == 0 else {
+            return loop.makeFailedFuture(IOError(errnoCode: errno, reason: "socketpair"))
+        }
         let peer = ends[1]
-        ClientBootstrap(group: loop)
+        return ClientBootstrap(group: loop)
             // SignupServer.bind's child channel options.
             .channelOption(.allowRemoteHalfClosure, value: true)
             .channelOption(.writeBufferWaterMark, value: .init(low: outputCap / 2, high: outputCap))
@@ -31,14 +36,13 @@ enum FirstConnectionWarmUp {
             .channelOption(.recvAllocator, value: ConnectionHandler.recvAllocator)
             .channelOption(.maxMessagesPerRead, value: 1)
             .withConnectedSocket(ends[0])
-            .whenComplete { result in
-                close(peer)
-                guard case .success(let channel) = result else { return }
-                _ = ConnectionHandler.peerCredentials(of: channel)
+            .always { _ in close(peer) }
+            .flatMap { channel in
+                let credentials = ConnectionHandler.peerCredentials(of: channel)
                 // As NIO's pipeline asks of every handler it is given.
                 _ = (ConnectionHandler.self as Any.Type) as? any _ChannelInboundHandler.Type
                 _ = (ConnectionHandler.self as Any.Type) as? any _ChannelOutboundHandler.Type
-                channel.close(promise: nil)
+                return channel.close().map { credentials }
             }
     }
 }

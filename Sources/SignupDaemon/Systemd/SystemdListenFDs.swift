@@ -20,9 +20,11 @@ enum SystemdListenFDs {
     static func take() throws(DaemonError) -> (listener: (fd: Int32, name: String)?, stored: InheritedDescriptors) {
         let passed: [(fd: Int32, name: String)]
         do {
+            var limit = rlimit()
+            let most = getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 ? Int(clamping: limit.rlim_cur) : 1 << 20
             passed = try Passed.parse(
                 pid: DefaultPaths.environment("LISTEN_PID"), fds: DefaultPaths.environment("LISTEN_FDS"),
-                names: DefaultPaths.environment("LISTEN_FDNAMES"), ownPID: getpid())
+                names: DefaultPaths.environment("LISTEN_FDNAMES"), ownPID: getpid(), mostDescriptors: most)
         } catch {
             unsetAll()
             throw .startup("systemd's LISTEN_* variables are malformed: \(error.reason)")
@@ -114,7 +116,9 @@ enum SystemdListenFDs {
             let reason: String
         }
 
-        static func parse(pid: String?, fds: String?, names: String?, ownPID: pid_t) throws(Malformed) -> [(fd: Int32, name: String)] {
+        /// `mostDescriptors`: the process's descriptor limit. No more can have been passed,
+        /// and a forged count above it is refused before anything is made for it.
+        static func parse(pid: String?, fds: String?, names: String?, ownPID: pid_t, mostDescriptors: Int) throws(Malformed) -> [(fd: Int32, name: String)] {
             guard let pid else { return [] }
             guard let listenPID = decimal(pid), listenPID > 0, listenPID <= Int(Int32.max) else { throw Malformed(reason: "LISTEN_PID=\(pid.prefix(32)) is not a process id") }
             guard listenPID == Int(ownPID) else { return [] }
@@ -123,6 +127,9 @@ enum SystemdListenFDs {
                 throw Malformed(reason: "LISTEN_FDS=\(fds.prefix(32)) is not a count")
             }
             if count == 0 { return [] }
+            guard count <= mostDescriptors - Int(CSYSTEMD_LISTEN_FDS_START) else {
+                throw Malformed(reason: "LISTEN_FDS=\(count) is more descriptors than this process may hold (\(mostDescriptors))")
+            }
             var given = Array(repeating: "unknown", count: count)
             if let names {
                 let split = names.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
