@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 tools=.build/bench-tools
 cc -O2 -shared -fPIC -o "$tools/malloc_count.so" scripts/bench/malloc_count.c
-BIN=$(swift build -c release --static-swift-stdlib --scratch-path .build-static --show-bin-path)/signupd
+BIN=$(swift build -c release --static-swift-stdlib --disable-local-rpath --toolset scripts/release-toolset.json --scratch-path .build-static --show-bin-path)/signupd
 dir=$(mktemp -d)
 LD_PRELOAD="$PWD/$tools/malloc_count.so" "$BIN" --socket "$dir/s.sock" --database :memory: --log-level error 2>"$dir/counts" &
 pid=$!

@@ -9,6 +9,6 @@ cd "$(dirname "$0")/../.."
 tools=.build/bench-tools
 [ -x "$tools/ndjson-load" ] || { echo "run scripts/bench.sh first (it builds $tools)" >&2; exit 2; }
 floor=$(cd scripts/bench/nio-floor && swift build -c release >&2 && swift build -c release --show-bin-path)/nio-floor
-swift build -c release --static-swift-stdlib --disable-local-rpath --scratch-path .build-static --product signupd >&2
-signupd=$(swift build -c release --static-swift-stdlib --disable-local-rpath --scratch-path .build-static --show-bin-path)/signupd
+swift build -c release --static-swift-stdlib --disable-local-rpath --toolset scripts/release-toolset.json --scratch-path .build-static --product signupd >&2
+signupd=$(swift build -c release --static-swift-stdlib --disable-local-rpath --toolset scripts/release-toolset.json --scratch-path .build-static --show-bin-path)/signupd
 exec python3 scripts/bench/nio_floor.py --signupd "$signupd" --echo "$tools/ndjson-echo" --floor "$floor" --load "$tools/ndjson-load" "$@"
