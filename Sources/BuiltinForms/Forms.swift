@@ -52,6 +52,17 @@ public enum BuiltinForms {
         static let phone = Identity(name: "phone", label: "Phone number", labelZh: "手机号码", rule: "phone 11 15 CN")
     }
 
+    /// One `rule = …` line per rule. Written out rather than with `joined(separator:)`,
+    /// whose unspecialised form cost every start a scan of the conformance records (issue 29).
+    static func ruleLines(_ rules: [String]) -> String {
+        var lines = ""
+        for rule in rules {
+            if !lines.isEmpty { lines += "\n" }
+            lines += "rule = " + rule
+        }
+        return lines
+    }
+
     /// A form of an identity field and a `password` secret. A sign-up form also asks that the
     /// identity be available, caps the password's length and answers `password.acceptable`;
     /// a login form answers `password.entered`. A sign-up form without its own minimum
@@ -79,13 +90,13 @@ public enum BuiltinForms {
             kind = \(identity.name)
             label = \(identity.label)
             label.zh-CN = \(identity.labelZh)
-            \(identityRules.map { "rule = \($0)" }.joined(separator: "\n"))
+            \(ruleLines(identityRules))
 
             [field password]
             kind = secret
             label = Password
             label.zh-CN = 密码
-            \(secretRules.map { "rule = \($0)" }.joined(separator: "\n"))
+            \(ruleLines(secretRules))
             ok = password.\(signup ? "acceptable" : "entered")
 
             """ + extra

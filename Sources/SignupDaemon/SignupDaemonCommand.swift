@@ -368,7 +368,7 @@ public struct SignupDaemonCommand: CommandLineCommand, Sendable {
         let lastGoodDirectory: String? = switch store {
         case .memory: nil
         case .postgres: DefaultPaths.environment("STATE_DIRECTORY").flatMap { $0.split(separator: ":").first.map(String.init) }
-        case .sqlite(let path): path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
+        case .sqlite(let path): PrivateDirectory.parent(of: path)
         }
         // One look at the affinity mask for both defaults.
         let cpus = UsableCPUs.count
@@ -399,7 +399,7 @@ public struct SignupDaemonCommand: CommandLineCommand, Sendable {
         configuration.metricsListeners = try operators.metricsListeners()
         if let seconds = operators.logSummarySeconds { configuration.logSummarySeconds = seconds }
         configuration.formDirectories = forms.directories
-        configuration.lastGoodFormsPath = lastGoodDirectory.map { ($0.isEmpty ? "." : $0) + "/" + LastGoodForms.fileName }
+        configuration.lastGoodFormsPath = lastGoodDirectory.map { $0 + "/" + LastGoodForms.fileName }
         if let template = availability.availabilityURL {
             do {
                 configuration.availabilityURL = try AvailabilityURLTemplate(template)

@@ -342,8 +342,7 @@ final class SQLiteAccountStore: AccountStore {
     /// Why signupd may not use the database file or its directory, when that is why SQLite
     /// could not open it (its "unable to open database file" does not say): "" otherwise.
     private static func accessProblem(_ path: String) -> String {
-        let directory = path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
-        for (file, mode) in [(path, R_OK | W_OK), (directory.isEmpty ? "." : directory, R_OK | W_OK | X_OK)] where access(file, mode) != 0 && errno != ENOENT {
+        for (file, mode) in [(path, R_OK | W_OK), (PrivateDirectory.parent(of: path), R_OK | W_OK | X_OK)] where access(file, mode) != 0 && errno != ENOENT {
             return " (\(file): \(UnixIO.errnoText()) for uid \(geteuid()))"
         }
         return ""

@@ -105,6 +105,7 @@ enum PrivateDirectory {
         return narrowed
     }
 
+    /// The directory `path` is in: "." for a bare name, "/" for a name at the root.
     static func parent(of path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return "." }
         return slash == path.startIndex ? "/" : String(path[..<slash])

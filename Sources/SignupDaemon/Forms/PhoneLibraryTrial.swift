@@ -33,7 +33,7 @@ public enum PhoneLibraryTrial {
         let executable = UnixIO.readLink("/proc/self/exe")
         guard isSignupd.withLockedValue({ $0 }) else {
             guard let executable else { return "signupd" }
-            return executable.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/") + "/signupd"
+            return PrivateDirectory.parent(of: executable) + "/signupd"
         }
         var running = stat()
         var named = stat()

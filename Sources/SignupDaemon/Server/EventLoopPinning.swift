@@ -51,7 +51,11 @@ enum EventLoopPinning: String, Sendable, CaseIterable {
                 }
             }
         }
-        return "\(loops.count), pinned to CPUs \(cpus.map(String.init).joined(separator: " "))"
+        // Not `joined(separator:)`: its unspecialised form is a scan of the conformance
+        // records, the first time, on the way to the first `hello` (issue 29).
+        var pinned = ""
+        for cpu in cpus { pinned += pinned.isEmpty ? "\(cpu)" : " \(cpu)" }
+        return "\(loops.count), pinned to CPUs \(pinned)"
     }
 
     /// "0-3 6", as Cpus_allowed_list says it ("?" when unknown).
