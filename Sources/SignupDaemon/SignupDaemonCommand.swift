@@ -199,14 +199,17 @@ public struct SignupDaemonCommand: CommandLineCommand, Sendable {
         // the first `hello` does not wait for it, the first request does (StartGate). Its
         // owner is checked here, before anything is served.
         let sqlite: OpeningAccountStore? = if case .sqlite(let path) = configuration.store { try Self.openSQLite(path, logger: logger) } else { nil }
+        // The event loops before the forms, so that while this thread reads the forms they
+        // pay the first connection's costs and make the metrics' registry (its first series:
+        // Prometheus's and the runtime's first-use work), which `accounts` then takes.
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: configuration.eventLoopThreads)
+        let eventLoops = configuration.eventLoopPinning.apply(to: group, logger: logger)
+        let metricsMade = group.next().submit { DaemonMetrics(version: signupdVersion) }
+        FirstConnectionWarmUp.start(on: group, outputCap: configuration.limits.maxOutputBytes)
+        startup.finished("event loops")
         let lastGood = configuration.lastGoodFormsPath.map(LastGoodForms.init(path:))
         let formLibrary = try FormStartup.load(configuration.formDirectories, lastGood: lastGood, now: Int64(wallClockSeconds()), logger: logger)
         startup.finished("forms")
-
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: configuration.eventLoopThreads)
-        let eventLoops = configuration.eventLoopPinning.apply(to: group, logger: logger)
-        FirstConnectionWarmUp.start(on: group, outputCap: configuration.limits.maxOutputBytes)
-        startup.finished("event loops")
         let store: any AccountStore
         // Known here rather than cast from `store` (a cast is two conformance scans of the
         // whole binary, ~0.1 ms of every start).
@@ -238,7 +241,7 @@ public struct SignupDaemonCommand: CommandLineCommand, Sendable {
         }
         let accounts = AccountService(
             store: store, configuration: configuration, logger: logger,
-            sharedLoginFailures: postgresStore.map { PostgresLoginFailures(store: $0) }
+            sharedLoginFailures: postgresStore.map { PostgresLoginFailures(store: $0) }, metrics: try await metricsMade.get()
         )
         startup.finished("accounts")
         let formConfiguration = Self.formConfiguration(configuration, logger: logger)
