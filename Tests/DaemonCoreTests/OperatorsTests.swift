@@ -331,6 +331,16 @@ struct ExpositionTests {
         #expect(lines.contains("# TYPE signupd_up gauge"))
         #expect(lines.contains("signupd_up 1") || lines.contains("signupd_up 1.0"))
     }
+
+    @Test("every store operation's histogram is there at zero once the series are made (helper-46: they came with the first call)")
+    func storeSecondsAtZero() {
+        let metrics = DaemonMetrics(version: "1.2.3")
+        metrics.prepare(forms: [])
+        let lines = String(decoding: metrics.registry.emitToBuffer(), as: UTF8.self).split(separator: "\n").map(String.init)
+        for operation in ["availability", "create_account", "account", "update_password_hash", "store_token", "token_owner", "revoke_token", "delete_expired_tokens"] {
+            #expect(lines.contains { $0.hasPrefix("signupd_store_seconds_count{") && $0.contains("operation=\"\(operation)\"") && $0.hasSuffix(" 0") }, "\(operation)")
+        }
+    }
 }
 
 // MARK: HistogramQuantiles

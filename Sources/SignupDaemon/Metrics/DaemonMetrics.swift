@@ -51,6 +51,8 @@ final class DaemonMetrics: Sendable {
         for result in [Availability.available, .taken, .tooSimilar, .unreachable] { _ = counter(Name.availabilityChecks, ["result": Self.label(result)]) }
         _ = timer(Name.availabilitySeconds)
         _ = timer(Name.hashSeconds)
+        // helper-46: the store's histogram appeared only with its first call of each kind.
+        for operation in StoreOperation.allCases { _ = timer(Name.storeSeconds, ["operation": operation.rawValue]) }
         _ = counter(Name.logLinesSummarised)
         for code in ErrorCode.allCases { _ = counter(Name.refusals, ["code": code.rawValue]) }
         for reason in ["client", "idle", "stuck", "over_budget", "slow_consumer", "displaced", "refused", "refused_client", "shutdown", "failed"] {
@@ -269,8 +271,8 @@ enum LogoutOutcome: String, Sendable {
 }
 
 /// An account store call, for `signupd_store_seconds`.
-enum StoreOperation: String, Sendable {
+enum StoreOperation: String, Sendable, CaseIterable {
     case availability, createAccount = "create_account", account, updatePasswordHash = "update_password_hash"
     case storeToken = "store_token", tokenOwner = "token_owner", revokeToken = "revoke_token"
-    case deleteExpiredTokens = "delete_expired_tokens", settings
+    case deleteExpiredTokens = "delete_expired_tokens"
 }
