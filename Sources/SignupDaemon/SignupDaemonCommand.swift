@@ -402,7 +402,7 @@ public struct SignupDaemonCommand: CommandLineCommand, Sendable {
         configuration.metricsListeners = try operators.metricsListeners()
         if let seconds = operators.logSummarySeconds { configuration.logSummarySeconds = seconds }
         configuration.formDirectories = forms.directories
-        configuration.lastGoodFormsPath = lastGoodDirectory.map { $0 + "/" + LastGoodForms.fileName }
+        configuration.lastGoodFormsPath = lastGoodDirectory.map { ($0.hasSuffix("/") ? $0 : $0 + "/") + LastGoodForms.fileName }
         if let template = availability.availabilityURL {
             do {
                 configuration.availabilityURL = try AvailabilityURLTemplate(template)
