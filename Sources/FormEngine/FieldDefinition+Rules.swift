@@ -1,21 +1,64 @@
 import SignupProtocol
 
 extension FieldDefinition {
-    /// The validation that follows from the values alone. For a field with an
-    /// availability check, `validating` here means "valid, check it".
+    /// What the values alone make of this field's value: the first rule it fails decides.
+    /// For a field with an availability check, `checking` means "valid, check it".
     /// `valueOf` reads another field's value by name; `checked`: a valid value is then
     /// checked (availability or password quality: the form's `FieldPlan`).
-    func evaluate(_ value: String, checked: Bool, valueOf: (String) -> String, configuration: FormConfiguration) -> Validation {
+    func outcome(of value: String, checked: Bool, valueOf: (String) -> String, configuration: FormConfiguration) -> FieldOutcome {
         if value.isEmpty { return .empty }
-        let prefix = messagePrefix
-        for spec in rules {
-            if let failure = spec.rule.failure(of: value, prefix: prefix, valueOf: valueOf, configuration: configuration) {
-                if let id = spec.messageID { return Validation(.failed, MessageRef(id, failure.params)) }
-                let id = FieldRule.resolveFailureID(failure.id, knows: configuration.catalogues.knows)
-                return Validation(.failed, MessageRef(id, failure.params))
+        for index in rules.indices {
+            let rule = rules[index].rule
+            if let failed = rule.fails(value, valueOf: valueOf) {
+                if failed { return .ruleFailed(index) }
+            } else if let failure = rule.failure(of: value, prefix: messagePrefix, valueOf: valueOf, configuration: configuration) {
+                return .failed(failed(rules[index], failure, catalogues: configuration.catalogues))
             }
         }
-        return checked ? Validation(.validating, MessageRef("\(prefix).checking")) : Validation(.ok, MessageRef(okMessageID))
+        return checked ? .checking : .ok
+    }
+
+    /// The validation an outcome shows, its message id resolved against the catalogues.
+    func validation(of outcome: FieldOutcome, catalogues: MessageCatalogues) -> Validation {
+        switch outcome {
+        case .empty: .empty
+        case .ok: Validation(.ok, MessageRef(okMessageID))
+        case .checking: Validation(.validating, MessageRef("\(messagePrefix).checking"))
+        case .ruleFailed(let index):
+            rules[index].rule.constantFailure(prefix: messagePrefix).map { failed(rules[index], $0, catalogues: catalogues) } ?? .empty
+        case .failed(let validation): validation
+        }
+    }
+
+    /// A failure as sent: the rule's own id (`as ID`), else the prefix's or the generic one.
+    private func failed(_ spec: RuleSpec, _ failure: MessageRef, catalogues: MessageCatalogues) -> Validation {
+        if let id = spec.messageID { return Validation(.failed, MessageRef(id, failure.params)) }
+        return Validation(.failed, MessageRef(FieldRule.resolveFailureID(failure.id, knows: catalogues.knows), failure.params))
+    }
+}
+
+/// What a field's value comes to under its rules (`FieldDefinition.outcome`), before its
+/// message is resolved and rendered. Those that read the same whatever the value (all but
+/// `empty` and `failed`) are kept rendered by the session that saw them (`RenderedOutcomes`).
+enum FieldOutcome {
+    case empty
+    case ok
+    /// Valid, and checked next (availability or password quality).
+    case checking
+    /// The rule at this index failed, with its constant message (`FieldRule.constantFailure`).
+    case ruleFailed(Int)
+    /// A rule failed with a message that depends on the value (username, phone number).
+    case failed(Validation)
+
+    /// Its place among the field's kept outcomes (ok, checking, then one per rule); nil
+    /// for those not kept.
+    var keptOffset: Int? {
+        switch self {
+        case .ok: 0
+        case .checking: 1
+        case .ruleFailed(let index): 2 + index
+        case .empty, .failed: nil
+        }
     }
 }
 

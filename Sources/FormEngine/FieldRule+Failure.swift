@@ -17,10 +17,8 @@ extension FieldRule {
     /// generic fallback), with the parameters each carries.
     public func failureIDs(prefix: String) -> [(id: String, params: [String])] {
         switch self {
-        case .minLength: [("\(prefix).too_short", ["min"])]
-        case .maxLength: [("\(prefix).too_long", ["max"])]
-        case .maxBytes: [("\(prefix).too_many_bytes", ["max"])]
-        case .characters: [("\(prefix).invalid_characters", [])]
+        case .minLength, .maxLength, .maxBytes, .characters, .email, .equals, .notContaining:
+            constantFailure(prefix: prefix).map { [($0.id, $0.params.map(\.name))] } ?? []
         case .username:
             [
                 ("\(prefix).invalid_characters", []), ("\(prefix).invisible_characters", []), ("\(prefix).too_long", ["max"]),
@@ -32,9 +30,6 @@ extension FieldRule {
                 ("\(prefix).invalid", []), ("\(prefix).too_short", ["min"]), ("\(prefix).too_long", ["max"]), ("\(prefix).invalid_country", []),
                 ("\(prefix).impossible", []), ("\(prefix).unsupported_type", []), ("\(prefix).unavailable", []),
             ]
-        case .email: [("\(prefix).invalid", [])]
-        case .equals: [("\(prefix).different", ["field"])]
-        case .notContaining: [("\(prefix).contains_other", ["field"])]
         case .passwordQuality: PasswordQualityVerdict.allCases.map { ("password.quality.\($0.rawValue)", $0 == .tooShort ? ["min"] : []) }
         case .available: []
         }
@@ -42,27 +37,8 @@ extension FieldRule {
 
     /// Why `value` fails this rule, or nil when it passes.
     func failure(of value: String, prefix: String, valueOf: (String) -> String, configuration: FormConfiguration) -> MessageRef? {
+        if let failed = fails(value, valueOf: valueOf) { return failed ? constantFailure(prefix: prefix) : nil }
         switch self {
-        case .minLength(let min):
-            var count = 0
-            for _ in value {
-                count += 1
-                if count >= min { return nil }
-            }
-            return MessageRef("\(prefix).too_short", [.init("min", .integer(min))])
-        case .maxLength(let max):
-            // Counting stops early: a 1 MiB value costs no more than its first max+1 characters.
-            var count = 0
-            for _ in value {
-                count += 1
-                if count > max { return MessageRef("\(prefix).too_long", [.init("max", .integer(max))]) }
-            }
-            return nil
-        case .maxBytes(let max):
-            return value.utf8.count > max ? MessageRef("\(prefix).too_many_bytes", [.init("max", .integer(max))]) : nil
-        case .characters(let classes):
-            let ok = value.unicodeScalars.allSatisfy { scalar in classes.contains { $0.contains(scalar) } }
-            return ok ? nil : MessageRef("\(prefix).invalid_characters")
         case .username:
             return switch configuration.usernameRule.check(value) {
             case .valid: nil
@@ -109,17 +85,61 @@ extension FieldRule {
             // Digits too few to read as any number yet (the first keystrokes).
             case .notANumber: PhoneNumberText.digits(text).isEmpty ? MessageRef("\(prefix).invalid") : tooShort
             }
+        case .minLength, .maxLength, .maxBytes, .characters, .email, .equals, .notContaining,
+             // Both run after the other rules pass, through an effect (FormSession).
+             .passwordQuality, .available:
+            return nil
+        }
+    }
+
+    /// Whether `value` fails a rule whose failure always reads the same (`constantFailure`);
+    /// nil for the others. A session keeps such a failure rendered (`RenderedOutcomes`).
+    func fails(_ value: String, valueOf: (String) -> String) -> Bool? {
+        switch self {
+        case .minLength(let min):
+            var count = 0
+            for _ in value {
+                count += 1
+                if count >= min { return false }
+            }
+            return true
+        case .maxLength(let max):
+            // Counting stops early: a 1 MiB value costs no more than its first max+1 characters.
+            var count = 0
+            for _ in value {
+                count += 1
+                if count > max { return true }
+            }
+            return false
+        case .maxBytes(let max):
+            return value.utf8.count > max
+        case .characters(let classes):
+            return !value.unicodeScalars.allSatisfy { scalar in classes.contains { $0.contains(scalar) } }
         case .email:
-            return EmailAddresses.isValid(value) ? nil : MessageRef("\(prefix).invalid")
+            return !EmailAddresses.isValid(value)
         case .equals(let field):
-            return value.utf8.elementsEqual(valueOf(field).utf8) ? nil : MessageRef("\(prefix).different", [.init("field", .string(field))])
+            return !value.utf8.elementsEqual(valueOf(field).utf8)
         case .notContaining(let field):
             let other = valueOf(field)
-            guard !other.isEmpty, value.utf8.count <= 4096, other.utf8.count <= 1024 else { return nil }
-            return value.lowercased().contains(other.lowercased()) ? MessageRef("\(prefix).contains_other", [.init("field", .string(field))]) : nil
-        case .passwordQuality, .available:
-            // Both run after the other rules pass, through an effect (FormSession).
+            guard !other.isEmpty, value.utf8.count <= 4096, other.utf8.count <= 1024 else { return false }
+            return value.lowercased().contains(other.lowercased())
+        case .username, .phone, .passwordQuality, .available:
             return nil
+        }
+    }
+
+    /// The message of a failure that does not depend on the value (the rules `fails`
+    /// answers for), before the catalogue resolves its id; nil for the other rules.
+    func constantFailure(prefix: String) -> MessageRef? {
+        switch self {
+        case .minLength(let min): MessageRef("\(prefix).too_short", [.init("min", .integer(min))])
+        case .maxLength(let max): MessageRef("\(prefix).too_long", [.init("max", .integer(max))])
+        case .maxBytes(let max): MessageRef("\(prefix).too_many_bytes", [.init("max", .integer(max))])
+        case .characters: MessageRef("\(prefix).invalid_characters")
+        case .email: MessageRef("\(prefix).invalid")
+        case .equals(let field): MessageRef("\(prefix).different", [.init("field", .string(field))])
+        case .notContaining(let field): MessageRef("\(prefix).contains_other", [.init("field", .string(field))])
+        case .username, .phone, .passwordQuality, .available: nil
         }
     }
 }

@@ -141,11 +141,17 @@ public struct FormDefinition: Sendable, Codable, Equatable {
     public var name: String
     public var titles: LocalizedText
     public var fields: [FieldDefinition] {
-        didSet { plan = FieldPlan.plans(of: fields) }
+        didSet {
+            plan = FieldPlan.plans(of: fields)
+            fieldNames = fields.map(\.name)
+        }
     }
     /// What each keystroke asks of the fields, worked out from `fields` whenever they change
     /// (`FieldPlan`); shared by every session of the form, not stored in a handover.
     private(set) var plan: [FieldPlan]
+    /// The fields' names, in order (`index(of:)`): looking a name up in `fields` copied each
+    /// field it passed, retaining its strings and arrays, several times a keystroke.
+    private var fieldNames: [String]
     public var submitLabels: LocalizedText
     public var action: SubmitAction
     /// The index of the field an account is known by.
@@ -158,6 +164,7 @@ public struct FormDefinition: Sendable, Codable, Equatable {
         self.titles = titles
         self.fields = fields
         plan = FieldPlan.plans(of: fields)
+        fieldNames = fields.map(\.name)
         self.submitLabels = submitLabels
         self.action = action
         self.identityField = identityField
@@ -191,7 +198,7 @@ public struct FormDefinition: Sendable, Codable, Equatable {
 
     /// The index of the field named `name`.
     public func index(of name: String) -> Int? {
-        fields.firstIndex { $0.name == name }
+        fieldNames.firstIndex(of: name)
     }
 
     /// The most UTF-8 bytes a value of a field may have as sent; `set` refuses a longer
@@ -200,11 +207,7 @@ public struct FormDefinition: Sendable, Codable, Equatable {
     /// 255 bytes: normalisation can shrink text) — or, for a field that must equal
     /// another, that field's; `defaultInputByteCap` for a field with none.
     public func inputByteCap(of index: Int) -> Int {
-        if let own = fields[index].ownByteCap { return own }
-        for spec in fields[index].rules {
-            if case .equals(let other) = spec.rule, let match = self.index(of: other), let cap = fields[match].ownByteCap { return cap }
-        }
-        return Self.defaultInputByteCap
+        plan[index].inputByteCap
     }
 
     /// The byte cap of a field with no byte rule of its own.

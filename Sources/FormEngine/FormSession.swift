@@ -58,6 +58,9 @@ public struct FormSession: Sendable, Codable, Equatable {
     /// the session's: it is not part of the stored or compared state, and a restored
     /// session is given it again (`init(restoring:configuration:)`).
     public private(set) var configuration = FormConfiguration()
+    /// What this session has shown, rendered in its locale (`RenderedOutcomes`): not stored
+    /// or compared, like `configuration`.
+    private var renderedOutcomes = RenderedOutcomes()
 
     /// The state that is stored (a handover) and compared: everything but `configuration`.
     /// `formIndex` stands for `form` in format version 3 (`HandoverFormTable`).
@@ -96,6 +99,7 @@ public struct FormSession: Sendable, Codable, Equatable {
     public init(restoring state: FormSession, configuration: FormConfiguration) {
         self = state
         self.configuration = configuration
+        renderedOutcomes = RenderedOutcomes()
     }
 
     /// Equal state; the configuration (closures, catalogues) is the host's and not compared.
@@ -152,6 +156,7 @@ public struct FormSession: Sendable, Codable, Equatable {
             step.effects.append(.submit(form.action, identity: identity, password: values[form.secretField]))
         case .setLocale(let tag):
             locale = configuration.catalogues.resolve(tag)
+            renderedOutcomes = RenderedOutcomes()
             step.events = snapshot()
             // While paused the snapshot ends with the pause, which stands over an older result.
             if let result = lastResult, !(paused != nil && phase == .editing) {
@@ -207,18 +212,20 @@ public struct FormSession: Sendable, Codable, Equatable {
         // the same every time is asked of the form's plan (`FieldPlan`).
         let plan = form.plan
         for index in plan[changed].revalidates {
-            let field = form.fields[index]
-            let validation = field.evaluate(
-                values[index], checked: plan[index].checksAvailability || plan[index].checksQuality,
+            // The field is read where it is: a copy would retain its strings and arrays,
+            // which every session of the form shares (on every event loop).
+            let outcome = form.fields[index].outcome(
+                of: values[index], checked: plan[index].checksAvailability || plan[index].checksQuality,
                 valueOf: { name in form.index(of: name).map { values[$0] } ?? "" }, configuration: configuration
             )
+            let (validation, message) = shown(outcome, of: index)
             if plan[index].checksAvailability {
                 // flatMapLatest: whatever the new value, the old check's answer is no longer wanted.
                 if index != changed, validation.state == .validating {
                     // Only a field it depends on changed: the value's check (in flight or
                     // answered) still stands, unless a rule had failed it before.
                     let current = validations[index]
-                    let prefix = field.messagePrefix
+                    let prefix = form.fields[index].messagePrefix
                     let fromCheck = current.state == .validating || current.state == .ok
                         || ["\(prefix).taken", "\(prefix).too_similar", "availability.unreachable"].contains(current.message.id)
                     if fromCheck { continue }
@@ -240,12 +247,28 @@ public struct FormSession: Sendable, Codable, Equatable {
                 if validation.state == .validating {
                     lastCheckID += 1
                     pendingQuality.append(PendingCheck(id: lastCheckID, field: index, value: values[index], deadline: now))
-                    let user = field.qualityUserField.flatMap { form.index(of: $0) }.map { values[$0] } ?? ""
+                    let user = form.fields[index].qualityUserField.flatMap { form.index(of: $0) }.map { values[$0] } ?? ""
                     step.effects.append(.checkPassword(id: lastCheckID, password: values[index], user: user))
                 }
             }
-            setValidation(validation, at: index, into: &step)
+            setValidation(validation, at: index, message: message, into: &step)
         }
+    }
+
+    /// The validation an outcome of field `index` shows, with its rendered message when
+    /// the session keeps it (`RenderedOutcomes`: rendered once, the first time it is shown).
+    private mutating func shown(_ outcome: FieldOutcome, of index: Int) -> (Validation, LocalizedMessage?) {
+        switch outcome {
+        case .empty: return (.empty, .empty)
+        case .failed(let validation): return (validation, nil)
+        case .ok, .checking, .ruleFailed: break
+        }
+        let slot = form.plan[index].firstKept + (outcome.keptOffset ?? 0)
+        if let kept = renderedOutcomes.index(of: slot) { return renderedOutcomes[kept] }
+        let validation = form.fields[index].validation(of: outcome, catalogues: configuration.catalogues)
+        let message = rendered(validation.message)
+        renderedOutcomes.keep(slot: slot, validation, message)
+        return (validation, message)
     }
 
     private mutating func complete(_ outcome: SubmitOutcome, into step: inout FormStep) {
@@ -288,10 +311,11 @@ public struct FormSession: Sendable, Codable, Equatable {
         step.events.append(.busy(false))
     }
 
-    private mutating func setValidation(_ validation: Validation, at index: Int, into step: inout FormStep) {
+    /// `message`: the validation's, rendered already (else it is rendered here).
+    private mutating func setValidation(_ validation: Validation, at index: Int, message: LocalizedMessage? = nil, into step: inout FormStep) {
         guard validations[index] != validation else { return }
         validations[index] = validation
-        step.events.append(.validation(field: form.fields[index].name, state: validation.state, message: rendered(validation.message)))
+        step.events.append(.validation(field: form.fields[index].name, state: validation.state, message: message ?? rendered(validation.message)))
     }
 
     /// The message in the session's locale, where the `field` parameter (another field's
