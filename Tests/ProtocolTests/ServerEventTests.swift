@@ -92,6 +92,43 @@ struct ServerEventTests {
             #expect(parsed["session"] == .string("s"))
         }
     }
+
+    /// A session's events are written as fixed text between their values (issue 29): the
+    /// bytes PROTOCOL.md shows, members in its order, every value escaped as any other.
+    @Test("session events, byte for byte", arguments: [
+        (
+            ServerEvent.session(session: "s\"1", seq: 4_294_967_296_123, .validation(field: "pass\nword", state: .validating, message: LocalizedMessage(id: "password.checking", text: "Checking…")), id: .string("r\\1")),
+            #"{"event":"validation","session":"s\"1","seq":4294967296123,"id":"r\\1","field":"pass\nword","state":"validating","message":"Checking…","messageId":"password.checking","params":{}}"#
+        ),
+        (
+            .session(session: "s", seq: 0, .validation(field: "f", state: .failed, message: LocalizedMessage(id: "x.y", params: [.init("min", .integer(-12)), .init("field", .string("密码\u{7F}"))], text: "t")), id: .integer(Int64.min)),
+            #"{"event":"validation","session":"s","seq":0,"id":-9223372036854775808,"field":"f","state":"failed","message":"t","messageId":"x.y","params":{"min":-12,"field":"密码\u007f"}}"#
+        ),
+        (.session(session: "s", seq: 10, .validation(field: "f", state: .empty, message: .empty), id: nil), #"{"event":"validation","session":"s","seq":10,"field":"f","state":"empty","message":"","messageId":"","params":{}}"#),
+        (.session(session: "s", seq: 9, .validation(field: "f", state: .ok, message: .empty), id: .integer(0)), #"{"event":"validation","session":"s","seq":9,"id":0,"field":"f","state":"ok","message":"","messageId":"","params":{}}"#),
+        (.session(session: "s", seq: 2, .enabled(true), id: .integer(3)), #"{"event":"enabled","session":"s","seq":2,"id":3,"value":true}"#),
+        (.session(session: "s", seq: 3, .busy(false), id: nil), #"{"event":"busy","session":"s","seq":3,"value":false}"#),
+        (
+            .session(session: "s", seq: 4, .result(ok: true, message: LocalizedMessage(id: "login.done", text: "Logged in"), user: "ü", token: "t"), id: nil),
+            #"{"event":"result","session":"s","seq":4,"ok":true,"message":"Logged in","messageId":"login.done","params":{},"user":"ü","token":"t"}"#
+        ),
+        (
+            .session(session: "s", seq: 5, .result(ok: false, message: LocalizedMessage(id: "a", params: [.init("n", .integer(1))], text: "b"), user: nil, token: nil), id: .string("")),
+            #"{"event":"result","session":"s","seq":5,"id":"","ok":false,"message":"b","messageId":"a","params":{"n":1}}"#
+        ),
+    ])
+    func sessionEventBytes(_ event: ServerEvent, _ expected: String) throws {
+        #expect(String(decoding: event.line, as: UTF8.self) == expected + "\n")
+        #expect(try ServerEvent.decode(line: Array(expected.utf8)) == event)
+    }
+
+    @Test("a session event after other output in the same writer starts its own line")
+    func afterOtherOutput() {
+        var writer = JSONWriter()
+        ServerEvent.pong(id: nil).encode(into: &writer)
+        ServerEvent.session(session: "s", seq: 1, .busy(true), id: nil).encode(into: &writer)
+        #expect(String(decoding: writer.bytes, as: UTF8.self) == #"{"event":"pong"}"# + "\n" + #"{"event":"busy","session":"s","seq":1,"value":true}"# + "\n")
+    }
 }
 
 /// The writer writes any JSON value, bare or nested, as the parser reads it back.

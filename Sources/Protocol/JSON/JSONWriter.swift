@@ -73,7 +73,7 @@ public struct JSONWriter: Sendable {
 
     public mutating func member(_ key: String, _ value: UInt64) {
         self.key(key)
-        bytes.append(contentsOf: String(value).utf8)
+        unsigned(value)
         markWritten()
     }
 
@@ -127,6 +127,54 @@ public struct JSONWriter: Sendable {
         bytes.append(0x0A)
     }
 
+    // MARK: Fixed text
+
+    /// Appends JSON written out in the source as it is (`,"seq":`): an event sent on every
+    /// keystroke is mostly fixed text between a few values (`ServerEvent`'s session events).
+    /// A value written so begins with `beginFixed` (a comma first if it needs one) and ends
+    /// with `endFixed`; what comes between must make it valid JSON.
+    mutating func fixed(_ json: StaticString) {
+        json.withUTF8Buffer { bytes.append(contentsOf: $0) }
+    }
+
+    mutating func beginFixed(_ json: StaticString) {
+        separate()
+        fixed(json)
+    }
+
+    mutating func endFixed(_ json: StaticString) {
+        fixed(json)
+        markWritten()
+    }
+
+    /// A string value between fixed text, quoted and escaped.
+    mutating func quoted(_ string: String) {
+        appendQuoted(string)
+    }
+
+    /// A number between fixed text.
+    mutating func integer(_ value: Int64) {
+        appendInteger(value)
+    }
+
+    mutating func unsigned(_ value: UInt64) {
+        if value < 10 {
+            bytes.append(UInt8(ascii: "0") + UInt8(value))
+            return
+        }
+        // At most 20 digits, written from the end.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
+            var rest = value
+            var start = 20
+            while rest > 0 {
+                start -= 1
+                digits[start] = UInt8(ascii: "0") + UInt8(rest % 10)
+                rest /= 10
+            }
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: digits[start...]))
+        }
+    }
+
     private static let trueBytes: [UInt8] = Array("true".utf8)
     private static let falseBytes: [UInt8] = Array("false".utf8)
     private static let nullBytes: [UInt8] = Array("null".utf8)
@@ -140,11 +188,8 @@ public struct JSONWriter: Sendable {
     }
 
     private mutating func appendInteger(_ value: Int64) {
-        if value >= 0 && value < 10 {
-            bytes.append(UInt8(ascii: "0") + UInt8(value))
-        } else {
-            bytes.append(contentsOf: String(value).utf8)
-        }
+        if value < 0 { bytes.append(UInt8(ascii: "-")) }
+        unsigned(value.magnitude)
     }
 
     private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)

@@ -135,6 +135,11 @@ extension ServerEvent {
             writer.endLine()
             return
         }
+        if case .session(let session, let seq, let event, let id) = self {
+            Self.encode(event, session: session, seq: seq, id: id, into: &writer)
+            writer.endLine()
+            return
+        }
         writer.beginObject()
         switch self {
         case .hello(let server, let forms, let limits, let spoken):
@@ -238,8 +243,8 @@ extension ServerEvent {
             if let message = state.message { writer.member("message", message) }
             if let since = state.since { writer.member("since", since) }
             if let byUID = state.byUID { writer.member("byUid", byUID) }
-        case .session(let session, let seq, let event, let id):
-            Self.encode(event, session: session, seq: seq, id: id, into: &writer)
+        case .session:
+            break  // written above
         case .error(let code, let message, let session, let id):
             writer.member("event", "error")
             if let id { writer.member("id", id) }
@@ -256,47 +261,72 @@ extension ServerEvent {
         writer.endLine()
     }
 
+    /// A session's event: the answer to every keystroke, so written as its fixed text with
+    /// the values between (`JSONWriter.fixed`), not member by member (issue 29: quoting and
+    /// scanning each key and deciding each comma was most of the cost of encoding it).
+    /// The members and their order are those `ServerEvent+Decoding` reads.
     private static func encode(_ event: SessionEvent, session: String, seq: UInt64, id: RequestID?, into writer: inout JSONWriter) {
         switch event {
-        case .validation(let field, let state, let message):
-            writer.member("event", "validation")
-            writer.member("session", session)
-            writer.member("seq", seq)
-            if let id { writer.member("id", id) }
-            writer.member("field", field)
-            writer.member("state", state.rawValue)
-            Self.write(message, to: &writer)
-        case .enabled(let value), .busy(let value):
-            if case .enabled = event { writer.member("event", "enabled") } else { writer.member("event", "busy") }
-            writer.member("session", session)
-            writer.member("seq", seq)
-            if let id { writer.member("id", id) }
-            writer.member("value", value)
-        case .result(let ok, let message, let user, let token):
-            writer.member("event", "result")
-            writer.member("session", session)
-            writer.member("seq", seq)
-            if let id { writer.member("id", id) }
-            writer.member("ok", ok)
-            Self.write(message, to: &writer)
-            if let user { writer.member("user", user) }
-            if let token { writer.member("token", token) }
+        case .validation: writer.beginFixed(#"{"event":"validation","session":"#)
+        case .enabled: writer.beginFixed(#"{"event":"enabled","session":"#)
+        case .busy: writer.beginFixed(#"{"event":"busy","session":"#)
+        case .result: writer.beginFixed(#"{"event":"result","session":"#)
         }
-    }
-
-    /// `message`, `messageId` and `params` of a validation or result.
-    private static func write(_ message: LocalizedMessage, to writer: inout JSONWriter) {
-        writer.member("message", message.text)
-        writer.member("messageId", message.id)
-        writer.key("params")
-        writer.beginObject()
-        for parameter in message.params {
-            switch parameter.value {
-            case .integer(let value): writer.member(parameter.name, value)
-            case .string(let value): writer.member(parameter.name, value)
+        writer.quoted(session)
+        writer.fixed(#","seq":"#)
+        writer.unsigned(seq)
+        if let id {
+            writer.fixed(#","id":"#)
+            switch id {
+            case .string(let text): writer.quoted(text)
+            case .integer(let number): writer.integer(number)
             }
         }
-        writer.endObject()
+        switch event {
+        case .validation(let field, let state, let message):
+            writer.fixed(#","field":"#)
+            writer.quoted(field)
+            switch state {
+            case .empty: writer.fixed(#","state":"empty""#)
+            case .validating: writer.fixed(#","state":"validating""#)
+            case .ok: writer.fixed(#","state":"ok""#)
+            case .failed: writer.fixed(#","state":"failed""#)
+            }
+            write(message, to: &writer)
+        case .enabled(let value), .busy(let value):
+            writer.fixed(value ? #","value":true"# : #","value":false"#)
+        case .result(let ok, let message, let user, let token):
+            writer.fixed(ok ? #","ok":true"# : #","ok":false"#)
+            write(message, to: &writer)
+            if let user {
+                writer.fixed(#","user":"#)
+                writer.quoted(user)
+            }
+            if let token {
+                writer.fixed(#","token":"#)
+                writer.quoted(token)
+            }
+        }
+        writer.endFixed("}")
+    }
+
+    /// `message`, `messageId` and `params` of a validation or result, as members that follow others.
+    private static func write(_ message: LocalizedMessage, to writer: inout JSONWriter) {
+        writer.fixed(#","message":"#)
+        writer.quoted(message.text)
+        writer.fixed(#","messageId":"#)
+        writer.quoted(message.id)
+        writer.fixed(#","params":{"#)
+        for (index, parameter) in message.params.enumerated() {
+            if index > 0 { writer.fixed(",") }
+            writer.quoted(parameter.name)
+            writer.fixed(":")
+            switch parameter.value {
+            case .integer(let value): writer.integer(Int64(value))
+            case .string(let value): writer.quoted(value)
+            }
+        }
+        writer.fixed("}")
     }
 
     /// A field's rules as the `rules` member of its description.
