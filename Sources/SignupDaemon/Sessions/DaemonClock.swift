@@ -11,5 +11,8 @@ struct DaemonClock: Sendable {
     static let system = DaemonClock { .now() }
 
     /// The engine's reading of the same clock.
-    var moment: Moment { Moment(nanoseconds: Int64(now().uptimeNanoseconds)) }
+    var moment: Moment { Self.moment(now()) }
+
+    /// A reading of the clock as the engine counts time.
+    static func moment(_ reading: NIODeadline) -> Moment { Moment(nanoseconds: Int64(reading.uptimeNanoseconds)) }
 }
