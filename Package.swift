@@ -185,6 +185,8 @@ let package = Package(
                 "SignupDaemonCore", "SignupProtocol", "FormEngine", "UsernameIdentity",
                 nio("NIOCore"), nio("NIOEmbedded"), nio("NIOPosix"),
                 product("Logging", of: "swift-log"),
+                // The registry, to check what the per-loop histogram renders against it.
+                product("Prometheus", of: "swift-prometheus"),
             ],
             swiftSettings: strict
         ),

@@ -2,6 +2,8 @@ import FormEngine
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
+import NIOEmbedded
+import Prometheus
 import Testing
 @testable import SignupDaemonCore
 
@@ -50,7 +52,7 @@ private struct Sample: Equatable {
 }
 
 extension DaemonMetrics {
-    fileprivate var text: String { String(decoding: registry.emitToBuffer(), as: UTF8.self) }
+    fileprivate var text: String { String(decoding: exposition(), as: UTF8.self) }
 
     fileprivate func samples(named name: String) -> [Sample] {
         Sample.all(in: text).filter { $0.name == name }
@@ -319,7 +321,7 @@ struct ExpositionTests {
         let metrics = DaemonMetrics(version: "1.2.3")
         metrics.submitted(.signup, form: "signup", outcome: .signedUp(user: "alice"))
         metrics.hashed(nanoseconds: 30_000_000)
-        let out = String(decoding: Exposition.openMetrics(fromPrometheus: metrics.registry.emitToBuffer()), as: UTF8.self)
+        let out = String(decoding: Exposition.openMetrics(fromPrometheus: metrics.exposition()), as: UTF8.self)
         let lines = out.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         #expect(out.hasSuffix("\n# EOF\n"))
         #expect(lines.filter { $0 == "# EOF" }.count == 1)
@@ -336,7 +338,7 @@ struct ExpositionTests {
     func storeSecondsAtZero() {
         let metrics = DaemonMetrics(version: "1.2.3")
         metrics.prepare(forms: [])
-        let lines = String(decoding: metrics.registry.emitToBuffer(), as: UTF8.self).split(separator: "\n").map(String.init)
+        let lines = String(decoding: metrics.exposition(), as: UTF8.self).split(separator: "\n").map(String.init)
         for operation in ["availability", "create_account", "account", "update_password_hash", "store_token", "token_owner", "revoke_token", "delete_expired_tokens"] {
             #expect(lines.contains { $0.hasPrefix("signupd_store_seconds_count{") && $0.contains("operation=\"\(operation)\"") && $0.hasSuffix(" 0") }, "\(operation)")
         }
@@ -373,7 +375,7 @@ struct HistogramQuantilesTests {
         // 60 hashes of 30 ms, 40 of 700 ms: the median is 30 ms, the 99th one 700 ms.
         for _ in 0..<60 { metrics.hashed(nanoseconds: 30_000_000) }
         for _ in 0..<40 { metrics.hashed(nanoseconds: 700_000_000) }
-        let quantiles = HistogramQuantiles(metric: DaemonMetrics.Name.hashSeconds, in: metrics.registry.emitToBuffer())
+        let quantiles = HistogramQuantiles(metric: DaemonMetrics.Name.hashSeconds, in: metrics.exposition())
         #expect(quantiles.count == 100)
         let median = Self.bucket(holding: 0.030, DaemonMetrics.Name.hashSeconds)
         let high = Self.bucket(holding: 0.700, DaemonMetrics.Name.hashSeconds)
@@ -393,7 +395,7 @@ struct HistogramQuantilesTests {
     func oneBucket() {
         let metrics = DaemonMetrics(version: "test")
         for _ in 0..<10 { metrics.hashed(nanoseconds: 3_000_000_000) }
-        let quantiles = HistogramQuantiles(metric: DaemonMetrics.Name.hashSeconds, in: metrics.registry.emitToBuffer())
+        let quantiles = HistogramQuantiles(metric: DaemonMetrics.Name.hashSeconds, in: metrics.exposition())
         let bucket = Self.bucket(holding: 3, DaemonMetrics.Name.hashSeconds)
         #expect(bucket.lower == 2.5 && bucket.upper == 5)
         #expect(quantiles.count == 10)
@@ -405,7 +407,7 @@ struct HistogramQuantilesTests {
     func pastTheLastBucket() {
         let metrics = DaemonMetrics(version: "test")
         metrics.hashed(nanoseconds: 20_000_000_000)
-        let quantiles = HistogramQuantiles(metric: DaemonMetrics.Name.hashSeconds, in: metrics.registry.emitToBuffer())
+        let quantiles = HistogramQuantiles(metric: DaemonMetrics.Name.hashSeconds, in: metrics.exposition())
         #expect(quantiles.count == 1)
         #expect(quantiles.p50 == Self.bounds(DaemonMetrics.Name.hashSeconds).last)
         #expect(quantiles.p99 == Self.bounds(DaemonMetrics.Name.hashSeconds).last)
@@ -414,26 +416,49 @@ struct HistogramQuantilesTests {
     @Test("every label set is merged: validation times of two forms")
     func labelSetsMerged() {
         let metrics = DaemonMetrics(version: "test")
-        for _ in 0..<3 { metrics.validation(form: "signup").recordNanoseconds(30_000) }
-        for _ in 0..<5 { metrics.validation(form: "login").recordNanoseconds(30_000) }
-        metrics.validation(form: "login").recordNanoseconds(150_000_000)
-        let quantiles = HistogramQuantiles(metric: DaemonMetrics.Name.validation, in: metrics.registry.emitToBuffer())
+        // Two event loops' shards of each form, added up.
+        let loops = [EmbeddedEventLoop(), EmbeddedEventLoop()]
+        for _ in 0..<3 { metrics.validation(form: "signup", on: loops[0]).recordNanoseconds(30_000) }
+        for index in 0..<5 { metrics.validation(form: "login", on: loops[index % 2]).recordNanoseconds(30_000) }
+        metrics.validation(form: "login", on: loops[1]).recordNanoseconds(150_000_000)
+        let quantiles = HistogramQuantiles(metric: DaemonMetrics.Name.validation, in: metrics.exposition())
         #expect(quantiles.count == 9)
         #expect(Self.within(quantiles.p50, Self.bucket(holding: 0.000_030, DaemonMetrics.Name.validation)))
         // The 9th of 9 (150 ms) is past 100 ms, the last finite bound: p99 reads as it.
         #expect(quantiles.p99 == Self.bounds(DaemonMetrics.Name.validation).last)
     }
 
+    /// `signupd_validation_seconds` is kept per event loop, outside the registry (issue 29):
+    /// what it renders is what the registry renders for the same observations.
+    @Test("the per-loop histogram renders as the registry's histogram of the same observations", arguments: [
+        [], [0], [1, 25_000, 25_001, 99_999, 100_000, 30_000_000, 99_999_999, 100_000_000, 100_000_001, 7_000_000_000],
+    ] as [[Int64]])
+    func perLoopAsRegistry(_ observations: [Int64]) {
+        let buckets = DaemonMetrics.buckets(DaemonMetrics.Name.validation)
+        let histogram = LoopHistogram(name: "h_seconds", help: "Help text.", labelName: "form", buckets: buckets)
+        let loops = [EmbeddedEventLoop(), EmbeddedEventLoop(), EmbeddedEventLoop()]
+        histogram.prepare("signup")
+        for (index, nanoseconds) in observations.enumerated() { histogram.shard("signup", on: loops[index % 3]).recordNanoseconds(nanoseconds) }
+        var ours: [UInt8] = []
+        histogram.emit(into: &ours)
+        let registry = PrometheusCollectorRegistry()
+        let reference = registry.makeDurationHistogram(
+            descriptor: MetricNameDescriptor(metricName: "h_seconds", unitName: "", helpText: "Help text."), labels: [("form", "signup")], buckets: buckets
+        )
+        for nanoseconds in observations { reference.recordNanoseconds(nanoseconds) }
+        #expect(String(decoding: ours, as: UTF8.self) == String(decoding: registry.emitToBuffer(), as: UTF8.self))
+    }
+
     @Test("nothing observed: count 0, no p50 or p99")
     func nothingObserved() {
         let metrics = DaemonMetrics(version: "test")
-        let quantiles = HistogramQuantiles(metric: DaemonMetrics.Name.hashSeconds, in: metrics.registry.emitToBuffer())
+        let quantiles = HistogramQuantiles(metric: DaemonMetrics.Name.hashSeconds, in: metrics.exposition())
         #expect(quantiles.count == 0)
         #expect(quantiles.p50 == nil)
         #expect(quantiles.p99 == nil)
         // A histogram with series but none observed yet is the same.
-        _ = metrics.validation(form: "signup")
-        let empty = HistogramQuantiles(metric: DaemonMetrics.Name.validation, in: metrics.registry.emitToBuffer())
+        _ = metrics.validation(form: "signup", on: EmbeddedEventLoop())
+        let empty = HistogramQuantiles(metric: DaemonMetrics.Name.validation, in: metrics.exposition())
         #expect(empty.count == 0)
         #expect(empty.p50 == nil)
     }

@@ -21,6 +21,9 @@ final class DaemonMetrics: Sendable {
     private let counters = NIOLockedValueBox<[String: CoreMetrics.Counter]>([:])
     private let timers = NIOLockedValueBox<[String: CoreMetrics.Timer]>([:])
     private let gauges = NIOLockedValueBox<[String: CoreMetrics.Meter]>([:])
+    /// `signupd_validation_seconds`, observed on every `set`: kept per event loop, outside
+    /// the registry (`LoopHistogram`), and added to what it renders (`exposition`).
+    private let validationSeconds = LoopHistogram(name: Name.validation, help: help[Name.validation] ?? "", labelName: "form", buckets: buckets(Name.validation))
 
     init(version: String) {
         registry = PrometheusCollectorRegistry()
@@ -39,7 +42,7 @@ final class DaemonMetrics: Sendable {
     /// outcomes of each form's action, its validation histogram, and the fixed label sets.
     func prepare(forms: [(name: String, action: SubmitAction)]) {
         for form in forms {
-            _ = validation(form: form.name)
+            validationSeconds.prepare(form.name)
             let outcomes: [SubmitOutcome] = form.action == .signup
                 ? [.signedUp(user: ""), .usernameTaken, .usernameTooSimilar, .rateLimited, .storeUnavailable, .signupsPaused(note: nil)]
                 : [.loggedIn(user: "", token: ""), .invalidCredentials, .rateLimited, .storeUnavailable]
@@ -71,9 +74,18 @@ final class DaemonMetrics: Sendable {
         counter(Name.logouts, ["outcome": outcome.rawValue]).increment()
     }
 
-    /// The `set`-to-events histogram of one form: a session fetches it once, at open.
-    func validation(form: String) -> CoreMetrics.Timer {
-        timer(Name.validation, ["form": form])
+    /// The `set`-to-events histogram of one form as `loop` records it: a session fetches
+    /// its own once, at open.
+    func validation(form: String, on loop: EventLoop) -> LoopHistogram.Shard {
+        validationSeconds.shard(form, on: loop)
+    }
+
+    /// Everything a scrape shows, in Prometheus' text format: the registry's families, then
+    /// the ones kept outside it.
+    func exposition() -> [UInt8] {
+        var text = registry.emitToBuffer()
+        validationSeconds.emit(into: &text)
+        return text
     }
 
     func availabilityChecked(_ result: Availability, seconds nanoseconds: Int64) {

@@ -85,7 +85,7 @@ enum StatusReport {
             item["last15m"] = .int(rate.last15)
             return .object(item.object)
         })
-        let exposition = services.metrics.registry.emitToBuffer()
+        let exposition = services.metrics.exposition()
         var latency = Members()
         latency["validation"] = .object(quantiles(HistogramQuantiles(metric: DaemonMetrics.Name.validation, in: exposition)))
         latency["hash"] = .object(quantiles(HistogramQuantiles(metric: DaemonMetrics.Name.hashSeconds, in: exposition)))

@@ -280,7 +280,7 @@ final class SignupServer: Service {
         guard !configuration.metricsListeners.isEmpty else { return nil }
         let endpoint = MetricsEndpoint(logger: logger) { [services] openMetrics in
             services.metrics.sample(services.levels)
-            let text = services.metrics.registry.emitToBuffer()
+            let text = services.metrics.exposition()
             return openMetrics ? Exposition.openMetrics(fromPrometheus: text) : text
         }
         for listener in configuration.metricsListeners {

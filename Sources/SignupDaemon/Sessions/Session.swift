@@ -1,4 +1,3 @@
-import CoreMetrics
 import FormEngine
 import NIOConcurrencyHelpers
 import NIOCore
@@ -74,7 +73,7 @@ final class Session: @unchecked Sendable {
     private var checkBucket: TokenBucket
     private let services: SessionServices
     /// `signupd_validation_seconds` of this session's form.
-    private let validationTimer: CoreMetrics.Timer
+    private let validationTimer: LoopHistogram.Shard
     /// The forms' catalogues and rules as they were at open (a reload does not change
     /// them): the engine's, fixed when it was made.
     private var configuration: FormConfiguration { state.configuration }
@@ -95,7 +94,7 @@ final class Session: @unchecked Sendable {
         let configuration = services.currentFormConfiguration
         state = FormSession(form: form, locale: configuration.catalogues.resolve(locale), configuration: configuration)
         self.services = services
-        validationTimer = services.metrics.validation(form: form.name)
+        validationTimer = services.metrics.validation(form: form.name, on: eventLoop)
         // Opened while sign-up is paused: its snapshot says so.
         _ = try? state.handle(.signupsPaused(services.signupPause.forForms), now: services.clock.moment)
         openedAt = services.clock.now()
@@ -123,7 +122,7 @@ final class Session: @unchecked Sendable {
         self.state = FormSession(restoring: state, configuration: services.currentFormConfiguration)
         self.seq = seq
         self.services = services
-        validationTimer = services.metrics.validation(form: state.form.name)
+        validationTimer = services.metrics.validation(form: state.form.name, on: self.eventLoop)
         // The pause is this host's state, not the session's: applied again here.
         _ = try? self.state.handle(.signupsPaused(services.signupPause.forForms), now: services.clock.moment)
         let now = services.clock.now()
