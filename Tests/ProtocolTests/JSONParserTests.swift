@@ -46,9 +46,26 @@ struct JSONParserTests {
         #expect { try parse(deep) } throws: { ($0 as? JSONParseError)?.kind == .tooDeep }
     }
 
-    @Test("duplicate keys are refused")
-    func duplicates() {
-        #expect { try parse(#"{"op":"ping","op":"describe"}"#) } throws: { ($0 as? JSONParseError)?.kind == .duplicateKey }
+    @Test("duplicate keys are refused", arguments: [
+        #"{"op":"ping","op":"describe"}"#,
+        // A name the protocol uses, escaped once (read as any string) and once not (the known name).
+        #"{"op":"ping","\u006fp":"describe"}"#, #"{"\u006fp":"ping","op":"describe"}"#,
+        #"{"value":1,"field":2,"valu\u0065":3}"#,
+    ])
+    func duplicates(_ text: String) {
+        #expect { try parse(text) } throws: { ($0 as? JSONParseError)?.kind == .duplicateKey }
+    }
+
+    /// Member names are the same when their code points are (RFC 8259): a name in another
+    /// normalisation form, or a prefix of a known one, is another name.
+    @Test("names compare by code point: known names, escapes, other forms")
+    func namesByCodePoint() throws {
+        let object = try #require(try parse(#"{"fi\u0065ld":"x","caf\u00e9":1,"cafe\u0301":2,"o":3,"opp":4}"#).objectValue)
+        #expect(object["field"] == .string("x"))
+        #expect(object["café"] == .number("1"))
+        #expect(object["cafe\u{301}"] == .number("2"))
+        #expect(object["op"] == nil)
+        #expect(object.members.map(\.key) == ["field", "café", "cafe\u{301}", "o", "opp"])
     }
 
     @Test("huge numbers keep their text")

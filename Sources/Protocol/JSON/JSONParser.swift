@@ -116,7 +116,7 @@ public struct JSONParser: ~Copyable {
             skipWhitespace()
             guard current == UInt8(ascii: "\"") else { throw error(.syntax, "expected a member name") }
             let keyOffset = index
-            let key = try parseString()
+            let key = try parseName()
             // A linear scan is fastest for the handful of members a request has; past that,
             // a set keeps a hostile object with thousands of members from costing O(n²).
             // Names are the same when their code points are (RFC 8259), not when Swift's
@@ -124,7 +124,7 @@ public struct JSONParser: ~Copyable {
             if !rejectsDuplicates {
                 // Both kept.
             } else if members.count < 8 {
-                for member in members where member.key.utf8.elementsEqual(key.utf8) {
+                for member in members where member.key.hasSameUTF8(as: key) {
                     throw JSONParseError(kind: .duplicateKey, message: "duplicate member \"\(key)\"", offset: keyOffset)
                 }
             } else {
@@ -218,6 +218,36 @@ public struct JSONParser: ~Copyable {
             index += 1
         }
         throw error(.syntax, "unterminated string")
+    }
+
+    /// A member name: one the protocol uses (`knownNames`), written without escapes, is
+    /// that same `String` every time, not a new one validated and copied (three a request:
+    /// issue 29's profile); any other name is read as any string.
+    private mutating func parseName() throws(JSONParseError) -> String {
+        let start = index + 1
+        var end = start
+        while end < bytes.count, bytes[end] != UInt8(ascii: "\""), bytes[end] != UInt8(ascii: "\\"), bytes[end] >= 0x20 { end += 1 }
+        if end < bytes.count, bytes[end] == UInt8(ascii: "\""), let known = Self.knownName(UnsafeRawBufferPointer(rebasing: bytes[start..<end])) {
+            index = end + 1
+            return known
+        }
+        return try parseString()
+    }
+
+    /// The member names of requests and of the events answering keystrokes.
+    private static let knownNames: [String] = [
+        "op", "id", "session", "field", "value", "form", "locale", "event", "seq", "state", "message", "messageId", "params",
+    ]
+
+    private static func knownName(_ raw: UnsafeRawBufferPointer) -> String? {
+        for name in knownNames where name.utf8.count == raw.count {
+            let same = name.utf8.withContiguousStorageIfAvailable { mine in
+                for offset in 0..<raw.count where mine[offset] != raw[offset] { return false }
+                return true
+            }
+            if same == true { return name }
+        }
+        return nil
     }
 
     private static func makeString(_ raw: UnsafeRawBufferPointer, at offset: Int) throws(JSONParseError) -> String {

@@ -71,10 +71,10 @@ public struct JSONObject: Sendable, Equatable {
         self.members = members
     }
 
-    /// The value of the member named `key`, if present.
+    /// The value of the member named `key` (the same code points: RFC 8259), if present.
     public subscript(key: String) -> JSONValue? {
         // Requests have a handful of members: a linear scan beats hashing.
-        for member in members where member.key == key { return member.value }
+        for member in members where member.key.hasSameUTF8(as: key) { return member.value }
         return nil
     }
 }

@@ -125,7 +125,14 @@ extension Request {
         let members = JSONMembers<RequestError>(object: object, context: id, nullIsAbsent: true)
         let op = try members.string("op")
         let operation: Operation
+        // `set` first: the cases are tried in order, and it is nearly every request.
         switch op {
+        case "set":
+            operation = .set(
+                session: try members.optionalSession(),
+                field: try members.string("field"),
+                value: try members.string("value")
+            )
         case "describe": operation = .describe(locale: try members.optionalLocale("locale"))
         case "ping": operation = .ping
         case "open": operation = .open(form: try members.string("form"), locale: try members.optionalLocale("locale"))
@@ -133,12 +140,6 @@ extension Request {
             guard let locale = try members.optionalLocale("locale") else { throw RequestError(.invalidRequest, "missing member \"locale\"", id: id) }
             operation = .locale(session: try members.optionalSession(), locale: locale)
         case "attach": operation = .attach(session: try members.requiredSession())
-        case "set":
-            operation = .set(
-                session: try members.optionalSession(),
-                field: try members.string("field"),
-                value: try members.string("value")
-            )
         case "submit": operation = .submit(session: try members.optionalSession())
         case "snapshot": operation = .snapshot(session: try members.optionalSession())
         case "close": operation = .close(session: try members.optionalSession())
