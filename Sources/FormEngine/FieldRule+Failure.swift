@@ -97,20 +97,10 @@ extension FieldRule {
     func fails(_ value: String, valueOf: (String) -> String) -> Bool? {
         switch self {
         case .minLength(let min):
-            var count = 0
-            for _ in value {
-                count += 1
-                if count >= min { return false }
-            }
-            return true
+            return value.characterCount(upTo: min) < min
         case .maxLength(let max):
             // Counting stops early: a 1 MiB value costs no more than its first max+1 characters.
-            var count = 0
-            for _ in value {
-                count += 1
-                if count > max { return true }
-            }
-            return false
+            return value.characterCount(upTo: max) > max
         case .maxBytes(let max):
             return value.utf8.count > max
         case .characters(let classes):
@@ -118,7 +108,7 @@ extension FieldRule {
         case .email:
             return !EmailAddresses.isValid(value)
         case .equals(let field):
-            return !value.utf8.elementsEqual(valueOf(field).utf8)
+            return !value.hasSameUTF8(as: valueOf(field))
         case .notContaining(let field):
             let other = valueOf(field)
             guard !other.isEmpty, value.utf8.count <= 4096, other.utf8.count <= 1024 else { return false }

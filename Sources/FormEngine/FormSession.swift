@@ -139,7 +139,7 @@ public struct FormSession: Sendable, Codable, Equatable {
             guard !finished else { throw .finished }
             let cap = form.inputByteCap(of: index)
             guard value.utf8.count <= cap else { throw .valueTooLong(field: name, maxBytes: cap) }
-            guard !values[index].utf8.elementsEqual(value.utf8) else { return }
+            guard !values[index].hasSameUTF8(as: value) else { return }
             values[index] = value
             revalidate(changed: index, now: now, into: &step)
         case .submit:
