@@ -199,13 +199,41 @@ public struct JSONWriter: Sendable {
         string.withUTF8 { utf8 in
             bytes.append(UInt8(ascii: "\""))
             // Fast path: nothing to escape (almost every string), so copy the bytes at once.
-            if !utf8.contains(where: Self.needsEscape) {
+            if !Self.anyNeedsEscape(utf8) {
                 bytes.append(contentsOf: utf8)
             } else {
                 for byte in utf8 { appendEscaped(byte) }
             }
             bytes.append(UInt8(ascii: "\""))
         }
+    }
+
+    /// Whether any byte needs an escape (`needsEscape`), eight bytes at a time: a byte at a
+    /// time was half of writing a keystroke's answer (issue 29). Exact, for any bytes: a
+    /// byte of 0x80 or more is never taken for one below 0x20 or equal to the four.
+    private static func anyNeedsEscape(_ utf8: UnsafeBufferPointer<UInt8>) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        /// Whether a byte of `word` is zero.
+        func hasZero(_ word: UInt64) -> Bool { (word &- ones) & ~word & highs != 0 }
+        var index = 0
+        if let base = UnsafeRawPointer(utf8.baseAddress) {
+            while index + 8 <= utf8.count {
+                let word = base.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+                // Below 0x20, a quote, a backslash, DEL.
+                if (word &- ones &* 0x20) & ~word & highs != 0 || hasZero(word ^ (ones &* 0x22)) || hasZero(word ^ (ones &* 0x5C))
+                    || hasZero(word ^ (ones &* 0x7F))
+                {
+                    return true
+                }
+                index += 8
+            }
+        }
+        while index < utf8.count {
+            if needsEscape(utf8[index]) { return true }
+            index += 1
+        }
+        return false
     }
 
     private static func needsEscape(_ byte: UInt8) -> Bool {
