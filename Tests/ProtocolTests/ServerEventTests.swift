@@ -133,6 +133,28 @@ struct ServerEventTests {
 
 /// The writer writes any JSON value, bare or nested, as the parser reads it back.
 @Suite struct JSONWriterValueTests {
+    /// The escape scan reads eight bytes at a time: a byte that needs escaping is found at
+    /// every place in a word and in the bytes after the last whole word, and one of 0x80 or
+    /// more (UTF-8) is not taken for one.
+    @Test("every byte that needs escaping is escaped wherever it is", arguments: [0x00, 0x0A, 0x1F, 0x22, 0x5C, 0x7F] as [UInt8])
+    func escapesAnywhere(_ special: UInt8) throws {
+        for length in [1, 7, 8, 9, 16, 23] {
+            for place in 0..<length {
+                var bytes = [UInt8](repeating: UInt8(ascii: "a"), count: length)
+                bytes[place] = special
+                let text = String(decoding: bytes, as: UTF8.self)
+                var writer = JSONWriter()
+                writer.value(.string(text))
+                #expect(!writer.bytes.contains { $0 < 0x20 || $0 == 0x7F }, "raw byte \(special) at \(place) of \(length)")
+                #expect(try JSONParser.parse(writer.bytes) == .string(text), "byte \(special) at \(place) of \(length)")
+            }
+        }
+        let wide = String(repeating: "é密\u{10FFFF}", count: 5)
+        var writer = JSONWriter()
+        writer.value(.string(wide))
+        #expect(writer.bytes == [UInt8(ascii: "\"")] + Array(wide.utf8) + [UInt8(ascii: "\"")])
+    }
+
     @Test(arguments: [
         #""a \"quoted\"\nline""#, "null", "true", "-12", "1.5e3", "[]", "{}", #"[1,"x",[true,null],{"k":{"n":[]}}]"#,
         #"{"a":1,"b":[{"c":"d"},false],"e":{}}"#,
