@@ -258,12 +258,11 @@ public struct FormSession: Sendable, Codable, Equatable {
     /// The validation an outcome of field `index` shows, with its rendered message when
     /// the session keeps it (`RenderedOutcomes`: rendered once, the first time it is shown).
     private mutating func shown(_ outcome: FieldOutcome, of index: Int) -> (Validation, LocalizedMessage?) {
-        switch outcome {
-        case .empty: return (.empty, .empty)
-        case .failed(let validation): return (validation, nil)
-        case .ok, .checking, .ruleFailed: break
+        guard let offset = outcome.keptOffset else {
+            if case .failed(let validation) = outcome { return (validation, nil) }
+            return (.empty, .empty)
         }
-        let slot = form.plan[index].firstKept + (outcome.keptOffset ?? 0)
+        let slot = form.plan[index].firstKept + offset
         if let kept = renderedOutcomes.index(of: slot) { return renderedOutcomes[kept] }
         let validation = form.fields[index].validation(of: outcome, catalogues: configuration.catalogues)
         let message = rendered(validation.message)

@@ -431,19 +431,20 @@ struct HistogramQuantilesTests {
     /// `signupd_validation_seconds` is kept per event loop, outside the registry (issue 29):
     /// what it renders is what the registry renders for the same observations.
     @Test("the per-loop histogram renders as the registry's histogram of the same observations", arguments: [
-        [], [0], [1, 25_000, 25_001, 99_999, 100_000, 30_000_000, 99_999_999, 100_000_000, 100_000_001, 7_000_000_000],
-    ] as [[Int64]])
-    func perLoopAsRegistry(_ observations: [Int64]) {
+        ([], "signup"), ([0], "signup"), ([1, 25_000, 25_001, 99_999, 100_000, 30_000_000, 99_999_999, 100_000_000, 100_000_001, 7_000_000_000], "signup"),
+        ([30_000], "a \"quoted\" \\ label\nvalue"),
+    ] as [([Int64], String)])
+    func perLoopAsRegistry(_ observations: [Int64], _ label: String) {
         let buckets = DaemonMetrics.buckets(DaemonMetrics.Name.validation)
         let histogram = LoopHistogram(name: "h_seconds", help: "Help text.", labelName: "form", buckets: buckets)
         let loops = [EmbeddedEventLoop(), EmbeddedEventLoop(), EmbeddedEventLoop()]
-        histogram.prepare("signup")
-        for (index, nanoseconds) in observations.enumerated() { histogram.shard("signup", on: loops[index % 3]).recordNanoseconds(nanoseconds) }
+        histogram.prepare(label)
+        for (index, nanoseconds) in observations.enumerated() { histogram.shard(label, on: loops[index % 3]).recordNanoseconds(nanoseconds) }
         var ours: [UInt8] = []
         histogram.emit(into: &ours)
         let registry = PrometheusCollectorRegistry()
         let reference = registry.makeDurationHistogram(
-            descriptor: MetricNameDescriptor(metricName: "h_seconds", unitName: "", helpText: "Help text."), labels: [("form", "signup")], buckets: buckets
+            descriptor: MetricNameDescriptor(metricName: "h_seconds", unitName: "", helpText: "Help text."), labels: [("form", label)], buckets: buckets
         )
         for nanoseconds in observations { reference.recordNanoseconds(nanoseconds) }
         #expect(String(decoding: ours, as: UTF8.self) == String(decoding: registry.emitToBuffer(), as: UTF8.self))

@@ -17,8 +17,8 @@ extension String {
 
     /// How many characters (extended grapheme clusters, UAX #29) the text has, counted no
     /// further than `limit`. ASCII text needs no grapheme breaking: every byte is one
-    /// character but CR LF, which is one. The character iterator was a third of a
-    /// keystroke's validation (issue 29).
+    /// character but CR LF, which is one. The character iterator was a quarter of handling
+    /// a `set` (issue 29).
     public func characterCount(upTo limit: Int) -> Int {
         let ascii: Int? = utf8.withContiguousStorageIfAvailable { bytes in
             var count = 0

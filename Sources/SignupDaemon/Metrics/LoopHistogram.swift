@@ -58,7 +58,7 @@ final class LoopHistogram: Sendable {
                 for slot in counts.indices { counts[slot] += shard.count(slot) }
                 sum += shard.sum
             }
-            let labels = "\(labelName)=\"\(label)\""
+            let labels = "\(labelName)=\"\(Self.escaped(label))\""
             var cumulative = 0
             for (slot, bound) in bounds.enumerated() {
                 cumulative += counts[slot]
@@ -69,6 +69,20 @@ final class LoopHistogram: Sendable {
             buffer.append(contentsOf: "\(name)_sum{\(labels)} \(Duration.nanoseconds(sum).bucketRepresentation)\n".utf8)
             buffer.append(contentsOf: "\(name)_count{\(labels)} \(cumulative)\n".utf8)
         }
+    }
+
+    /// A label value as the text format writes it: backslash, quote and newline escaped.
+    private static func escaped(_ value: String) -> String {
+        var text = ""
+        for character in value.unicodeScalars {
+            switch character {
+            case "\\": text += "\\\\"
+            case "\"": text += "\\\""
+            case "\n": text += "\\n"
+            default: text.unicodeScalars.append(character)
+            }
+        }
+        return text
     }
 
     private static func nanoseconds(_ duration: Duration) -> Int64 {
