@@ -328,5 +328,9 @@ for n, point in curve:
     a, s = point["anchor"], point["signupd"]
     print("| %d | %s | %s | %s | %s | %s | %s |" % (n, fmt(a[0]), fmt(a[1]), fmt(a[2]), fmt(s[0]), fmt(s[1]), fmt(s[2])))
 print()
+if args.plot:
+    # The plot as BENCHMARKS.md links it (issue 29 asks for it there), relative to the repository.
+    print("![latency against sessions, both daemons](%s)" % os.path.relpath(os.path.abspath(args.plot), os.path.dirname(os.path.dirname(HERE))))
+    print()
 print("Memory: anchor %.2f KiB and signupd %.2f KiB per held session; connection errors: anchor %d, signupd %d." % (
     mem["anchor"][0] / 1024, mem["signupd"][0] / 1024, mem["anchor"][1], mem["signupd"][1]))
