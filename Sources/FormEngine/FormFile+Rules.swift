@@ -28,7 +28,11 @@ extension FormFile.Parser {
             }
             messageID = id
         }
-        let (name, _) = words[0]
+        // Nothing before `as`, or nothing at all: said so (it read past the end: the fuzzer).
+        guard let (name, _) = words.first else {
+            if messageID != nil { throw line.error(file, "a rule names what it checks before \"as\" (e.g. rule = min-length 8 as password.short)") }
+            throw line.error(file, "usage: rule = NAME [ARGUMENTS] [as MESSAGE-ID]; known: \(FormFile.ruleNames.joined(separator: ", "))")
+        }
         let arguments = words.dropFirst()
         func count(_ range: ClosedRange<Int>, _ usage: String) throws(ConfigError) {
             guard range.contains(arguments.count) else { throw line.error(file, "usage: rule = \(usage)") }

@@ -78,6 +78,11 @@ struct FormFileTests {
          "f.form:15:14: phone: MIN-DIGITS 12 is more than MAX-DIGITS 11"),
         ("[form]\nname = f\naction = signup\nidentity = user\nsecret = pw\nsubmit = Go\n[field user]\nkind = username\nlabel = User\nrule = username\n[field pw]\nkind = secret\nlabel = P\nrule = max-bytes 9\nrule = equals pw\n",
          "f.form:15:8: a field cannot be compared with itself"),
+        // A rule that is only its message, or nothing: refused, not a crash (found by the fuzzer).
+        ("[form]\nname = f\naction = signup\nidentity = user\nsecret = pw\nsubmit = Go\n[field user]\nkind = username\nlabel = User\nrule = username\n[field pw]\nkind = secret\nlabel = P\nrule = max-bytes 9\nrule = as password.short\n",
+         "f.form:15:8: a rule names what it checks before \"as\""),
+        ("[form]\nname = f\naction = signup\nidentity = user\nsecret = pw\nsubmit = Go\n[field user]\nkind = username\nlabel = User\nrule = username\n[field pw]\nkind = secret\nlabel = P\nrule = max-bytes 9\nrule =\n",
+         "f.form:15:"),
     ])
     func located(_ text: String, _ expected: String) {
         do {
