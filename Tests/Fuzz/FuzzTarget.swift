@@ -40,6 +40,11 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let answers: [Availability] = [.available, .taken, .tooSimilar, .unreachable]
 
     func handle(_ line: UnsafeRawBufferPointer) {
+        // A plain `set` read straight from its bytes is what the general path reads, and
+        // every other line is refused word for word as the general path refuses it.
+        let fast = Result { () throws(RequestError) -> Request in try Request.decode(line: line) }
+        let full = Result { () throws(RequestError) -> Request in try Request.decodeInFull(line: line) }
+        require(fast == full, "the plain-set reader agrees with the general path: \(String(decoding: line, as: UTF8.self).debugDescription)")
         let request: Request
         do {
             request = try Request.decode(line: line)

@@ -77,8 +77,16 @@ public struct RequestError: Error, Sendable, Equatable {
 }
 
 extension Request {
-    /// Decodes one line (without its terminator).
+    /// Decodes one line (without its terminator). A plain `set` is read straight from its
+    /// bytes (`PlainSetRequest`); every other line as `decodeInFull` reads it, which gives
+    /// the same answer for those too.
     public static func decode(line: UnsafeRawBufferPointer) throws(RequestError) -> Request {
+        if let request = PlainSetRequest.read(line) { return request }
+        return try decodeInFull(line: line)
+    }
+
+    /// Decodes one line (without its terminator) as a JSON tree first, whatever it says.
+    public static func decodeInFull(line: UnsafeRawBufferPointer) throws(RequestError) -> Request {
         let value: JSONValue
         do {
             value = try JSONParser.parse(line)
