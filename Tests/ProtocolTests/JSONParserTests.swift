@@ -91,6 +91,31 @@ struct JSONWriterTests {
         let parsed = try JSONParser.parse(writer.bytes)
         #expect(parsed.objectValue?["v"] == .string(value))
     }
+
+    @Test("output grows past its room from any start, is lent as it is copied, and a reset keeps the room", arguments: [0, 1, 16, 512])
+    func growth(_ capacity: Int) throws {
+        var writer = JSONWriter(reservingCapacity: capacity)
+        var expected = "["
+        writer.beginArray("list")
+        for index in 0..<300 {
+            let text = String(repeating: "é\"x", count: index % 7) + String(index)
+            writer.element(text)
+            expected += (index > 0 ? "," : "") + "\"" + text.split(separator: "\"", omittingEmptySubsequences: false).joined(separator: "\\\"") + "\""
+        }
+        writer.endArray()
+        #expect(String(decoding: writer.bytes, as: UTF8.self) == "\"list\":" + expected + "]")
+        #expect(writer.byteCount == writer.bytes.count && writer.capacity >= writer.byteCount)
+        #expect(writer.withBytes { Array($0) } == writer.bytes)
+        let room = writer.capacity
+        writer.reset()
+        #expect(writer.bytes.isEmpty && writer.byteCount == 0 && writer.capacity == room)
+        writer.beginObject()
+        writer.member("a", true)
+        writer.key("b")
+        writer.value(.null)
+        writer.endObject()
+        #expect(String(decoding: writer.bytes, as: UTF8.self) == #"{"a":true,"b":null}"#)
+    }
 }
 
 @Suite("Parser cost on hostile objects")

@@ -2,44 +2,48 @@
 /// added. Strings are escaped so that the output never holds a raw newline: one object
 /// is always exactly one NDJSON line.
 public struct JSONWriter: Sendable {
-    /// The bytes written so far.
-    public private(set) var bytes: [UInt8]
+    /// The bytes written so far (a copy: `withBytes` lends them without one).
+    public var bytes: [UInt8] { store.bytes }
+    /// How many bytes are written.
+    public var byteCount: Int { store.count }
+    /// The storage held for writing, used or not.
+    public var capacity: Int { store.capacity }
+    private var store: ByteStore
     /// Which open containers have an element already (the next one needs a comma): one bit
     /// per level for the first 64, an array past them. It was an array of flags, whose
     /// uniqueness checks and bounds on every member were a tenth of encoding an event.
     private var commas = CommaStack()
 
     public init(reservingCapacity capacity: Int = 128) {
-        bytes = []
-        bytes.reserveCapacity(capacity)
+        store = ByteStore(capacity: capacity)
     }
 
     /// Clears the output but keeps its storage, so a writer can be reused per message.
     public mutating func reset() {
-        bytes.removeAll(keepingCapacity: true)
+        store.removeAll()
         commas = CommaStack()
     }
 
     public mutating func beginObject() {
         separate()
-        bytes.append(UInt8(ascii: "{"))
+        store.append(UInt8(ascii: "{"))
         commas.push()
     }
 
     public mutating func endObject() {
-        bytes.append(UInt8(ascii: "}"))
+        store.append(UInt8(ascii: "}"))
         commas.pop()
         markWritten()
     }
 
     public mutating func beginArray(_ key: String) {
         self.key(key)
-        bytes.append(UInt8(ascii: "["))
+        store.append(UInt8(ascii: "["))
         commas.push()
     }
 
     public mutating func endArray() {
-        bytes.append(UInt8(ascii: "]"))
+        store.append(UInt8(ascii: "]"))
         commas.pop()
         markWritten()
     }
@@ -48,7 +52,7 @@ public struct JSONWriter: Sendable {
     public mutating func key(_ key: String) {
         separate()
         appendQuoted(key)
-        bytes.append(UInt8(ascii: ":"))
+        store.append(UInt8(ascii: ":"))
         // The value that follows must not be preceded by a comma.
         commas.setTop(false)
     }
@@ -61,7 +65,7 @@ public struct JSONWriter: Sendable {
 
     public mutating func member(_ key: String, _ value: Bool) {
         self.key(key)
-        bytes.append(contentsOf: value ? Self.trueBytes : Self.falseBytes)
+        fixed(value ? "true" : "false")
         markWritten()
     }
 
@@ -101,14 +105,16 @@ public struct JSONWriter: Sendable {
         case .null, .bool, .number:
             separate()
             switch value {
-            case .bool(let flag): bytes.append(contentsOf: flag ? Self.trueBytes : Self.falseBytes)
-            case .number(let literal): bytes.append(contentsOf: literal.utf8)
-            default: bytes.append(contentsOf: Self.nullBytes)
+            case .bool(let flag): fixed(flag ? "true" : "false")
+            case .number(let literal):
+                var literal = literal
+                literal.withUTF8 { store.append($0) }
+            default: fixed("null")
             }
             markWritten()
         case .array(let items):
             separate()
-            bytes.append(UInt8(ascii: "["))
+            store.append(UInt8(ascii: "["))
             commas.push()
             for item in items { self.value(item) }
             endArray()
@@ -122,9 +128,14 @@ public struct JSONWriter: Sendable {
         }
     }
 
+    /// The bytes written so far, lent without a copy.
+    public func withBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
+        try store.withBytes(body)
+    }
+
     /// Appends the finished object's terminating newline.
     public mutating func endLine() {
-        bytes.append(0x0A)
+        store.append(0x0A)
     }
 
     // MARK: Fixed text
@@ -134,7 +145,7 @@ public struct JSONWriter: Sendable {
     /// A value written so begins with `beginFixed` (a comma first if it needs one) and ends
     /// with `endFixed`; what comes between must make it valid JSON.
     mutating func fixed(_ json: StaticString) {
-        json.withUTF8Buffer { bytes.append(contentsOf: $0) }
+        json.withUTF8Buffer { store.append($0) }
     }
 
     mutating func beginFixed(_ json: StaticString) {
@@ -159,7 +170,7 @@ public struct JSONWriter: Sendable {
 
     mutating func unsigned(_ value: UInt64) {
         if value < 10 {
-            bytes.append(UInt8(ascii: "0") + UInt8(value))
+            store.append(UInt8(ascii: "0") + UInt8(value))
             return
         }
         // At most 20 digits, written from the end.
@@ -171,16 +182,13 @@ public struct JSONWriter: Sendable {
                 digits[start] = UInt8(ascii: "0") + UInt8(rest % 10)
                 rest /= 10
             }
-            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: digits[start...]))
+            store.append(UnsafeBufferPointer(rebasing: digits[start...]))
         }
     }
 
-    private static let trueBytes: [UInt8] = Array("true".utf8)
-    private static let falseBytes: [UInt8] = Array("false".utf8)
-    private static let nullBytes: [UInt8] = Array("null".utf8)
 
     private mutating func separate() {
-        if commas.setTop(true) { bytes.append(UInt8(ascii: ",")) }
+        if commas.setTop(true) { store.append(UInt8(ascii: ",")) }
     }
 
     private mutating func markWritten() {
@@ -188,7 +196,7 @@ public struct JSONWriter: Sendable {
     }
 
     private mutating func appendInteger(_ value: Int64) {
-        if value < 0 { bytes.append(UInt8(ascii: "-")) }
+        if value < 0 { store.append(UInt8(ascii: "-")) }
         unsigned(value.magnitude)
     }
 
@@ -197,14 +205,14 @@ public struct JSONWriter: Sendable {
     private mutating func appendQuoted(_ string: String) {
         var string = string
         string.withUTF8 { utf8 in
-            bytes.append(UInt8(ascii: "\""))
+            store.append(UInt8(ascii: "\""))
             // Fast path: nothing to escape (almost every string), so copy the bytes at once.
             if !Self.anyNeedsEscape(utf8) {
-                bytes.append(contentsOf: utf8)
+                store.append(utf8)
             } else {
                 for byte in utf8 { appendEscaped(byte) }
             }
-            bytes.append(UInt8(ascii: "\""))
+            store.append(UInt8(ascii: "\""))
         }
     }
 
@@ -242,16 +250,16 @@ public struct JSONWriter: Sendable {
 
     private mutating func appendEscaped(_ byte: UInt8) {
         switch byte {
-        case UInt8(ascii: "\""): bytes.append(UInt8(ascii: "\\")); bytes.append(UInt8(ascii: "\""))
-        case UInt8(ascii: "\\"): bytes.append(UInt8(ascii: "\\")); bytes.append(UInt8(ascii: "\\"))
-        case 0x0A: bytes.append(UInt8(ascii: "\\")); bytes.append(UInt8(ascii: "n"))
-        case 0x0D: bytes.append(UInt8(ascii: "\\")); bytes.append(UInt8(ascii: "r"))
-        case 0x09: bytes.append(UInt8(ascii: "\\")); bytes.append(UInt8(ascii: "t"))
+        case UInt8(ascii: "\""): store.append(UInt8(ascii: "\\")); store.append(UInt8(ascii: "\""))
+        case UInt8(ascii: "\\"): store.append(UInt8(ascii: "\\")); store.append(UInt8(ascii: "\\"))
+        case 0x0A: store.append(UInt8(ascii: "\\")); store.append(UInt8(ascii: "n"))
+        case 0x0D: store.append(UInt8(ascii: "\\")); store.append(UInt8(ascii: "r"))
+        case 0x09: store.append(UInt8(ascii: "\\")); store.append(UInt8(ascii: "t"))
         case 0..<0x20, 0x7F:
-            bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0")])
-            bytes.append(Self.hexDigits[Int(byte >> 4)])
-            bytes.append(Self.hexDigits[Int(byte & 0xF)])
-        default: bytes.append(byte)
+            fixed("\\u00")
+            store.append(Self.hexDigits[Int(byte >> 4)])
+            store.append(Self.hexDigits[Int(byte & 0xF)])
+        default: store.append(byte)
         }
     }
 }

@@ -243,10 +243,10 @@ final class ConnectionOutput: EventLoopConfined, @unchecked Sendable {
         writer.reset()
         event.encode(into: &writer)
         if pending.capacity == 0 { pending = channel.allocator.buffer(capacity: 256) }
-        pending.writeBytes(writer.bytes)
+        writer.withBytes { _ = pending.writeBytes($0) }
         // One big answer does not keep its storage for the connection's life: helper-27's
         // 900 connections that each got one 60 KB answer pinned 65 MB that no budget counted.
-        if writer.bytes.capacity > Self.keptEncoderBytes { writer = JSONWriter(reservingCapacity: 512) }
+        if writer.capacity > Self.keptEncoderBytes { writer = JSONWriter(reservingCapacity: 512) }
     }
 
     /// The encoding storage a connection keeps between answers; a bigger answer's is freed.
@@ -257,7 +257,7 @@ final class ConnectionOutput: EventLoopConfined, @unchecked Sendable {
     /// The encoding storage kept now (for tests).
     var encoderCapacity: Int {
         eventLoop.preconditionInEventLoop()
-        return writer.bytes.capacity
+        return writer.capacity
     }
 
     /// Writes and flushes the pending batch. Event loop only.

@@ -48,7 +48,7 @@ enum RelayRules {
     static func fitting(_ line: JSONObject, maxLineBytes: Int) -> Decision {
         var writer = JSONWriter()
         writer.value(.object(line))
-        guard writer.bytes.count > maxLineBytes else { return .forward(line) }
+        guard writer.byteCount > maxLineBytes else { return .forward(line) }
         let id: JSONValue? = line["id"].flatMap { wrapped in
             wrapped.stringValue.flatMap { try? JSONParser.parse(Array($0.utf8.dropFirst())) }
         }

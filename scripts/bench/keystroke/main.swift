@@ -51,7 +51,8 @@ for round in 0..<(iterations < 100_000 ? 1 : 3) {
             seq += 1
             writer.reset()
             ServerEvent.session(session: "7e2e6d1df26beff7", seq: seq, event, id: nil).encode(into: &writer)
-            output.append(contentsOf: writer.bytes)
+            // As the daemon copies them into its output buffer: lent, not copied out first.
+            writer.withBytes { output.append(contentsOf: $0) }
         }
         if output.count > 60_000 {
             checksum &+= output.count
