@@ -35,7 +35,7 @@ public struct LineFramer: Sendable {
     public mutating func feed(_ chunk: UnsafeRawBufferPointer, _ body: (Frame) throws -> Void) rethrows {
         var start = 0
         while start < chunk.count {
-            guard let newline = chunk[start...].firstIndex(of: 0x0A) else {
+            guard let newline = ByteSearch.first(0x0A, in: chunk, from: start) else {
                 try absorb(UnsafeRawBufferPointer(rebasing: chunk[start...]), body)
                 return
             }
