@@ -27,12 +27,15 @@ struct ByteStore: Sendable {
         count = 0
     }
 
+    // Inlined: most pieces of an event are a byte or a few, and the call cost more than the copy.
+    @inline(__always)
     mutating func append(_ byte: UInt8) {
         if count == storage.count { grow(toHold: 1) }
         storage[count] = byte
         count += 1
     }
 
+    @inline(__always)
     mutating func append(_ source: UnsafeRawBufferPointer) {
         let length = source.count
         guard length > 0, let from = source.baseAddress else { return }
@@ -42,6 +45,7 @@ struct ByteStore: Sendable {
         count += length
     }
 
+    @inline(__always)
     mutating func append(_ source: UnsafeBufferPointer<UInt8>) {
         append(UnsafeRawBufferPointer(source))
     }

@@ -144,6 +144,7 @@ public struct JSONWriter: Sendable {
     /// keystroke is mostly fixed text between a few values (`ServerEvent`'s session events).
     /// A value written so begins with `beginFixed` (a comma first if it needs one) and ends
     /// with `endFixed`; what comes between must make it valid JSON.
+    @inline(__always)
     mutating func fixed(_ json: StaticString) {
         json.withUTF8Buffer { store.append($0) }
     }
