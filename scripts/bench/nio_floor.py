@@ -4,7 +4,9 @@ server that answers every line with a fixed line, parsing nothing; left to the k
 with its loops pinned as signupd's are) and signupd, alternated,
 under the bench's throughput load (ndjson-load -c 100, 1 and 8 in flight). For each: requests
 a second, and the server's and the load generator's user and system CPU per request, read
-from /proc/PID/stat over the middle of each run. Release builds only (BENCHMARKS.md).
+from /proc/PID/stat over the middle of each run. Then the bench's tail rows (100 and 1,000
+sessions typing at once, 1 in flight each): each server's round trip p50 and p99, and its
+p99 against the anchor's. Release builds only (BENCHMARKS.md).
 
 usage: scripts/bench/nio_floor.sh   (builds nio-floor and runs this with the bench's tools)
        scripts/bench/nio_floor.py --signupd BIN --echo BIN --floor BIN --load BIN [--rounds 3] [--duration 4]
@@ -77,11 +79,11 @@ def cpu(pid):
     return int(fields[11]), int(fields[12])
 
 
-def measure(kind, depth):
+def measure(kind, depth, conns=100):
     sock = os.path.join(work, "%s-%d.sock" % (kind, time.monotonic_ns()))
     proc = start(kind, sock)
     try:
-        base = [args.load, "-s", sock, "-c", "100", "-p", str(depth)]
+        base = [args.load, "-s", sock, "-c", str(conns), "-p", str(depth)]
         subprocess.run(base + ["-d", "1"], capture_output=True, check=True)
         loader = subprocess.Popen(base + ["-d", str(args.duration)], stdout=subprocess.PIPE, text=True)
         # The middle of the run: after its connections are made, before it winds down.
@@ -93,7 +95,9 @@ def measure(kind, depth):
         rps = float(re.search(r"rps=([0-9.]+)", out).group(1))
         requests = rps * (t1 - t0)
         per = lambda a, b: (b - a) * TICK_NS / requests
-        return {"rps": rps, "user": per(s0[0], s1[0]), "sys": per(s0[1], s1[1]), "load_user": per(l0[0], l1[0]), "load_sys": per(l0[1], l1[1])}
+        latency = lambda name: float(re.search(name + r"=([0-9.]+)", out).group(1))
+        return {"rps": rps, "user": per(s0[0], s1[0]), "sys": per(s0[1], s1[1]), "load_user": per(l0[0], l1[0]), "load_sys": per(l0[1], l1[1]),
+                "p50": latency("p50_us"), "p99": latency("p99_us")}
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=60)
@@ -113,6 +117,19 @@ try:
         for kind in KINDS:
             m = lambda key: statistics.median(r[key] for r in results[kind])
             print("| %s | %d | %.2f | %d | %d | %d |" % (kind, m("rps"), m("rps") / anchor, m("user"), m("sys"), m("load_user") + m("load_sys")))
+        sys.stdout.flush()
+    for conns in (100, 1000):
+        results = {k: [] for k in KINDS}
+        for _ in range(args.rounds):
+            for kind in KINDS:
+                results[kind].append(measure(kind, 1, conns))
+        print("\n%s sessions typing at once, 1 in flight each (%d rounds alternated, medians; µs)\n" % (format(conns, ","), args.rounds))
+        print("| server | requests/s | p50 | p99 | p99 ÷ anchor's |")
+        print("|---|---:|---:|---:|---:|")
+        anchor = statistics.median(r["p99"] for r in results["anchor"])
+        for kind in KINDS:
+            m = lambda key: statistics.median(r[key] for r in results[kind])
+            print("| %s | %d | %d | %d | %.2f |" % (kind, m("rps"), m("p50"), m("p99"), m("p99") / anchor))
         sys.stdout.flush()
 finally:
     shutil.rmtree(work, ignore_errors=True)
