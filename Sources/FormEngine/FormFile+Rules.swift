@@ -21,16 +21,20 @@ extension FormFile.Parser {
         var messageID: String?
         if words.count >= 2, words[words.count - 2].0 == "as" {
             let (id, at) = words.removeLast()
-            words.removeLast()
+            let (_, asAt) = words.removeLast()
+            // Nothing before `as`: said before anything about the id (an unknown id's advice
+            // led to this error next: helper-48).
+            if words.isEmpty {
+                throw line.error(file, "a rule names what it checks before \"as\" (e.g. rule = min-length 8 as password.short)", offset: asAt)
+            }
             try checkMessageID(id, line, offset: at)
             if let reason = FormFile.notAFailure(id) {
                 throw line.error(file, "\"as \(id)\": \(reason); a rule's message must say why a value fails (e.g. password.short, or an id of your own under custom.)", offset: at)
             }
             messageID = id
         }
-        // Nothing before `as`, or nothing at all: said so (it read past the end: the fuzzer).
+        // Nothing at all: said so (it read past the end: the fuzzer).
         guard let (name, _) = words.first else {
-            if messageID != nil { throw line.error(file, "a rule names what it checks before \"as\" (e.g. rule = min-length 8 as password.short)") }
             throw line.error(file, "usage: rule = NAME [ARGUMENTS] [as MESSAGE-ID]; known: \(FormFile.ruleNames.joined(separator: ", "))")
         }
         let arguments = words.dropFirst()

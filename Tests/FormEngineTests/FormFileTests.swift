@@ -81,6 +81,9 @@ struct FormFileTests {
         // A rule that is only its message, or nothing: refused, not a crash (found by the fuzzer).
         ("[form]\nname = f\naction = signup\nidentity = user\nsecret = pw\nsubmit = Go\n[field user]\nkind = username\nlabel = User\nrule = username\n[field pw]\nkind = secret\nlabel = P\nrule = max-bytes 9\nrule = as password.short\n",
          "f.form:15:8: a rule names what it checks before \"as\""),
+        // The same with an id no catalogue has: the missing rule is said first, at its `as`.
+        ("[form]\nname = f\naction = signup\nidentity = user\nsecret = pw\nsubmit = Go\n[field user]\nkind = username\nlabel = User\nrule = username\n[field pw]\nkind = secret\nlabel = P\nrule = max-bytes 9\nrule =    as    custom.x\n",
+         "f.form:15:11: a rule names what it checks before \"as\""),
         ("[form]\nname = f\naction = signup\nidentity = user\nsecret = pw\nsubmit = Go\n[field user]\nkind = username\nlabel = User\nrule = username\n[field pw]\nkind = secret\nlabel = P\nrule = max-bytes 9\nrule =\n",
          "f.form:15:"),
     ])
@@ -168,6 +171,22 @@ struct FormFileTests {
         #expect(session.shown(1) == Shown(.ok, "Password valid"))
         #expect(session.enabled)
         #expect(throws: ConfigError.self) { try FormFile.parse(head + user + pw + "rule = password-quality\nrule = min-length 3\n", file: "f.form") }
+    }
+
+    @Test("every form README shows is one the check accepts, as it is written (helper-48: its comments after values were not)")
+    func readmeForms() throws {
+        let readme = try String(contentsOf: SourceTree.root.appendingPathComponent("README.md"), encoding: .utf8)
+        let blocks = readme.components(separatedBy: "```ini\n").dropFirst().map { $0.components(separatedBy: "```").first ?? "" }
+        let forms = blocks.filter { $0.hasPrefix("[form]") }
+        #expect(!forms.isEmpty)
+        for text in forms {
+            do {
+                let form = try FormFile.parse(text, file: "README.form", knowsMessage: { MessageCatalogues.builtin.knows($0) })
+                #expect(!form.fields.isEmpty)
+            } catch {
+                Issue.record("README's form is refused: \(error.description)")
+            }
+        }
     }
 
     @Test("the engine's sources name no form and no field: every built-in one comes from data")
