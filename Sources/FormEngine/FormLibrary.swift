@@ -43,6 +43,8 @@ public struct FormLibrary: Sendable {
             } catch { errors.append(error) }
         }
         var localeFiles: [String: String] = [:]
+        // The ids a refused English catalogue gives: its own errors are reported, not again in each form.
+        var namedByRefused: Set<String> = []
         for file in messageFiles {
             let base = file.path.split(separator: "/").last.map(String.init) ?? file.path
             let locale = base.hasSuffix(".messages") ? String(base.dropLast(9)) : base
@@ -54,11 +56,14 @@ public struct FormLibrary: Sendable {
             localeFiles[key] = file.path
             switch MessageFile.parseAll(file.text, locale: locale, file: file.path) {
             case .success(let catalogue): catalogues.merge(catalogue)
-            case .failure(let problems): errors += problems.errors
+            case .failure(let problems):
+                errors += problems.errors
+                // Forms may name what English has (`MessageCatalogues.knows`).
+                if key == "en" { namedByRefused.formUnion(MessageFile.ids(in: file.text, file: file.path)) }
             }
         }
         var library = FormLibrary(forms: [], catalogues: catalogues, sources: [:])
-        let knows = { (id: String) in catalogues.knows(id) }
+        let knows = { (id: String) in catalogues.knows(id) || namedByRefused.contains(id) }
         for (name, text) in BuiltinForms.files {
             do {
                 let form = try FormFile.parse(text, file: "<built-in>/\(name)", knowsMessage: knows)

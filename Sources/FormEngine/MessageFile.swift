@@ -38,4 +38,15 @@ public enum MessageFile {
         guard problems.isEmpty else { return .failure(ConfigErrors(errors: ConfigErrors.inFileOrder(problems))) }
         return .success(MessageCatalogue(locale: locale.replacing("_", with: "-"), texts: texts.mapValues(\.0)))
     }
+
+    /// The message ids a file gives a text to, whatever is wrong with its lines: a catalogue
+    /// refused for one bad line still names its other ids, so forms that use them are not
+    /// reported as naming unknown ones too (one bad line made errors in good files: helper-48).
+    public static func ids(in text: String, file: String) -> Set<String> {
+        var ids: Set<String> = []
+        for line in ConfigLines.parseAll(text, file: file, sections: false).0 {
+            if case .assignment(let key, let value) = line.content, !value.isEmpty, FormFile.isMessageIDForCatalogue(key) { ids.insert(key) }
+        }
+        return ids
+    }
 }

@@ -74,6 +74,27 @@ struct FreshEyesFormTests {
         #expect(errors.errors.count == 1 && errors.errors[0].message.contains("action = login"))
     }
 
+    @Test("one bad line of the English catalogue is its own error, not one more in each form naming its other ids (helper-48)")
+    func catalogueErrorsStayInTheirFile() {
+        let form = FormLibrary.SourceFile(
+            path: "d/f.form",
+            text: "[form]\nname = f\naction = signup\nidentity = user\nsecret = pw\nsubmit = Go\n[field user]\nkind = username\nlabel = User\nrule = username\n"
+                + "[field pw]\nkind = secret\nlabel = P\nrule = max-bytes 99\nrule = min-length 5 as custom.short\n")
+        let english = FormLibrary.SourceFile(path: "m/en.messages", text: "custom.short = Too \"short\": need {min}\ncustom.bad = Hi {nope}\n")
+        guard case .failure(let errors) = FormLibrary.load(formFiles: [form], messageFiles: [english]) else {
+            Issue.record("accepted")
+            return
+        }
+        #expect(errors.errors.map(\.file) == ["m/en.messages"], "\(errors.errors.map(\.description))")
+        // An id only another language's refused catalogue gives is still unknown to forms.
+        let chinese = FormLibrary.SourceFile(path: "m/zh-CN.messages", text: "custom.short = 太短\ncustom.bad = {nope}\n")
+        guard case .failure(let both) = FormLibrary.load(formFiles: [form], messageFiles: [chinese]) else {
+            Issue.record("accepted")
+            return
+        }
+        #expect(Set(both.errors.map(\.file)) == ["m/zh-CN.messages", "d/f.form"], "\(both.errors.map(\.description))")
+    }
+
     @Test("Traditional Chinese tags are not served the Simplified catalogue; zh_CN and zh-CN conflict")
     func traditional() {
         let catalogues = MessageCatalogues.builtin
