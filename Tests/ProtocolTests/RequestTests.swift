@@ -96,6 +96,19 @@ struct RequestTests {
         #expect { try decode(text) } throws: { ($0 as? RequestError)?.code == code }
     }
 
+    @Test("null: an optional member's is absent, a required member's and the id's are refused (PROTOCOL.md, helper-48)")
+    func null() throws {
+        #expect(try decode(#"{"op":"set","session":null,"field":"f","value":"v"}"#) == Request(.set(session: nil, field: "f", value: "v")))
+        #expect(try decode(#"{"op":"open","form":"login","locale":null}"#) == Request(.open(form: "login", locale: nil)))
+        #expect(try decode(#"{"op":"ping","id":-0}"#) == Request(id: .integer(0), .ping))
+        #expect { try decode(#"{"op":"set","field":null,"value":"v"}"#) } throws: {
+            ($0 as? RequestError) == RequestError(.invalidRequest, #""field" must be a string, not null"#)
+        }
+        #expect { try decode(#"{"op":"ping","id":null}"#) } throws: {
+            ($0 as? RequestError) == RequestError(.invalidRequest, #""id" must be a string or an integer, not null"#)
+        }
+    }
+
     @Test("the id is echoed on errors once it could be read")
     func idOnError() {
         #expect { try decode(#"{"op":"fly","id":"q"}"#) } throws: { ($0 as? RequestError)?.id == .string("q") }
