@@ -67,6 +67,8 @@ enum Main {
                     JSONEnvelope.emitFailure(
                         CommandFailure(.usage, SignupCtl.message(for: error), code: "usage"),
                         command: normalized.first { names.contains($0) } ?? "signupctl")
+                    // The envelope says it all: not the usage text on standard error too (helper-48).
+                    exit(status.rawValue)
                 }
                 // Usage errors exit 64 here (argument-parser's EX_USAGE); --help and --version 0.
                 SignupCtl.exit(withError: error)

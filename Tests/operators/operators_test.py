@@ -298,6 +298,10 @@ def pause(checks, daemon):
     waiting.open("signup")
     refused = ctl(daemon, "--json", "signups", "pause", uid=OTHER_UID)
     checks.check(refused.returncode == 1 and json.loads(refused.stdout)["error"]["code"] == "forbidden", "a non-administrator cannot pause: %s" % refused.stdout)
+    # A usage error under --json is its one envelope, with nothing on standard error (helper-48).
+    bad = ctl(daemon, "--json", "signups", "pause", "--message", "a\x1bb")
+    checks.check(bad.returncode == 64 and json.loads(bad.stdout)["error"]["code"] == "usage" and bad.stderr == "",
+                 "a usage error under --json is one envelope and nothing else: %r %r" % (bad.stdout, bad.stderr))
     paused = ctl(daemon, "--json", "signups", "pause", "--message", "back at 14:00")
     state = json.loads(paused.stdout)
     checks.check(paused.returncode == 0 and state["paused"] and state["message"] == "back at 14:00" and state["byUid"] == 0, "root pauses: %s" % state)
