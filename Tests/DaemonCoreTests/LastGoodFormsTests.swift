@@ -1,4 +1,5 @@
 import FormEngine
+import Foundation
 import Testing
 @testable import SignupDaemonCore
 
@@ -8,12 +9,23 @@ import Glibc
 
 /// The last good form configuration (issue 27): kept exactly, read back exactly, and a
 /// damaged copy is never served.
-@Suite struct LastGoodFormsTests {
+@Suite final class LastGoodFormsTests {
+    /// The directories a test made, removed after it: run outside the test command's own
+    /// /tmp, they were left behind (and a test command running meanwhile counted them).
+    private var made: [String] = []
+
+    deinit {
+        for directory in made { try? FileManager.default.removeItem(atPath: directory) }
+    }
+
     private func scratch() -> String {
-        var template = Array("/tmp/signupd-lastgood-XXXXXX".utf8CString)
-        let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
-        precondition(made != nil)
-        return String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let base = ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        var template = Array("\(base)/signupd-lastgood-XXXXXX".utf8CString)
+        let result = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
+        precondition(result != nil)
+        let directory = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        made.append(directory)
+        return directory
     }
 
     private let sources = FormSources(
