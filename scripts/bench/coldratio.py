@@ -6,6 +6,8 @@ and their ratio. Release builds; the tools from ../shared/bench built by scripts
 
 usage: scripts/bench/coldratio.py SIGNUPD N
 """
+import atexit
+import shutil
 import os
 import signal
 import statistics
@@ -18,6 +20,7 @@ tools = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".b
 echo, load = os.path.join(tools, "ndjson-echo"), os.path.join(tools, "ndjson-load")
 signupd, rounds = sys.argv[1], int(sys.argv[2])
 work = tempfile.mkdtemp()
+atexit.register(shutil.rmtree, work, ignore_errors=True)  # removed when the run ends
 db = os.path.join(work, "cold.sqlite")
 # A database that exists, as after the first start.
 subprocess.run([signupd, "--socket", os.path.join(work, "init.sock"), "--database", db, "--idle-exit", "1", "--log-level", "error"], check=True)

@@ -4,9 +4,12 @@
 measured idle and then under the flood. A measurement, not a check (issue 27); root only.
 usage: listing_flood.py path/to/signupd
 """
+import atexit
+import shutil
 import json, os, socket, subprocess, sys, time, statistics, selectors, tempfile
 BIN=sys.argv[1]
 d=tempfile.mkdtemp(); sock=os.path.join(d,"s.sock")
+atexit.register(shutil.rmtree, d, ignore_errors=True)  # removed when the run ends
 p=subprocess.Popen([BIN,"--socket",sock,"--database",os.path.join(d,"a.sqlite"),"--socket-mode","0666","--log-level","error"],stdout=subprocess.DEVNULL,stderr=subprocess.DEVNULL)
 os.chmod(d,0o711)
 while not os.path.exists(sock): time.sleep(0.05)

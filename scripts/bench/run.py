@@ -6,9 +6,11 @@ back to back, for several rounds. Prints a Markdown report with medians and rati
 Run through scripts/bench.sh, which builds everything in release mode first.
 """
 import argparse
+import atexit
 import os
 import platform
 import re
+import shutil
 import signal
 import socket
 import statistics
@@ -33,6 +35,8 @@ p.add_argument("--memory-return", help="Tests/robustness/memory_return.py: adds 
 args = p.parse_args()
 HERE = os.path.dirname(os.path.abspath(__file__))
 work = tempfile.mkdtemp(prefix="signupd-bench-")
+# Its sockets and databases (a million accounts: some 230 MB) go when the run ends, however.
+atexit.register(shutil.rmtree, work, ignore_errors=True)
 from bench_args import FAST_ARGS  # the per-uid budgets lifted (bench_args.py)
 
 

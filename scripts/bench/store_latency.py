@@ -5,6 +5,8 @@ one client. The PostgreSQL server is a throwaway one (Tests/postgres/pgserver.py
 
 usage: store_latency.py path/to/signupd [N=1000000] [SAMPLES=2000]
 """
+import atexit
+import shutil
 import os
 import sqlite3
 import statistics
@@ -44,6 +46,7 @@ def measure(daemon):
 
 def sqlite_run():
     directory = tempfile.mkdtemp(prefix="signupd-lat-")
+    atexit.register(shutil.rmtree, directory, ignore_errors=True)  # removed when the run ends
     database = os.path.join(directory, "accounts.sqlite")
     Daemon(binary, directory=directory, database=database, args=FAST_HASH).start().stop()
     con = sqlite3.connect(database)

@@ -8,10 +8,13 @@ usage: view_fanout.py path/to/signupd SESSIONS VIEWS SECONDS [signupd options...
   (the control); NICE=1: the attacker runs at nice 19; UIDS=N: N attackers, uids 65534
   down, each with SESSIONS x VIEWS (helper-22: three uids hurt where one did not).
 """
+import atexit
+import shutil
 import json, os, socket, subprocess, sys, tempfile, time, selectors
 BIN, SESSIONS, VIEWS, DUR = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])
 extra = sys.argv[5:]
 d = tempfile.mkdtemp(); sock = os.path.join(d, "s.sock")
+atexit.register(shutil.rmtree, d, ignore_errors=True)  # removed when the run ends
 p = subprocess.Popen([BIN, "--socket", sock, "--database", os.path.join(d, "a.sqlite"), "--socket-mode", "0666", "--log-level", "error",
                       "--max-connects-per-user-per-second", "0"] + extra, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 os.chmod(d, 0o711); 
