@@ -11,8 +11,8 @@ struct ByteStore: Sendable {
         storage = Array(repeating: 0, count: max(capacity, 16))
     }
 
-    /// The room held, written or not.
-    var capacity: Int { storage.count }
+    /// The memory held, written or not (what a connection's budget of kept storage counts).
+    var capacity: Int { storage.capacity }
 
     /// A copy of the bytes written.
     var bytes: [UInt8] { count == storage.count ? storage : Array(storage[..<count]) }

@@ -187,7 +187,6 @@ public struct JSONWriter: Sendable {
         }
     }
 
-
     private mutating func separate() {
         if commas.setTop(true) { store.append(UInt8(ascii: ",")) }
     }

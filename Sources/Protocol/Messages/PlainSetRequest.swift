@@ -59,11 +59,13 @@ struct PlainSetRequest: ~Copyable {
                 // Empty: a refusal, which the general path words.
                 guard let text = string(), !text.isEmpty else { return nil }
                 session = text
-            case .field: field = string()
-            case .value: value = string()
+            case .field:
+                guard let text = string() else { return nil }
+                field = text
+            case .value:
+                guard let text = string() else { return nil }
+                value = text
             }
-            if member == .field, field == nil { return nil }
-            if member == .value, value == nil { return nil }
             skipWhitespace()
         } while next(is: UInt8(ascii: ","))
         guard next(is: UInt8(ascii: "}")) else { return nil }
@@ -150,11 +152,8 @@ struct PlainSetRequest: ~Copyable {
         let digits = index - start
         guard digits > 0, !(digits > 1 && bytes[start] == UInt8(ascii: "0")) else { return nil }
         if index < bytes.count, bytes[index] == UInt8(ascii: ".") || bytes[index] | 0x20 == UInt8(ascii: "e") { return nil }
-        if negative {
-            guard magnitude <= UInt64(Int64.max) + 1 else { return nil }
-            return magnitude == UInt64(Int64.max) + 1 ? Int64.min : -Int64(magnitude)
-        }
-        guard magnitude <= UInt64(Int64.max) else { return nil }
-        return Int64(magnitude)
+        // −2⁶³ is the one magnitude past Int64.max that fits; its two's complement is itself.
+        guard magnitude <= UInt64(Int64.max) + (negative ? 1 : 0) else { return nil }
+        return Int64(bitPattern: negative ? 0 &- magnitude : magnitude)
     }
 }
