@@ -28,8 +28,11 @@ public enum MessageFile {
                     guard FormFile.isMessageIDForCatalogue(key) else { throw line.error(file, "message id \"\(key)\" must be dot-separated lower-case words", atValue: false) }
                     if let previous = texts[key] { throw line.error(file, "\"\(key)\" set twice (first on line \(previous.1))", atValue: false) }
                     guard !value.isEmpty else { throw line.error(file, "\"\(key)\" needs a text") }
-                    if checkingPlaceholders, let (offset, problem) = MessagePlaceholders.problem(in: value, allowed: MessagePlaceholders.parameters(of: key)) {
-                        throw line.error(file, "\"\(key)\": \(problem)", offset: offset)
+                    // Every fault of its placeholders, each at its column.
+                    let faults = checkingPlaceholders ? MessagePlaceholders.problems(in: value, allowed: MessagePlaceholders.parameters(of: key)) : []
+                    guard faults.isEmpty else {
+                        problems += faults.map { line.error(file, "\"\(key)\": \($0.message)", offset: $0.offset) }
+                        continue
                     }
                     texts[key] = (value, line.line)
                 }

@@ -30,26 +30,30 @@ public enum MessagePlaceholders {
         return parameters
     }()
 
-    /// The first problem of `text`'s placeholders (scalar offset, message), or nil.
-    public static func problem(in text: String, allowed: Set<String>) -> (Int, String)? {
+    /// Every problem of `text`'s placeholders, in order (scalar offset, message): a text
+    /// with two faults names both, so one reload shows all there is to mend. An unclosed
+    /// `{` ends the check (what follows it is not a placeholder).
+    public static func problems(in text: String, allowed: Set<String>) -> [(offset: Int, message: String)] {
         let scalars = Array(text.unicodeScalars)
+        var problems: [(offset: Int, message: String)] = []
         var index = 0
         while index < scalars.count {
-            if scalars[index] == "}" { return (index, "\"}\" without \"{\"") }
+            if scalars[index] == "}" { problems.append((index, "\"}\" without \"{\"")) }
             guard scalars[index] == "{" else {
                 index += 1
                 continue
             }
             guard let close = scalars[(index + 1)...].firstIndex(where: { $0 == "}" || $0 == "{" }), scalars[close] == "}" else {
-                return (index, "unclosed \"{\"")
+                problems.append((index, "unclosed \"{\""))
+                break
             }
             let name = String(String.UnicodeScalarView(scalars[(index + 1)..<close]))
-            guard allowed.contains(name) else {
+            if !allowed.contains(name) {
                 let list = allowed.isEmpty ? "this message has no parameters" : "its parameters: " + allowed.sorted().map { "{\($0)}" }.joined(separator: ", ")
-                return (index, "unknown parameter {\(name)}; \(list)")
+                problems.append((index, "unknown parameter {\(name)}; \(list)"))
             }
             index = close + 1
         }
-        return nil
+        return problems
     }
 }

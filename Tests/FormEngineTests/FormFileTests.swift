@@ -107,6 +107,18 @@ struct FormFileTests {
             try MessageFile.parse("password.short = Zu kurz {mni}\n", locale: "de", file: "de.messages")
         }
         #expect(throws: ConfigError.self) { try MessageFile.parse("password.short = Zu kurz {min\n", locale: "de", file: "de.messages") }
+        // Every fault of a line, each at its column; an unclosed brace ends the line's check.
+        guard case .failure(let faults) = MessageFile.parseAll("password.short = {mni} } {min} {mx} {max\n", locale: "de", file: "de.messages") else {
+            Issue.record("a text with four faults was taken")
+            return
+        }
+        #expect(faults.errors.map(\.column) == [18, 24, 32, 37])
+        #expect(faults.errors.map(\.message) == [
+            "\"password.short\": unknown parameter {mni}; its parameters: {field}, {max}, {min}",
+            "\"password.short\": \"}\" without \"{\"",
+            "\"password.short\": unknown parameter {mx}; its parameters: {field}, {max}, {min}",
+            "\"password.short\": unclosed \"{\"",
+        ])
         #expect(throws: ConfigError.self) { try MessageFile.parse("login.done = Hallo {min}\n", locale: "de", file: "de.messages") }
         #expect(catalogues.render(MessageRef("login.done"), locale: "fr").text == "Logged in")  // falls back to English
         #expect(throws: ConfigError.self) { try MessageFile.parse("x = y\n", locale: "not a tag", file: "x.messages") }
