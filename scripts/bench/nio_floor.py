@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Where a request's CPU goes: the anchor (ndjson-echo), NIO's floor (nio-floor: a SwiftNIO
 server that answers every line with a fixed line, parsing nothing; left to the kernel, and
-with its loops pinned as signupd's are) and signupd, alternated,
+with its loops pinned as signupd's are), a transport without NIO (epoll-floor: the same fixed
+answers from one thread's epoll loop, and signupd's keystroke work — read, form session,
+events — on one and on two such threads) and signupd, alternated,
 under the bench's throughput load (ndjson-load -c 100, 1 and 8 in flight). For each: requests
 a second, and the server's and the load generator's user and system CPU per request, read
 from /proc/PID/stat over the middle of each run. Then the bench's tail rows (100 and 1,000
@@ -9,7 +11,7 @@ sessions typing at once, 1 in flight each): each server's round trip p50 and p99
 p99 against the anchor's. Release builds only (BENCHMARKS.md).
 
 usage: scripts/bench/nio_floor.sh   (builds nio-floor and runs this with the bench's tools)
-       scripts/bench/nio_floor.py --signupd BIN --echo BIN --floor BIN --load BIN [--rounds 3] [--duration 4]
+       scripts/bench/nio_floor.py --signupd BIN --echo BIN --floor BIN --epoll BIN --load BIN [--rounds 3] [--duration 4]
 """
 import argparse
 import os
@@ -27,6 +29,7 @@ p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDes
 p.add_argument("--signupd", required=True)
 p.add_argument("--echo", required=True)
 p.add_argument("--floor", required=True)
+p.add_argument("--epoll", required=True)
 p.add_argument("--load", required=True)
 p.add_argument("--rounds", type=int, default=3)
 p.add_argument("--duration", type=float, default=4)
@@ -42,6 +45,8 @@ def start(kind, sock):
         cmd = [args.echo, sock]
     elif kind.startswith("nio-floor"):
         cmd = [args.floor, sock]
+    elif kind.startswith("epoll"):
+        cmd = [args.epoll, sock] + EPOLL[kind]
     else:
         cmd = [args.signupd, "--socket", sock, "--database", os.path.join(work, "db-%d.sqlite" % time.monotonic_ns()),
                "--log-level", "error"] + FAST_ARGS
@@ -103,7 +108,8 @@ def measure(kind, depth, conns=100):
         proc.wait(timeout=60)
 
 
-KINDS = ["anchor", "nio-floor", "nio-floor pinned", "signupd"]
+EPOLL = {"epoll-floor": ["1", "fixed"], "epoll + keystroke": ["1", "engine"], "epoll + keystroke, 2 threads": ["2", "engine"]}
+KINDS = ["anchor", "nio-floor", "nio-floor pinned", "epoll-floor", "epoll + keystroke", "epoll + keystroke, 2 threads", "signupd"]
 try:
     for depth in (1, 8):
         results = {k: [] for k in KINDS}
