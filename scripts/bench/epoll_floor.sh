@@ -30,5 +30,5 @@ let package = Package(
 )
 PACKAGE
 cd "$work"
-swift build -c release --product EpollFloor >&2
-echo "$(swift build -c release --show-bin-path)/EpollFloor"
+swift build -c release --static-swift-stdlib --product EpollFloor >&2
+echo "$(swift build -c release --static-swift-stdlib --show-bin-path)/EpollFloor"

@@ -53,8 +53,8 @@ final class Connection {
         guard engine else { return output.append(contentsOf: answer) }
         switch (try? Request.decode(line: line))?.operation {
         case .set(_, let field, let value)?:
-            guard var session, let step = try? session.handle(.set(field: field, value: value), now: now()) else { return }
-            self.session = session
+            // In place, as the daemon's Session keeps its state.
+            guard session != nil, let step = try? session!.handle(.set(field: field, value: value), now: now()) else { return }
             for event in step.events {
                 seq += 1
                 writer.reset()
@@ -149,6 +149,8 @@ func serve(listener: Int32) {
     }
 }
 
+// A client gone with answers unsent is a failed write, not the end of the server.
+signal(SIGPIPE, SIG_IGN)
 let listener = unix_listen(arguments[1])
 precondition(listener >= 0, "cannot listen on \(arguments[1])")
 /// Another thread serving `listener` (the descriptor passed as the thread's argument: the
