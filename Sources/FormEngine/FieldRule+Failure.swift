@@ -35,6 +35,13 @@ extension FieldRule {
         }
     }
 
+    /// The parameters this rule sends with every failure (what an `as` message may use).
+    public var parametersAlwaysSent: Set<String> {
+        let failures = failureIDs(prefix: Self.genericPrefix)
+        guard let first = failures.first else { return [] }
+        return failures.dropFirst().reduce(Set(first.params)) { $0.intersection($1.params) }
+    }
+
     /// Why `value` fails this rule, or nil when it passes.
     func failure(of value: String, prefix: String, valueOf: (String) -> String, configuration: FormConfiguration) -> MessageRef? {
         if let failed = fails(value, valueOf: valueOf) { return failed ? constantFailure(prefix: prefix) : nil }

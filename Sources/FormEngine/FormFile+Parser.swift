@@ -16,6 +16,7 @@ extension FormFile {
     struct Parser {
         let file: String
         let knowsMessage: (String) -> Bool
+        let placeholderUses: FormFile.PlaceholderUses
         var section: Section = .none
         var formHeader: ConfigLine?
         var formValues: [String: (String, ConfigLine)] = [:]
@@ -25,9 +26,10 @@ extension FormFile {
         /// `broken`: after a section header with an error, whose keys are skipped.
         enum Section { case none, form, field, broken }
 
-        init(file: String, knowsMessage: @escaping (String) -> Bool) {
+        init(file: String, knowsMessage: @escaping (String) -> Bool, placeholderUses: @escaping FormFile.PlaceholderUses) {
             self.file = file
             self.knowsMessage = knowsMessage
+            self.placeholderUses = placeholderUses
         }
 
         mutating func take(_ line: ConfigLine) throws(ConfigError) {

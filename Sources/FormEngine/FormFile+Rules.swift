@@ -19,6 +19,7 @@ extension FormFile.Parser {
         }
         if !current.isEmpty { words.append((current, start)) }
         var messageID: String?
+        var messageIDAt = 0
         if words.count >= 2, words[words.count - 2].0 == "as" {
             let (id, at) = words.removeLast()
             let (_, asAt) = words.removeLast()
@@ -32,6 +33,7 @@ extension FormFile.Parser {
                 throw line.error(file, "\"as \(id)\": \(reason); a rule's message must say why a value fails (e.g. password.short, or an id of your own under custom.)", offset: at)
             }
             messageID = id
+            messageIDAt = at
         }
         // Nothing at all: said so (it read past the end: the fuzzer).
         guard let (name, _) = words.first else {
@@ -107,7 +109,25 @@ extension FormFile.Parser {
         default:
             throw line.error(file, "unknown rule \"\(name)\"; known: \(FormFile.ruleNames.joined(separator: ", "))")
         }
+        if let messageID { try checkPlaceholders(of: messageID, sentBy: rule, line, offset: messageIDAt) }
         return RuleSpec(rule, messageID: messageID)
+    }
+
+    /// An `as` message's texts may use only what its rule sends with every failure: any other
+    /// `{name}` would reach users as written (`min-length 3 as username.too_long` showed
+    /// "at most {max} characters": helper-49).
+    private func checkPlaceholders(of id: String, sentBy rule: FieldRule, _ line: ConfigLine, offset: Int) throws(ConfigError) {
+        let sent = rule.parametersAlwaysSent
+        for (locale, names) in placeholderUses(id) {
+            let unsent = names.subtracting(sent)
+            guard unsent.isEmpty else {
+                let sends = sent.isEmpty ? "it sends none" : "it sends " + sent.sorted().map { "{\($0)}" }.joined(separator: ", ")
+                throw line.error(
+                    file,
+                    "the \(locale) text of \"\(id)\" uses \(unsent.sorted().map { "{\($0)}" }.joined(separator: ", ")), which this rule does not send (\(sends)); users would see it as written",
+                    offset: offset)
+            }
+        }
     }
 
     /// Checks the whole form. Every problem is recorded in `problems` (one per field or

@@ -22,24 +22,34 @@ public enum FormFile {
     /// The most fields one form may have.
     public static let maxFields = 32
 
+    /// The placeholders each catalogue's text of a message id uses, by locale.
+    public typealias PlaceholderUses = (String) -> [(locale: String, names: Set<String>)]
+
     /// Parses and checks one form. `knowsMessage` says whether a message id named by
-    /// `ok =` or `as` exists (in the English catalogue).
-    public static func parse(_ text: String, file: String, knowsMessage: @escaping (String) -> Bool = { _ in true }) throws(ConfigError) -> FormDefinition {
-        let (form, problems) = parseRecording(text, file: file, knowsMessage: knowsMessage)
+    /// `ok =` or `as` exists (in the English catalogue); `placeholderUses` what the texts of
+    /// an `as` id use, which its rule must send.
+    public static func parse(
+        _ text: String, file: String, knowsMessage: @escaping (String) -> Bool = { _ in true }, placeholderUses: @escaping PlaceholderUses = { _ in [] }
+    ) throws(ConfigError) -> FormDefinition {
+        let (form, problems) = parseRecording(text, file: file, knowsMessage: knowsMessage, placeholderUses: placeholderUses)
         if let first = problems.first { throw first }
         return form!
     }
 
     /// Parses and checks one form, reporting every problem in file order (like a compiler).
-    public static func parseAll(_ text: String, file: String, knowsMessage: @escaping (String) -> Bool = { _ in true }) -> Result<FormDefinition, ConfigErrors> {
-        let (form, problems) = parseRecording(text, file: file, knowsMessage: knowsMessage)
+    public static func parseAll(
+        _ text: String, file: String, knowsMessage: @escaping (String) -> Bool = { _ in true }, placeholderUses: @escaping PlaceholderUses = { _ in [] }
+    ) -> Result<FormDefinition, ConfigErrors> {
+        let (form, problems) = parseRecording(text, file: file, knowsMessage: knowsMessage, placeholderUses: placeholderUses)
         if let form, problems.isEmpty { return .success(form) }
         return .failure(ConfigErrors(errors: ConfigErrors.inFileOrder(problems)))
     }
 
     /// The form, and the problems in the order they were found (the first is the cause).
-    private static func parseRecording(_ text: String, file: String, knowsMessage: @escaping (String) -> Bool) -> (FormDefinition?, [ConfigError]) {
-        var parser = Parser(file: file, knowsMessage: knowsMessage)
+    private static func parseRecording(
+        _ text: String, file: String, knowsMessage: @escaping (String) -> Bool, placeholderUses: @escaping PlaceholderUses
+    ) -> (FormDefinition?, [ConfigError]) {
+        var parser = Parser(file: file, knowsMessage: knowsMessage, placeholderUses: placeholderUses)
         let (lines, lineProblems) = ConfigLines.parseAll(text, file: file)
         parser.problems = lineProblems
         for line in lines {

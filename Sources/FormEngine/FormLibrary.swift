@@ -51,6 +51,9 @@ public struct FormLibrary: Sendable {
             let key = locale.replacing("_", with: "-").lowercased()
             if let previous = localeFiles[key] {
                 errors.append(ConfigError(file: file.path, line: 1, column: 1, message: "the same locale as \(previous); keep one of the two files"))
+                // Its ids are not reported again as unknown in each form (EN.messages beside
+                // en.messages: helper-49).
+                if key == "en" { namedByRefused.formUnion(MessageFile.ids(in: file.text, file: file.path)) }
                 continue
             }
             localeFiles[key] = file.path
@@ -66,7 +69,7 @@ public struct FormLibrary: Sendable {
         let knows = { (id: String) in catalogues.knows(id) || namedByRefused.contains(id) }
         for (name, text) in BuiltinForms.files {
             do {
-                let form = try FormFile.parse(text, file: "<built-in>/\(name)", knowsMessage: knows)
+                let form = try FormFile.parse(text, file: "<built-in>/\(name)", knowsMessage: knows, placeholderUses: catalogues.placeholderUses)
                 library.forms.append(form)
                 library.sources[form.name] = "<built-in>/\(name)"
             } catch { errors.append(error) }
@@ -75,7 +78,7 @@ public struct FormLibrary: Sendable {
         for file in formFiles {
             do {
                 let form: FormDefinition
-                switch FormFile.parseAll(file.text, file: file.path, knowsMessage: knows) {
+                switch FormFile.parseAll(file.text, file: file.path, knowsMessage: knows, placeholderUses: catalogues.placeholderUses) {
                 case .success(let parsed): form = parsed
                 case .failure(let problems):
                     errors += problems.errors

@@ -52,6 +52,13 @@ public struct MessageCatalogues: Sendable, Equatable {
     /// Whether English has a text for `id`.
     public func knows(_ id: String) -> Bool { byLocale["en"]?.texts[id] != nil }
 
+    /// The placeholders each catalogue's text of `id` uses, by locale (those with a text).
+    public func placeholderUses(of id: String) -> [(locale: String, names: Set<String>)] {
+        byLocale.values.sorted { $0.locale < $1.locale }.compactMap { catalogue in
+            catalogue.texts[id].map { (catalogue.locale, MessagePlaceholders.names(in: $0)) }
+        }
+    }
+
     /// The message rendered in `locale` (a resolved one): its text there, else in English,
     /// else the id itself. `{name}` is replaced by the parameter `name`.
     public func render(_ message: MessageRef, locale: String) -> LocalizedMessage {

@@ -30,6 +30,23 @@ public enum MessagePlaceholders {
         return parameters
     }()
 
+    /// The names of the well-formed placeholders `text` uses (its faults are `problems`').
+    public static func names(in text: String) -> Set<String> {
+        let scalars = Array(text.unicodeScalars)
+        var names: Set<String> = []
+        var index = 0
+        while index < scalars.count {
+            guard scalars[index] == "{" else {
+                index += 1
+                continue
+            }
+            guard let close = scalars[(index + 1)...].firstIndex(where: { $0 == "}" || $0 == "{" }), scalars[close] == "}" else { break }
+            names.insert(String(String.UnicodeScalarView(scalars[(index + 1)..<close])))
+            index = close + 1
+        }
+        return names
+    }
+
     /// Every problem of `text`'s placeholders, in order (scalar offset, message): a text
     /// with two faults names both, so one reload shows all there is to mend. An unclosed
     /// `{` ends the check (what follows it is not a placeholder).

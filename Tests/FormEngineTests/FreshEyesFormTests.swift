@@ -95,6 +95,54 @@ struct FreshEyesFormTests {
         #expect(Set(both.errors.map(\.file)) == ["m/zh-CN.messages", "d/f.form"], "\(both.errors.map(\.description))")
     }
 
+    @Test("an `as` message may use only the parameters its rule sends with every failure, in every locale (helper-49)")
+    func asMessagePlaceholders() {
+        let head = "[form]\nname = f\naction = signup\nidentity = user\nsecret = pw\nsubmit = Go\n[field user]\nkind = username\nlabel = User\nrule = username\n"
+        func load(_ rule: String, _ messages: [FormLibrary.SourceFile] = []) -> [ConfigError] {
+            let form = FormLibrary.SourceFile(path: "d/f.form", text: head + "[field pw]\nkind = secret\nlabel = P\nrule = max-bytes 99\n" + rule + "\n")
+            guard case .failure(let errors) = FormLibrary.load(formFiles: [form], messageFiles: messages) else { return [] }
+            return errors.errors
+        }
+        // The built-in text of username.too_long says "at most {max}": min-length sends {min}.
+        let wrong = load("rule = min-length 3 as username.too_long")
+        #expect(wrong.map(\.description) == [
+            "d/f.form:15:24: the en text of \"username.too_long\" uses {max}, which this rule does not send (it sends {min}); users would see it as written"
+        ])
+        #expect(load("rule = max-length 30 as username.too_long").isEmpty)
+        // An operator's text, in one locale of two.
+        let english = FormLibrary.SourceFile(path: "m/en.messages", text: "custom.nick = Too short (min. {min})\n")
+        let german = FormLibrary.SourceFile(path: "m/de.messages", text: "custom.nick = Zu lang (max. {max})\n")
+        #expect(load("rule = min-length 2 as custom.nick", [english]).isEmpty)
+        #expect(load("rule = min-length 2 as custom.nick", [english, german]).map(\.message) == [
+            "the de text of \"custom.nick\" uses {max}, which this rule does not send (it sends {min}); users would see it as written"
+        ])
+        // A rule whose failures send different parameters: only those all of them send.
+        let user = FormLibrary.SourceFile(path: "m/en.messages", text: "custom.nick = Bad name (max. {max})\ncustom.plain = Bad name\n")
+        let form = { (rule: String) in
+            FormLibrary.SourceFile(path: "d/f.form", text: head + "[field nick]\nkind = username\nlabel = Nick\nrule = \(rule)\n[field pw]\nkind = secret\nlabel = P\nrule = max-bytes 99\n")
+        }
+        guard case .failure(let errors) = FormLibrary.load(formFiles: [form("username as custom.nick")], messageFiles: [user]) else {
+            Issue.record("a username rule's message using {max}, which most of its failures do not send, was taken")
+            return
+        }
+        #expect(errors.errors.map(\.message) == ["the en text of \"custom.nick\" uses {max}, which this rule does not send (it sends none); users would see it as written"])
+        #expect(throws: Never.self) { try FormLibrary.load(formFiles: [form("username as custom.plain")], messageFiles: [user]).get() }
+    }
+
+    @Test("two catalogues of one locale are one error, not one more in each form naming their ids (helper-49)")
+    func sameLocaleTwice() {
+        let form = FormLibrary.SourceFile(
+            path: "d/f.form",
+            text: "[form]\nname = f\naction = signup\nidentity = user\nsecret = pw\nsubmit = Go\n[field user]\nkind = username\nlabel = User\nrule = username\n"
+                + "[field pw]\nkind = secret\nlabel = P\nrule = max-bytes 99\nrule = min-length 5 as custom.short\n")
+        let files: [FormLibrary.SourceFile] = [.init(path: "m/EN.messages", text: "login.done = Hi\n"), .init(path: "m/en.messages", text: "custom.short = Too short\n")]
+        guard case .failure(let errors) = FormLibrary.load(formFiles: [form], messageFiles: files) else {
+            Issue.record("accepted")
+            return
+        }
+        #expect(errors.errors.map(\.description) == ["m/en.messages:1:1: the same locale as m/EN.messages; keep one of the two files"])
+    }
+
     @Test("Traditional Chinese tags are not served the Simplified catalogue; zh_CN and zh-CN conflict")
     func traditional() {
         let catalogues = MessageCatalogues.builtin
