@@ -22,6 +22,8 @@ extension FormFile {
         var formValues: [String: (String, ConfigLine)] = [:]
         var fields: [PendingField] = []
         var problems: [ConfigError] = []
+        /// What does not stop the form loading (`warning:` lines).
+        var warnings: [ConfigError] = []
 
         /// `broken`: after a section header with an error, whose keys are skipped.
         enum Section { case none, form, field, broken }

@@ -2,7 +2,7 @@ import SignupProtocol
 
 /// One `rule =` line of a form file.
 extension FormFile.Parser {
-    func parseRule(_ text: String, _ line: ConfigLine) throws(ConfigError) -> RuleSpec {
+    mutating func parseRule(_ text: String, _ line: ConfigLine) throws(ConfigError) -> RuleSpec {
         var words: [(String, Int)] = []
         var column = 0
         var current = ""
@@ -109,25 +109,24 @@ extension FormFile.Parser {
         default:
             throw line.error(file, "unknown rule \"\(name)\"; known: \(FormFile.ruleNames.joined(separator: ", "))")
         }
-        if let messageID { try checkPlaceholders(of: messageID, sentBy: rule, line, offset: messageIDAt) }
+        if let messageID { warnings += placeholderWarnings(of: messageID, sentBy: rule, line, offset: messageIDAt) }
         return RuleSpec(rule, messageID: messageID)
     }
 
-    /// An `as` message's texts may use only what its rule sends with every failure: any other
-    /// `{name}` would reach users as written (`min-length 3 as username.too_long` showed
-    /// "at most {max} characters": helper-49).
-    private func checkPlaceholders(of id: String, sentBy rule: FieldRule, _ line: ConfigLine, offset: Int) throws(ConfigError) {
+    /// An `as` message's texts should use only what its rule sends with every failure: any
+    /// other `{name}` reaches users as written (`min-length 3 as username.too_long` showed
+    /// "at most {max} characters": helper-49). A warning, not an error: forms that loaded
+    /// before this check must not stop a start after an upgrade (their last good copy would
+    /// be refused too).
+    private func placeholderWarnings(of id: String, sentBy rule: FieldRule, _ line: ConfigLine, offset: Int) -> [ConfigError] {
         let sent = rule.parametersAlwaysSent
-        for (locale, names) in placeholderUses(id) {
-            let unsent = names.subtracting(sent)
-            guard unsent.isEmpty else {
-                let sends = sent.isEmpty ? "it sends none" : "it sends " + sent.sorted().map { "{\($0)}" }.joined(separator: ", ")
-                throw line.error(
-                    file,
-                    "the \(locale) text of \"\(id)\" uses \(unsent.sorted().map { "{\($0)}" }.joined(separator: ", ")), which this rule does not send (\(sends)); users would see it as written",
-                    offset: offset)
-            }
-        }
+        let uses = placeholderUses(id).filter { !$0.names.isSubset(of: sent) }
+        guard !uses.isEmpty else { return [] }
+        let unsent = uses.reduce(Set<String>()) { $0.union($1.names) }.subtracting(sent)
+        let braced = { (names: Set<String>) in names.sorted().map { "{\($0)}" }.joined(separator: ", ") }
+        let texts = uses.count == 1 ? "its \(uses[0].locale) text" : "its \(uses.map(\.locale).joined(separator: ", ")) texts"
+        let sends = sent.isEmpty ? "it sends none" : "it sends " + braced(sent)
+        return [line.error(file, "warning: \"\(id)\" uses \(braced(unsent)) (\(texts)), which this rule does not send (\(sends)); users see it as written", offset: offset)]
     }
 
     /// Checks the whole form. Every problem is recorded in `problems` (one per field or

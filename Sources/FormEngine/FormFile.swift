@@ -31,7 +31,7 @@ public enum FormFile {
     public static func parse(
         _ text: String, file: String, knowsMessage: @escaping (String) -> Bool = { _ in true }, placeholderUses: @escaping PlaceholderUses = { _ in [] }
     ) throws(ConfigError) -> FormDefinition {
-        let (form, problems) = parseRecording(text, file: file, knowsMessage: knowsMessage, placeholderUses: placeholderUses)
+        let (form, problems, _) = parseRecording(text, file: file, knowsMessage: knowsMessage, placeholderUses: placeholderUses)
         if let first = problems.first { throw first }
         return form!
     }
@@ -40,15 +40,22 @@ public enum FormFile {
     public static func parseAll(
         _ text: String, file: String, knowsMessage: @escaping (String) -> Bool = { _ in true }, placeholderUses: @escaping PlaceholderUses = { _ in [] }
     ) -> Result<FormDefinition, ConfigErrors> {
-        let (form, problems) = parseRecording(text, file: file, knowsMessage: knowsMessage, placeholderUses: placeholderUses)
-        if let form, problems.isEmpty { return .success(form) }
-        return .failure(ConfigErrors(errors: ConfigErrors.inFileOrder(problems)))
+        parseAllWithWarnings(text, file: file, knowsMessage: knowsMessage, placeholderUses: placeholderUses).result
+    }
+
+    /// `parseAll`, and the warnings of a form that loads (`warning:` lines, in file order).
+    public static func parseAllWithWarnings(
+        _ text: String, file: String, knowsMessage: @escaping (String) -> Bool = { _ in true }, placeholderUses: @escaping PlaceholderUses = { _ in [] }
+    ) -> (result: Result<FormDefinition, ConfigErrors>, warnings: [ConfigError]) {
+        let (form, problems, warnings) = parseRecording(text, file: file, knowsMessage: knowsMessage, placeholderUses: placeholderUses)
+        if let form, problems.isEmpty { return (.success(form), ConfigErrors.inFileOrder(warnings)) }
+        return (.failure(ConfigErrors(errors: ConfigErrors.inFileOrder(problems))), [])
     }
 
     /// The form, and the problems in the order they were found (the first is the cause).
     private static func parseRecording(
         _ text: String, file: String, knowsMessage: @escaping (String) -> Bool, placeholderUses: @escaping PlaceholderUses
-    ) -> (FormDefinition?, [ConfigError]) {
+    ) -> (FormDefinition?, [ConfigError], [ConfigError]) {
         var parser = Parser(file: file, knowsMessage: knowsMessage, placeholderUses: placeholderUses)
         let (lines, lineProblems) = ConfigLines.parseAll(text, file: file)
         parser.problems = lineProblems
@@ -60,7 +67,7 @@ public enum FormFile {
             }
         }
         let form = parser.finish()
-        return (parser.problems.isEmpty ? form : nil, parser.problems)
+        return (parser.problems.isEmpty ? form : nil, parser.problems, parser.warnings)
     }
 
     /// Rule names as written in files.

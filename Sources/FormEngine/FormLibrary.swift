@@ -78,7 +78,8 @@ public struct FormLibrary: Sendable {
         for file in formFiles {
             do {
                 let form: FormDefinition
-                switch FormFile.parseAll(file.text, file: file.path, knowsMessage: knows, placeholderUses: catalogues.placeholderUses) {
+                let (parsed, warnings) = FormFile.parseAllWithWarnings(file.text, file: file.path, knowsMessage: knows, placeholderUses: catalogues.placeholderUses)
+                switch parsed {
                 case .success(let parsed): form = parsed
                 case .failure(let problems):
                     errors += problems.errors
@@ -106,7 +107,7 @@ public struct FormLibrary: Sendable {
                     library.forms.append(form)
                 }
                 library.sources[form.name] = file.path
-                library.warnings += Self.unservedLocales(form, file: file, catalogues: catalogues)
+                library.warnings += warnings + Self.unservedLocales(form, file: file, catalogues: catalogues)
             }
         }
         return errors.isEmpty ? .success(library) : .failure(ConfigErrors(errors: errors))

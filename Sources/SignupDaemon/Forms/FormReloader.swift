@@ -36,6 +36,7 @@ struct FormReloader: Sendable {
             let library = loaded.library
             holder.replace(with: library)
             FormStartup.keep(loaded.sources, in: lastGood, now: Int64(wallClockSeconds()), logger: logger)
+            for warning in library.warnings { logger.warning("\(warning.description)") }
             logger.notice("forms reloaded", metadata: ["forms": "\(library.forms.map(\.name).joined(separator: ","))", "locales": "\(library.catalogues.locales.joined(separator: ","))"])
             return true
         case .failure(let errors):

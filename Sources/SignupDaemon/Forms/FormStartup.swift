@@ -15,6 +15,9 @@ enum FormStartup {
             // Which forms and locales are served is said by the `serving` line: under systemd,
             // a journal line here would open libsystemd before the socket is served.
             keep(loaded.sources, in: lastGood, now: now, logger: logger)
+            // What loads but is likely wrong (`--check-config` prints the same); none usually,
+            // so no journal line on the way to the socket.
+            for warning in loaded.library.warnings { logger.warning("\(warning.description)") }
             return FormLibraryHolder(loaded.library)
         case .failure(let errors):
             for error in errors.errors { logger.error("\(error.description)") }
