@@ -301,6 +301,13 @@ done
 echo "$out" | grep -q "email-signup" || fail "the operator's form is not served after systemctl reload: $out"
 pass
 
+# 6b2. Root's check judges the files for the service's user (helper-49: a root-only 0600
+# catalogue passed root's check, then the reload failed with Permission denied).
+ns_exec bash -c 'printf "login.done = Connecté\n" > /etc/signupd/messages.d/fr.messages && chmod 0600 /etc/signupd/messages.d/fr.messages'
+if out=$(ns_exec signupd --check-config 2>&1); then fail "root's --check-config passed a catalogue signupd's user cannot read: $out"; fi
+echo "$out" | grep -q "fr.messages: uid [0-9]* that signupd runs as cannot read it (mode 0600" || fail "root's --check-config did not say signupd's user cannot read it: $out"
+ns_exec rm -f /etc/signupd/messages.d/fr.messages
+
 # 6d. An operator's typo (issue 27). A reload of a broken forms.d fails (non-zero) and changes
 # nothing. A restart into it keeps alice's open form, which goes on in the new process on the
 # last configuration that loaded. signupd.socket stays active; status and the journal say
@@ -309,6 +316,9 @@ printf '[form]\nname = typo\n' | ns_exec tee /etc/signupd/forms.d/zz-typo.form >
 running=$(show MainPID)
 if out=$(ns_exec systemctl reload signupd.service 2>&1); then fail "systemctl reload of a broken forms.d exited 0"; fi
 [ "$(show MainPID)" = "$running" ] && [ "$(show ActiveState)" = active ] || fail "a refused reload changed the service: $(show ActiveState) $(show MainPID)"
+# Why, at err: what `journalctl -p warning` shows an operator (helper-49: it was at info).
+ns_exec journalctl -u signupd.service -p err --no-pager | grep -q "zz-typo.form:" ||
+  fail "the refused reload's reason is not in the journal at err: $(ns_exec journalctl -u signupd.service -n 8 --no-pager -o verbose | grep -E 'PRIORITY|MESSAGE=' | tail -8)"
 ns_exec rm -f /tmp/keeper.fifo /tmp/keeper.out && ns_exec mkfifo -m 0666 /tmp/keeper.fifo || fail "mkfifo"
 ns_exec bash -c "runuser -u alice -- python3 $TESTS/packaged_operator.py keep-form /run/signupd/signupd.sock /tmp/keeper.fifo > /tmp/keeper.out 2>&1 &"
 for _ in $(seq 1 100); do ns_exec grep -q "^open" /tmp/keeper.out 2>/dev/null && break; sleep 0.1; done  # polling the keeper's output file

@@ -137,23 +137,28 @@ public struct SignupDaemonCommand: CommandLineCommand, Sendable {
     func run() async throws {
         if forms.checkConfig {
             // Like sshd -t and nginx -t: read everything, say what is wrong, start nothing.
-            switch try forms.checkedDirectories().load() {
+            // Run by `systemctl reload` (ExecReload=), its lines reach the journal at err and
+            // warning, so `journalctl -p warning` shows why a reload failed (helper-49: at info).
+            var directories = try forms.checkedDirectories()
+            directories.reader = try ConfigReader.forCheck(of: forms.checkConfigOf)
+            switch directories.load() {
             case .success(let library):
                 var stderr = StandardError()
-                for warning in library.warnings { print(warning.description, to: &stderr) }
+                for warning in library.warnings { print(JournalStream.warningPrefix + warning.description, to: &stderr) }
                 let names = library.forms.map { "\($0.name) (\(library.sources[$0.name] ?? "?"))" }.joined(separator: ", ")
                 // Not the configuration, but what the next start would say at critical; root
                 // tries the library as the package's user, which may not read what root can.
                 let serviceUser = geteuid() == 0 ? SystemAccounts.ids(ofUser: "signupd") : nil
                 if case .failure(let unusable) = PhoneLibrary.check(as: serviceUser) {
-                    print("signupd: warning: phone numbers cannot be checked: \(unusable); \(PhoneLibrary.remedy)", to: &stderr)
+                    print(JournalStream.warningPrefix + "signupd: warning: phone numbers cannot be checked: \(unusable); \(PhoneLibrary.remedy)", to: &stderr)
                 }
                 print("signupd: configuration OK: \(library.forms.count) forms: \(names); locales: \(library.catalogues.locales.joined(separator: ", "))")
                 return
             case .failure(let errors):
                 var stderr = StandardError()
-                for error in errors.errors { print(error.description, to: &stderr) }
-                print("signupd: configuration has \(errors.errors.count) error\(errors.errors.count == 1 ? "" : "s")", to: &stderr)
+                let prefix = JournalStream.errorPrefix
+                for error in errors.errors { print(prefix + error.description, to: &stderr) }
+                print(prefix + "signupd: configuration has \(errors.errors.count) error\(errors.errors.count == 1 ? "" : "s")", to: &stderr)
                 throw ExitStatus(1)
             }
         }

@@ -16,6 +16,8 @@ struct FormDirectories: Sendable {
     /// make the default messages directory required.
     var formsRequired: Bool
     var messagesRequired: Bool
+    /// Whom the files are checked for (`--check-config` by root: the service); nil: this process.
+    var reader: ConfigReader?
 
     static let defaultForms = "/etc/signupd/forms.d"
     static let defaultMessages = "/etc/signupd/messages.d"
@@ -29,8 +31,8 @@ struct FormDirectories: Sendable {
     func loadWithSources() -> Result<LoadedForms, ConfigErrors> {
         var problems: [ConfigError] = []
         let sources = FormSources(
-            forms: Self.read(forms, suffix: ".form", required: formsRequired, problems: &problems),
-            messages: Self.read(messages, suffix: ".messages", required: messagesRequired, problems: &problems)
+            forms: Self.read(forms, suffix: ".form", required: formsRequired, reader: reader, problems: &problems),
+            messages: Self.read(messages, suffix: ".messages", required: messagesRequired, reader: reader, problems: &problems)
         )
         switch sources.build() {
         case .success(let library):
@@ -42,7 +44,7 @@ struct FormDirectories: Sendable {
 
     /// The files of `directory` ending in `suffix`, sorted by name. Other files are skipped
     /// (editor backups, `.dpkg-old`), so that a package upgrade cannot break a start.
-    private static func read(_ directory: String, suffix: String, required: Bool, problems: inout [ConfigError]) -> [FormLibrary.SourceFile] {
+    private static func read(_ directory: String, suffix: String, required: Bool, reader: ConfigReader?, problems: inout [ConfigError]) -> [FormLibrary.SourceFile] {
         guard let handle = opendir(directory) else {
             let code = errno
             if code == ENOENT, !required { return [] }
@@ -52,8 +54,13 @@ struct FormDirectories: Sendable {
         defer { closedir(handle) }
         // The same rule as the daemon's private directories (OpenSSH's): whoever can write
         // here could change every form; refuse it rather than read it.
-        do { try PrivateDirectory.check(directory) } catch {
+        do { try PrivateDirectory.check(directory, runsAs: reader?.uid ?? geteuid()) } catch {
             problems.append(ConfigError(file: directory, line: 0, column: 0, message: error.description))
+            return []
+        }
+        var info = stat()
+        if let reader, reader.isSomeoneElse, stat(directory, &info) == 0, let refusal = reader.refusal(info, directory: true) {
+            problems.append(ConfigError(file: directory, line: 0, column: 0, message: refusal))
             return []
         }
         var names: [String] = []
@@ -64,7 +71,7 @@ struct FormDirectories: Sendable {
         var files: [FormLibrary.SourceFile] = []
         for name in names.sorted() {
             let path = directory.hasSuffix("/") ? directory + name : directory + "/" + name
-            switch readFile(path) {
+            switch readFile(path, reader: reader) {
             case .success(let text): files.append(FormLibrary.SourceFile(path: path, text: text))
             case .failure(let failure): problems.append(ConfigError(file: path, line: failure.line, column: failure.line == 0 ? 0 : 1, message: failure.message))
             }
@@ -83,7 +90,7 @@ struct FormDirectories: Sendable {
         }
     }
 
-    private static func readFile(_ path: String) -> Result<String, ReadFailure> {
+    private static func readFile(_ path: String, reader: ConfigReader?) -> Result<String, ReadFailure> {
         // A symbolic link is followed (packages link files into place); what it leads to is
         // checked like any file.
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
@@ -95,7 +102,8 @@ struct FormDirectories: Sendable {
         defer { close(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return .failure(ReadFailure("not a regular file")) }
-        if let refusal = PrivateDirectory.fileRefusal(info) { return .failure(ReadFailure(refusal)) }
+        if let refusal = PrivateDirectory.fileRefusal(info, runsAs: reader?.uid ?? geteuid()) { return .failure(ReadFailure(refusal)) }
+        if let reader, reader.isSomeoneElse, let refusal = reader.refusal(info, directory: false) { return .failure(ReadFailure(refusal)) }
         guard info.st_size <= 1 << 20 else { return .failure(ReadFailure("larger than 1 MiB")) }
         var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
         var filled = 0

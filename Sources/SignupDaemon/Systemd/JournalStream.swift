@@ -21,4 +21,7 @@ enum JournalStream {
     /// (err; SyslogLevelPrefix=, on by default), so `journalctl -p err` shows why a start
     /// failed. Empty elsewhere.
     static var errorPrefix: String { isStandardError() ? "<3>" : "" }
+
+    /// `<4>` (warning) when stderr is the journal's stream; empty elsewhere.
+    static var warningPrefix: String { isStandardError() ? "<4>" : "" }
 }
