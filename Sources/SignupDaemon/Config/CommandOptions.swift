@@ -308,8 +308,8 @@ struct FormOptions {
         [
             .option("forms-dir", \.formsDir, valueName: "dir", help: "Directory of operator form definitions (*.form, read in name order); a form named like a built-in one replaces it. Default: /etc/signupd/forms.d (may be absent)."),
             .option("messages-dir", \.messagesDir, valueName: "dir", help: "Directory of message catalogues (LOCALE.messages) adding languages or replacing texts. Default: /etc/signupd/messages.d (may be absent)."),
-            .flag("check-config", \.checkConfig, help: "Read the forms and catalogues, report every problem as file:line:column, and exit: 0 when valid, 1 otherwise. Starts nothing."),
-            .option("check-config-of", \.checkConfigOf, valueName: "pid", help: "With --check-config: check the forms and catalogues the running signupd with this process id reads (its --forms-dir and --messages-dir, from /proc/PID/cmdline), not this command line's. The packaged unit's ExecReload passes $MAINPID, so that a reload is checked against what the service runs with."),
+            .flag("check-config", \.checkConfig, help: "Read the forms and catalogues, report every problem as file:line:column (the first of each field or key; warnings once there are no errors), and exit: 0 when valid, 1 otherwise. Run by root, the files are judged for the user the service runs as (that of --check-config-of, else signupd). Starts nothing."),
+            .option("check-config-of", \.checkConfigOf, valueName: "pid", help: "With --check-config: check the forms and catalogues the running signupd with this process id reads (its --forms-dir and --messages-dir, from /proc/PID/cmdline), not this command line's, for the user it runs as. The packaged unit's ExecReload passes $MAINPID, so that a reload is checked against what the service runs with."),
         ]
     }
 
