@@ -8,9 +8,11 @@ import grp
 import json
 import os
 import re
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -410,6 +412,24 @@ try:
             text = text.replace(name, "")  # field and form names are typed as they are
         english = re.findall(r"[A-Za-z]{2,}", text)
         checks.check(r.returncode == 0 and not english, "zh_CN: %s prints no English words %s: %r" % (args[0], english, r.stdout))
+    # In another language than English, a label keeps its capital mid-sentence (a German
+    # label is a noun; helper-49 saw "benutzername — …"); English lower-cases it.
+    german = tempfile.mkdtemp(prefix="signupd-de-")
+    try:
+        with open(os.path.join(german, "de.messages"), "w") as f:
+            f.write("username.taken = Benutzername bereits vergeben\n")
+        de_daemon = Daemon(SIGNUPD, args=FAST_HASH + ["--messages-dir", german]).start()
+        try:
+            de_env = dict(ENV, SIGNUPD_SOCKET=de_daemon.sock)
+            expect(ctl("signup", "--username", "taken", "--password-stdin", stdin="pass word\n", env=de_env), 0, "a first signup")
+            r = ctl("signup", "--username", "taken", "--password-stdin", stdin="pass word\n", env=dict(de_env, LANG="de_DE.UTF-8"))
+            checks.check(r.returncode == 2 and "Username — Benutzername bereits vergeben" in r.stderr, "de_DE: the label keeps its capital: %r" % r.stderr)
+            r = ctl("signup", "--username", "taken", "--password-stdin", stdin="pass word\n", env=dict(de_env, LANG="en_GB.UTF-8"))
+            checks.check(r.returncode == 2 and "username — Username already taken" in r.stderr, "en_GB: lower case mid-sentence: %r" % r.stderr)
+        finally:
+            checks.check(de_daemon.stop() == 0, "the German daemon exits 0")
+    finally:
+        shutil.rmtree(german, ignore_errors=True)
 finally:
     checks.check(daemon.stop() == 0, "daemon exits 0")
 checks.done()

@@ -43,7 +43,9 @@ extension BlockingSignupForm where Failure == CommandFailure {
                 }
                 return state.result!
             case .blocked(let field, let validation):
-                let label = field.label.lowercased()
+                // "password — Password too short": lower case mid-sentence in English only
+                // (a German label is a noun, written with its capital: helper-49).
+                let label = (locale ?? "en").lowercased().hasPrefix("en") ? field.label.lowercased() : field.label
                 let reason = validation.state == .empty
                     ? Say.pick("\(label) is required", "请填写\(label)") : Say.pick("\(label) — \(validation.message)", validation.message)
                 if CommandFailure.unavailableMessageIds.contains(validation.messageId) {
