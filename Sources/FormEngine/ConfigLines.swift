@@ -116,4 +116,16 @@ extension ConfigLine {
     func error(_ file: String, _ message: String, atValue: Bool = true, offset: Int = 0) -> ConfigError {
         ConfigError(file: file, line: line, column: (atValue ? valueColumn : keyColumn) + offset, message: message)
     }
+
+    /// Where the first whole `word` of the value starts, in scalars from the value's start
+    /// (0 when it has none): an error about one argument points at it.
+    func valueOffset(ofWord word: String) -> Int {
+        guard case .assignment(_, let value) = content else { return 0 }
+        var offset = 0
+        for part in value.unicodeScalars.split(omittingEmptySubsequences: false, whereSeparator: { $0 == " " || $0 == "\t" }) {
+            if String(String.UnicodeScalarView(part)) == word { return offset }
+            offset += part.count + 1
+        }
+        return 0
+    }
 }

@@ -47,10 +47,15 @@ extension FormFile.Parser {
                     case .passwordQuality where kind != .secret:
                         throw line.error(file, "rule password-quality needs kind = secret")
                     case .passwordQuality(let other?):
-                        guard fields.contains(where: { $0.name == other }) else { throw line.error(file, "unknown field \"\(other)\" in rule; fields: \(fields.map(\.name).joined(separator: ", "))") }
+                        guard fields.contains(where: { $0.name == other }) else {
+                            throw line.error(file, "unknown field \"\(other)\" in rule; fields: \(fields.map(\.name).joined(separator: ", "))", offset: line.valueOffset(ofWord: other))
+                        }
                     case .equals(let other), .notContaining(let other):
-                        guard fields.contains(where: { $0.name == other }) else { throw line.error(file, "unknown field \"\(other)\" in rule; fields: \(fields.map(\.name).joined(separator: ", "))") }
-                        guard other != field.name else { throw line.error(file, "a field cannot be compared with itself") }
+                        // At the field's name, not the rule's (helper-49).
+                        guard fields.contains(where: { $0.name == other }) else {
+                            throw line.error(file, "unknown field \"\(other)\" in rule; fields: \(fields.map(\.name).joined(separator: ", "))", offset: line.valueOffset(ofWord: other))
+                        }
+                        guard other != field.name else { throw line.error(file, "a field cannot be compared with itself", offset: line.valueOffset(ofWord: other)) }
                     case .username where kind != .username:
                         throw line.error(file, "rule username needs kind = username")
                     case .phone where kind != .phone:

@@ -85,8 +85,10 @@ public struct FormLibrary: Sendable {
                     errors += problems.errors
                     continue
                 }
+                // About the form's name: at its `name =` (helper-49: at the `[form]` line).
+                let (nameLine, nameColumn) = Self.nameLocation(in: file.text)
                 if let previous = operatorForms[form.name] {
-                    errors.append(ConfigError(file: file.path, line: 1, column: 1, message: "form \"\(form.name)\" is also defined in \(previous)"))
+                    errors.append(ConfigError(file: file.path, line: nameLine, column: nameColumn, message: "form \"\(form.name)\" is also defined in \(previous)"))
                     continue
                 }
                 operatorForms[form.name] = file.path
@@ -97,7 +99,7 @@ public struct FormLibrary: Sendable {
                     guard builtin.action == form.action, builtin.identityKind == form.identityKind else {
                         errors.append(
                             ConfigError(
-                                file: file.path, line: 1, column: 1,
+                                file: file.path, line: nameLine, column: nameColumn,
                                 message: "form \"\(form.name)\" replaces the built-in one, which has action = \(builtin.action.rawValue) and a \(builtin.identityKind.rawValue) identity; a replacement must keep both (this one: action = \(form.action.rawValue), \(form.identityKind.rawValue)); give it another name"
                             ))
                         continue
@@ -111,6 +113,19 @@ public struct FormLibrary: Sendable {
             }
         }
         return errors.isEmpty ? .success(library) : .failure(ConfigErrors(errors: errors))
+    }
+
+    /// The line and column of a form file's `name =` value (1, 1 if it has none).
+    private static func nameLocation(in text: String) -> (Int, Int) {
+        let lines = text.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false)
+        for (number, line) in lines.enumerated() {
+            guard let equals = line.firstIndex(of: "=") else { continue }
+            let key = line[..<equals].filter { $0 != " " && $0 != "\t" && $0 != "\u{FEFF}" }
+            guard key.elementsEqual("name".unicodeScalars) else { continue }
+            let value = line[line.index(after: equals)...].firstIndex { $0 != " " && $0 != "\t" } ?? equals
+            return (number + 1, line.distance(from: line.startIndex, to: value) + 1)
+        }
+        return (1, 1)
     }
 
     private static func unservedLocales(_ form: FormDefinition, file: SourceFile, catalogues: MessageCatalogues) -> [ConfigError] {

@@ -77,7 +77,10 @@ struct FormFileTests {
         ("[form]\nname = f\naction = signup\nidentity = user\nsecret = pw\nsubmit = Go\n[field user]\nkind = username\nlabel = User\nrule = username\n[field pw]\nkind = secret\nlabel = P\nrule = max-bytes 9\nrule = phone 12 11\n",
          "f.form:15:14: phone: MIN-DIGITS 12 is more than MAX-DIGITS 11"),
         ("[form]\nname = f\naction = signup\nidentity = user\nsecret = pw\nsubmit = Go\n[field user]\nkind = username\nlabel = User\nrule = username\n[field pw]\nkind = secret\nlabel = P\nrule = max-bytes 9\nrule = equals pw\n",
-         "f.form:15:8: a field cannot be compared with itself"),
+         "f.form:15:15: a field cannot be compared with itself"),
+        // At the unknown field's name (helper-49: at the rule's).
+        ("[form]\nname = f\naction = signup\nidentity = user\nsecret = pw\nsubmit = Go\n[field user]\nkind = username\nlabel = User\nrule = username\n[field pw]\nkind = secret\nlabel = P\nrule = max-bytes 9\nrule = not-containing  nosuch\n",
+         "f.form:15:24: unknown field \"nosuch\" in rule; fields: user, pw"),
         // A rule that is only its message, or nothing: refused, not a crash (found by the fuzzer).
         ("[form]\nname = f\naction = signup\nidentity = user\nsecret = pw\nsubmit = Go\n[field user]\nkind = username\nlabel = User\nrule = username\n[field pw]\nkind = secret\nlabel = P\nrule = max-bytes 9\nrule = as password.short\n",
          "f.form:15:8: a rule names what it checks before \"as\""),

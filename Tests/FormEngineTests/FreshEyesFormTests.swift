@@ -73,6 +73,14 @@ struct FreshEyesFormTests {
             return
         }
         #expect(errors.errors.count == 1 && errors.errors[0].message.contains("action = login"))
+        // At the name (helper-49: at the `[form]` line), here and for a name used twice.
+        #expect(errors.errors.first.map { ($0.line, $0.column) } ?? (0, 0) == (2, 8))
+        let other = text.replacing("name = login", with: "# a copy\nname  =  twice").replacing("action = signup", with: "action = login")
+        guard case .failure(let twice) = FormLibrary.load(formFiles: [.init(path: "a.form", text: other), .init(path: "b.form", text: other)]) else {
+            Issue.record("the same name in two files was accepted")
+            return
+        }
+        #expect(twice.errors.map(\.description) == ["b.form:3:10: form \"twice\" is also defined in a.form"])
     }
 
     @Test("one bad line of the English catalogue is its own error, not one more in each form naming its other ids (helper-48)")
