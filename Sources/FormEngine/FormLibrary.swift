@@ -42,6 +42,7 @@ public struct FormLibrary: Sendable {
                 catalogues.merge(try MessageFile.parse(text, locale: locale, file: "<built-in>/\(locale).messages", checkingPlaceholders: false))
             } catch { errors.append(error) }
         }
+        let builtinIDs = Set(catalogues.byLocale["en"].map { Array($0.texts.keys) } ?? [])
         var localeFiles: [String: String] = [:]
         // The ids a refused English catalogue gives: its own errors are reported, not again in each form.
         var namedByRefused: Set<String> = []
@@ -112,7 +113,26 @@ public struct FormLibrary: Sendable {
                 library.warnings += warnings + Self.unservedLocales(form, file: file, catalogues: catalogues)
             }
         }
+        if errors.isEmpty, !messageFiles.isEmpty { library.warnings += Self.unusedIDs(in: messageFiles, builtin: builtinIDs, library: library) }
         return errors.isEmpty ? .success(library) : .failure(ConfigErrors(errors: errors))
+    }
+
+    /// An operator's catalogue id that nothing can send: not a built-in id, not one any rule
+    /// can fail with, not named by any form's `as` or `ok` — a typo (`pasword.acceptable`)
+    /// or a text waiting for a form (helper-49: said nothing).
+    private static func unusedIDs(in messageFiles: [SourceFile], builtin: Set<String>, library: FormLibrary) -> [ConfigError] {
+        var known = builtin.union(MessagePlaceholders.failureParameters.keys)
+        for form in library.forms {
+            for field in form.fields {
+                known.insert(field.okMessageID)
+                for spec in field.rules { if let id = spec.messageID { known.insert(id) } }
+            }
+        }
+        return messageFiles.flatMap { file in
+            MessageFile.idLines(in: file.text, file: file.path).filter { !known.contains($0.id) }.map {
+                ConfigError(file: file.path, line: $0.line, column: $0.column, message: "warning: no form and no rule sends \"\($0.id)\" (a typo of a built-in id, or one for an `as` or `ok =` still to come)")
+            }
+        }
     }
 
     /// The line and column of a form file's `name =` value (1, 1 if it has none).

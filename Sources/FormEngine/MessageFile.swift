@@ -46,10 +46,14 @@ public enum MessageFile {
     /// refused for one bad line still names its other ids, so forms that use them are not
     /// reported as naming unknown ones too (one bad line made errors in good files: helper-48).
     public static func ids(in text: String, file: String) -> Set<String> {
-        var ids: Set<String> = []
-        for line in ConfigLines.parseAll(text, file: file, sections: false).0 {
-            if case .assignment(let key, let value) = line.content, !value.isEmpty, FormFile.isMessageIDForCatalogue(key) { ids.insert(key) }
+        Set(idLines(in: text, file: file).map(\.id))
+    }
+
+    /// The ids a file gives a text to, with the line and column of each.
+    static func idLines(in text: String, file: String) -> [(id: String, line: Int, column: Int)] {
+        ConfigLines.parseAll(text, file: file, sections: false).0.compactMap { line in
+            guard case .assignment(let key, let value) = line.content, !value.isEmpty, FormFile.isMessageIDForCatalogue(key) else { return nil }
+            return (key, line.line, line.keyColumn)
         }
-        return ids
     }
 }
