@@ -101,6 +101,13 @@ extension FormFile {
             case "label": field.labels[locale ?? "en"] = value
             case "ok":
                 try checkMessageID(value, line, offset: 0)
+                // Sent with no parameters, for a value that passes (helper-50: `ok =` of a
+                // text using {min} showed it as written, and of a failure id said "too short"
+                // beside state ok). Warnings: forms that loaded before must still start.
+                warnings += placeholderWarnings(of: value, sent: [], line, offset: 0, sender: "an ok message")
+                if MessagePlaceholders.failureParameters[value] != nil {
+                    warnings.append(line.error(file, "warning: \"\(value)\" is a rule's failure message; as ok = it is shown for a value that passes"))
+                }
                 field.ok = value
             case "rule": field.rules.append((try parseRule(value, line), line))
             default:

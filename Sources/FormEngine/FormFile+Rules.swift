@@ -109,7 +109,7 @@ extension FormFile.Parser {
         default:
             throw line.error(file, "unknown rule \"\(name)\"; known: \(FormFile.ruleNames.joined(separator: ", "))")
         }
-        if let messageID { warnings += placeholderWarnings(of: messageID, sentBy: rule, line, offset: messageIDAt) }
+        if let messageID { warnings += placeholderWarnings(of: messageID, sent: rule.parametersAlwaysSent, line, offset: messageIDAt, sender: "this rule") }
         return RuleSpec(rule, messageID: messageID)
     }
 
@@ -118,15 +118,14 @@ extension FormFile.Parser {
     /// "at most {max} characters": helper-49). A warning, not an error: forms that loaded
     /// before this check must not stop a start after an upgrade (their last good copy would
     /// be refused too).
-    private func placeholderWarnings(of id: String, sentBy rule: FieldRule, _ line: ConfigLine, offset: Int) -> [ConfigError] {
-        let sent = rule.parametersAlwaysSent
+    func placeholderWarnings(of id: String, sent: Set<String>, _ line: ConfigLine, offset: Int, sender: String) -> [ConfigError] {
         let uses = placeholderUses(id).filter { !$0.names.isSubset(of: sent) }
         guard !uses.isEmpty else { return [] }
         let unsent = uses.reduce(Set<String>()) { $0.union($1.names) }.subtracting(sent)
         let braced = { (names: Set<String>) in names.sorted().map { "{\($0)}" }.joined(separator: ", ") }
         let texts = uses.count == 1 ? "its \(uses[0].locale) text" : "its \(uses.map(\.locale).joined(separator: ", ")) texts"
         let sends = sent.isEmpty ? "it sends none" : "it sends " + braced(sent)
-        return [line.error(file, "warning: \"\(id)\" uses \(braced(unsent)) (\(texts)), which this rule does not send (\(sends)); users see it as written", offset: offset)]
+        return [line.error(file, "warning: \"\(id)\" uses \(braced(unsent)) (\(texts)), which \(sender) does not send (\(sends)); users see it as written", offset: offset)]
     }
 
     /// Checks the whole form. Every problem is recorded in `problems` (one per field or

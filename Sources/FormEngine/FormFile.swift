@@ -48,7 +48,7 @@ public enum FormFile {
         _ text: String, file: String, knowsMessage: @escaping (String) -> Bool = { _ in true }, placeholderUses: @escaping PlaceholderUses = { _ in [] }
     ) -> (result: Result<FormDefinition, ConfigErrors>, warnings: [ConfigError]) {
         let (form, problems, warnings) = parseRecording(text, file: file, knowsMessage: knowsMessage, placeholderUses: placeholderUses)
-        if let form, problems.isEmpty { return (.success(form), ConfigErrors.inFileOrder(warnings)) }
+        if let form, problems.isEmpty { return (.success(form), warnings) }
         return (.failure(ConfigErrors(errors: ConfigErrors.inFileOrder(problems))), [])
     }
 

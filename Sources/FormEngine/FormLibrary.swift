@@ -114,6 +114,8 @@ public struct FormLibrary: Sendable {
             }
         }
         if errors.isEmpty, !messageFiles.isEmpty { library.warnings += Self.unusedIDs(in: messageFiles, builtin: builtinIDs, library: library) }
+        // In file order, file by file (helper-50: a form's line 18 before its line 16).
+        library.warnings = library.warnings.enumerated().sorted { ($0.element.file, $0.element.line, $0.element.column, $0.offset) < ($1.element.file, $1.element.line, $1.element.column, $1.offset) }.map(\.element)
         return errors.isEmpty ? .success(library) : .failure(ConfigErrors(errors: errors))
     }
 

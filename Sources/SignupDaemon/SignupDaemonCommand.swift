@@ -144,7 +144,12 @@ public struct SignupDaemonCommand: CommandLineCommand, Sendable {
             switch directories.load() {
             case .success(let library):
                 var stderr = StandardError()
-                for warning in library.warnings { print(JournalStream.warningPrefix + warning.description, to: &stderr) }
+                // Run by `systemctl reload` (stderr is the journal), the warnings are the
+                // daemon's to log once it has reloaded: here too, each was in the journal twice
+                // (helper-50). Run by hand, they are printed.
+                if !JournalStream.isStandardError() {
+                    for warning in library.warnings { print(warning.description, to: &stderr) }
+                }
                 let names = library.forms.map { "\($0.name) (\(library.sources[$0.name] ?? "?"))" }.joined(separator: ", ")
                 // Not the configuration, but what the next start would say at critical; root
                 // tries the library as the package's user, which may not read what root can.

@@ -135,6 +135,16 @@ struct FreshEyesFormTests {
             "warning: \"custom.nick\" uses {max} (its en text), which this rule does not send (it sends none); users see it as written"
         ])
         #expect(try warnings("rule = username as custom.plain", [user], field: nick).isEmpty)
+        // An `ok =` message is sent with none; a failure's message as `ok =` says the wrong thing
+        // (helper-50).
+        let fine = FormLibrary.SourceFile(path: "m/en.messages", text: "custom.fine = Fine ({min} reached)\n")
+        #expect(try warnings("ok = custom.fine", [fine]).map(\.description) == [
+            "d/f.form:15:6: warning: \"custom.fine\" uses {min} (its en text), which an ok message does not send (it sends none); users see it as written"
+        ])
+        #expect(try warnings("ok = password.too_short").map(\.message) == [
+            "warning: \"password.too_short\" uses {min} (its en, zh-CN texts), which an ok message does not send (it sends none); users see it as written",
+            "warning: \"password.too_short\" is a rule's failure message; as ok = it is shown for a value that passes",
+        ])
         // The built-in forms use none.
         for (name, text) in BuiltinForms.files {
             let (_, builtin) = FormFile.parseAllWithWarnings(text, file: name, placeholderUses: MessageCatalogues.builtin.placeholderUses)

@@ -31,6 +31,8 @@ enum FormStartup {
             guard case .success(let library) = saved.sources.build() else {
                 throw .startup("\(refusal); the last good configuration in \(lastGood.path) no longer loads either")
             }
+            // What the saved configuration still warns of (helper-50: not said on this path).
+            for warning in library.warnings { logger.warning("\(warning.description)") }
             let fallback = FormFallback(errorCount: errors.errors.count, firstError: errors.errors.first?.description ?? "?", savedAt: saved.savedAt)
             logger.error("\(fallback.summary), saved \(utc(saved.savedAt)) in \(lastGood.path); fix the files, then systemctl reload signupd", metadata: [
                 "forms": "\(library.forms.map(\.name).joined(separator: ","))",
