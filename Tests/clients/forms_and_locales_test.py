@@ -54,7 +54,7 @@ BROKEN = [
     ("syntax error", "a.form", HEAD + "this is not an assignment\n" + USER + GOOD_FIELD, "a.form:7:1: expected \"key = value\""),
     ("unknown rule", "a.form", HEAD + USER + "rule = shiny\n" + GOOD_FIELD, "a.form:11:8: unknown rule \"shiny\""),
     ("unknown field in equals", "a.form", HEAD + USER + GOOD_FIELD + "[field again]\nkind = secret\nlabel = Again\nrule = equals pasword\n",
-     "a.form:18:8: unknown field \"pasword\""),
+     "a.form:18:15: unknown field \"pasword\""),
     ("duplicate field", "a.form", HEAD + USER + GOOD_FIELD + USER, "a.form:15:8: duplicate field \"user\" (first defined on line 7)"),
     ("missing identity", "a.form", HEAD.replace("identity = user\n", "") + USER + GOOD_FIELD, "a.form:1:1: [form] needs \"identity = ...\""),
     ("identity of the wrong kind", "a.form", HEAD.replace("identity = user", "identity = password") + USER + GOOD_FIELD,
@@ -67,7 +67,7 @@ BROKEN = [
     ("unknown message id", "a.form", HEAD + USER + GOOD_FIELD + "ok = password.splendid\n", "a.form:15:6: unknown message id \"password.splendid\""),
     ("available on a login", "a.form", HEAD + USER + "rule = available\n" + GOOD_FIELD, "a.form:11:8: a login form does not check availability"),
     ("label locale not a tag", "a.form", HEAD + USER + "label.zh CN = 用户\n" + GOOD_FIELD, "a.form:11:7: \"zh CN\" is not a BCP 47 language tag"),
-    ("two files, one name", "b.form", HEAD + USER + GOOD_FIELD, "b.form:1:1: form \"broken\" is also defined in"),
+    ("two files, one name", "b.form", HEAD + USER + GOOD_FIELD, "b.form:2:8: form \"broken\" is also defined in"),
     ("message file with a section", "fr.messages", "[messages]\n", "fr.messages:1:2: a message file has no sections"),
     ("message set twice", "fr.messages", "login.done = Connecté\nlogin.done = Connectée\n", "fr.messages:2:1: \"login.done\" set twice (first on line 1)"),
 ]
