@@ -39,6 +39,12 @@ extension FormFile.Parser {
         var definitions: [FieldDefinition] = []
         var complete = true
         for field in fields {
+            // A kind or label line that was wrong has said so: not again as missing
+            // (helper-50: `kind = usrname` was two errors).
+            if (field.kind == nil && field.seen.contains("kind")) || (field.labels["en"] == nil && field.seen.contains("label")) {
+                complete = false
+                continue
+            }
             let definition = attempt { () throws(ConfigError) -> FieldDefinition in
                 guard let kind = field.kind else { throw field.header.error(file, "[field \(field.name)] needs \"kind = ...\"", atValue: false) }
                 guard let english = field.labels["en"] else { throw field.header.error(file, "[field \(field.name)] needs \"label = ...\" (the English label)", atValue: false) }

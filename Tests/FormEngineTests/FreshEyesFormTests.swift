@@ -169,6 +169,22 @@ struct FreshEyesFormTests {
         ])
     }
 
+    @Test("a wrong kind or an empty label is one error, not a second one for its absence (helper-50)")
+    func wrongKindOnce() {
+        let head = "[form]\nname = f\naction = signup\nidentity = user\nsecret = pw\nsubmit = Go\n"
+        let pw = "[field pw]\nkind = secret\nlabel = P\nrule = max-bytes 99\n"
+        for (user, expected) in [
+            ("[field user]\nkind = usrname\nlabel = User\nrule = username\n", "f.form:8:8: unknown kind \"usrname\""),
+            ("[field user]\nkind = username\nlabel =\nrule = username\n", "f.form:9:8: \"label\" needs a value"),
+        ] {
+            guard case .failure(let errors) = FormFile.parseAll(head + user + pw, file: "f.form") else {
+                Issue.record("accepted: \(user)")
+                continue
+            }
+            #expect(errors.errors.count == 1 && errors.errors[0].description.hasPrefix(expected), "\(errors.errors.map(\.description))")
+        }
+    }
+
     @Test("two catalogues of one locale are one error, not one more in each form naming their ids (helper-49)")
     func sameLocaleTwice() {
         let form = FormLibrary.SourceFile(
