@@ -87,9 +87,12 @@ public struct FormLibrary: Sendable {
                     continue
                 }
                 // About the form's name: at its `name =` (helper-49: at the `[form]` line).
-                let (nameLine, nameColumn) = Self.nameLocation(in: file.text)
+                func atName(_ message: String) -> ConfigError {
+                    let (line, column) = Self.nameLocation(in: file.text)
+                    return ConfigError(file: file.path, line: line, column: column, message: message)
+                }
                 if let previous = operatorForms[form.name] {
-                    errors.append(ConfigError(file: file.path, line: nameLine, column: nameColumn, message: "form \"\(form.name)\" is also defined in \(previous)"))
+                    errors.append(atName("form \"\(form.name)\" is also defined in \(previous)"))
                     continue
                 }
                 operatorForms[form.name] = file.path
@@ -99,9 +102,8 @@ public struct FormLibrary: Sendable {
                     // replacement must do the same thing with the same kind of identity.
                     guard builtin.action == form.action, builtin.identityKind == form.identityKind else {
                         errors.append(
-                            ConfigError(
-                                file: file.path, line: nameLine, column: nameColumn,
-                                message: "form \"\(form.name)\" replaces the built-in one, which has action = \(builtin.action.rawValue) and a \(builtin.identityKind.rawValue) identity; a replacement must keep both (this one: action = \(form.action.rawValue), \(form.identityKind.rawValue)); give it another name"
+                            atName(
+                                "form \"\(form.name)\" replaces the built-in one, which has action = \(builtin.action.rawValue) and a \(builtin.identityKind.rawValue) identity; a replacement must keep both (this one: action = \(form.action.rawValue), \(form.identityKind.rawValue)); give it another name"
                             ))
                         continue
                     }
@@ -115,7 +117,7 @@ public struct FormLibrary: Sendable {
         }
         if errors.isEmpty, !messageFiles.isEmpty { library.warnings += Self.unusedIDs(in: messageFiles, builtin: builtinIDs, library: library) }
         // In file order, file by file (helper-50: a form's line 18 before its line 16).
-        library.warnings = library.warnings.enumerated().sorted { ($0.element.file, $0.element.line, $0.element.column, $0.offset) < ($1.element.file, $1.element.line, $1.element.column, $1.offset) }.map(\.element)
+        library.warnings = ConfigErrors.inFileOrder(library.warnings)
         return errors.isEmpty ? .success(library) : .failure(ConfigErrors(errors: errors))
     }
 
@@ -189,9 +191,10 @@ public struct ConfigErrors: Error, Sendable, CustomStringConvertible {
 
     public var description: String { errors.map(\.description).joined(separator: "\n") }
 
-    /// By line, then column (a stable sort: one line's problems keep their order).
+    /// By file, then line, then column (a stable sort: one line's problems keep their order).
     public static func inFileOrder(_ errors: [ConfigError]) -> [ConfigError] {
-        errors.enumerated().sorted { ($0.element.line, $0.element.column, $0.offset) < ($1.element.line, $1.element.column, $1.offset) }.map(\.element)
+        errors.enumerated().sorted { ($0.element.file, $0.element.line, $0.element.column, $0.offset) < ($1.element.file, $1.element.line, $1.element.column, $1.offset) }
+            .map(\.element)
     }
 }
 

@@ -30,47 +30,52 @@ public enum MessagePlaceholders {
         return parameters
     }()
 
-    /// The names of the well-formed placeholders `text` uses (its faults are `problems`').
-    public static func names(in text: String) -> Set<String> {
+    /// What a text's braces are, in order, by scalar offset: a placeholder's name, a `}`
+    /// with no `{`, or an unclosed `{` (the last: what follows it is not a placeholder).
+    private enum Brace {
+        case placeholder(String)
+        case strayClose
+        case unclosed
+    }
+
+    private static func braces(in text: String) -> [(offset: Int, brace: Brace)] {
         let scalars = Array(text.unicodeScalars)
-        var names: Set<String> = []
+        var found: [(offset: Int, brace: Brace)] = []
         var index = 0
         while index < scalars.count {
+            if scalars[index] == "}" { found.append((index, .strayClose)) }
             guard scalars[index] == "{" else {
                 index += 1
                 continue
             }
-            guard let close = scalars[(index + 1)...].firstIndex(where: { $0 == "}" || $0 == "{" }), scalars[close] == "}" else { break }
-            names.insert(String(String.UnicodeScalarView(scalars[(index + 1)..<close])))
+            guard let close = scalars[(index + 1)...].firstIndex(where: { $0 == "}" || $0 == "{" }), scalars[close] == "}" else {
+                found.append((index, .unclosed))
+                break
+            }
+            found.append((index, .placeholder(String(String.UnicodeScalarView(scalars[(index + 1)..<close])))))
             index = close + 1
         }
-        return names
+        return found
+    }
+
+    /// The names of the well-formed placeholders `text` uses (its faults are `problems`').
+    public static func names(in text: String) -> Set<String> {
+        Set(braces(in: text).compactMap { if case .placeholder(let name) = $0.brace { name } else { nil } })
     }
 
     /// Every problem of `text`'s placeholders, in order (scalar offset, message): a text
     /// with two faults names both, so one reload shows all there is to mend. An unclosed
     /// `{` ends the check (what follows it is not a placeholder).
     public static func problems(in text: String, allowed: Set<String>) -> [(offset: Int, message: String)] {
-        let scalars = Array(text.unicodeScalars)
-        var problems: [(offset: Int, message: String)] = []
-        var index = 0
-        while index < scalars.count {
-            if scalars[index] == "}" { problems.append((index, "\"}\" without \"{\"")) }
-            guard scalars[index] == "{" else {
-                index += 1
-                continue
-            }
-            guard let close = scalars[(index + 1)...].firstIndex(where: { $0 == "}" || $0 == "{" }), scalars[close] == "}" else {
-                problems.append((index, "unclosed \"{\""))
-                break
-            }
-            let name = String(String.UnicodeScalarView(scalars[(index + 1)..<close]))
-            if !allowed.contains(name) {
+        braces(in: text).compactMap { offset, brace in
+            switch brace {
+            case .strayClose: return (offset, "\"}\" without \"{\"")
+            case .unclosed: return (offset, "unclosed \"{\"")
+            case .placeholder(let name) where allowed.contains(name): return nil
+            case .placeholder(let name):
                 let list = allowed.isEmpty ? "this message has no parameters" : "its parameters: " + allowed.sorted().map { "{\($0)}" }.joined(separator: ", ")
-                problems.append((index, "unknown parameter {\(name)}; \(list)"))
+                return (offset, "unknown parameter {\(name)}; \(list)")
             }
-            index = close + 1
         }
-        return problems
     }
 }
